@@ -1,0 +1,3 @@
+from howtobench.cli.main import main
+
+main()

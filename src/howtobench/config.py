@@ -1,0 +1,96 @@
+"""Settings models. The only module that reads environment variables.
+
+Precedence everywhere: command-line flag > config file (`--config howtobench.yaml`) >
+environment > built-in default. API keys are read from the variable *named* in the
+settings at call time and are never stored in a setting, a file, a cache or a log.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from howtobench.errors import ConfigError
+
+DATA_ENV = "HOWTOBENCH_DATA"
+WORKSPACE_ENV = "HOWTOBENCH_WORKSPACE"
+
+
+class EndpointConfig(BaseModel):
+    """One model behind one or more OpenAI-compatible base URLs."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    base_urls: tuple[str, ...] = Field(min_length=1)
+    api_key_env: str | None = None
+    concurrency: int = Field(default=8, ge=1)
+    rpm: int | None = Field(default=None, ge=1)
+    timeout_s: float = Field(default=300.0, gt=0)
+    max_retries: int = Field(default=6, ge=0)
+    reasks: int = Field(default=2, ge=0)
+    response_format: Literal["json_schema", "json_object", "none"] = "json_schema"
+    use_max_completion_tokens: bool = False
+
+    @field_validator("base_urls")
+    @classmethod
+    def _strip_slashes(cls, urls: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(u.rstrip("/") for u in urls)
+
+    def api_key(self) -> str | None:
+        """The key, read now from the environment; None when no variable is named."""
+        if not self.api_key_env:
+            return None
+        key = os.environ.get(self.api_key_env)
+        if not key:
+            raise ConfigError(f"environment variable {self.api_key_env} (API key for {self.model}) is not set")
+        return key
+
+    def public(self) -> dict[str, Any]:
+        """What may be written to a manifest: everything except secrets (the key never is here)."""
+        return self.model_dump(mode="json")
+
+
+def env(name: str) -> str | None:
+    """Read one environment variable (kept here so nothing else touches os.environ)."""
+    return os.environ.get(name) or None
+
+
+def user_cache_dir() -> Path:
+    """Per-user cache directory for the downloaded benchmark and the local model."""
+    return Path(platformdirs.user_cache_dir("howtobench"))
+
+
+def resolve_data_dir(flag: Path | None) -> Path:
+    """Where the benchmark is: `--data`, else $HOWTOBENCH_DATA, else the per-user cache."""
+    if flag is not None:
+        return flag
+    from_env = env(DATA_ENV)
+    if from_env:
+        return Path(from_env)
+    return user_cache_dir() / "data"
+
+
+def resolve_workspace(flag: Path | None) -> Path:
+    """Where the cache database and run outputs live: `--workspace`, $HOWTOBENCH_WORKSPACE, ./.howtobench."""
+    if flag is not None:
+        return flag
+    return Path(env(WORKSPACE_ENV) or ".howtobench")
+
+
+def load_config_file(path: Path | None) -> dict[str, Any]:
+    """Read a YAML config file of option defaults (keys are option names with underscores)."""
+    if path is None:
+        return {}
+    try:
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"config file {path} must hold a mapping of option names to values")
+    return loaded

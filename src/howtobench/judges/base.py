@@ -1,0 +1,96 @@
+"""The judgment record every method writes, and the judge interface.
+
+One `Judgment` per (method, item, model): the final score (None when it cannot be
+computed honestly), every sub-score with its reason or failure, and the provenance
+(judge model, tree / prompt hashes, cache keys, tokens). ToW, the LLM baselines and the
+overlap metrics all write this shape, so leaderboards and meta-evaluation read one format.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+from howtobench.data.models import Item, Writing
+from howtobench.llm.types import Usage
+
+Status = Literal["ok", "failed", "empty", "renormalized"]
+LeafStatus = Literal["ok", "failed", "empty"]
+
+
+class LeafResult(BaseModel):
+    """One scored dimension (a ToW leaf, a rubric dimension, an auto-plan sub-score)."""
+
+    name: str
+    node: str | None = None
+    score: float | None = None
+    raw_score: float | None = None
+    reason: str | None = None
+    status: LeafStatus = "ok"
+    error: str | None = None
+    raw_text: str | None = None
+    cache_key: str | None = None
+
+
+class SampleResult(BaseModel):
+    """One sample of a self-consistency run (or the only one when n = 1)."""
+
+    index: int = 0
+    score: float | None = None
+    status: Status = "ok"
+    leaves: list[LeafResult] = Field(default_factory=list)
+    error: str | None = None
+    raw_text: str | None = None
+    cache_key: str | None = None
+
+
+class Judgment(BaseModel):
+    """The full record of judging one writing with one method."""
+
+    method: str
+    item_id: str
+    model: str
+    task: str
+    genre: str
+    score: float | None = None
+    status: Status = "ok"
+    nodes: dict[str, float | None] = Field(default_factory=dict)
+    leaves: list[LeafResult] = Field(default_factory=list)
+    weights: dict[str, float] = Field(default_factory=dict)
+    weight_repairs: list[str] = Field(default_factory=list)
+    samples: list[SampleResult] = Field(default_factory=list)
+    failures: list[str] = Field(default_factory=list)
+    judge_model: str | None = None
+    tree_hash: str | None = None
+    prompt_hash: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    cache_keys: list[str] = Field(default_factory=list)
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """Identity used for resume: one judgment per (method, item, model)."""
+        return (self.method, self.item_id, self.model)
+
+
+class Judge(Protocol):
+    """A scoring method. Pure given (item, writing, settings): all state lives in the cache."""
+
+    method: str
+
+    async def judge(self, item: Item, writing: Writing) -> Judgment: ...
+
+
+JudgeFactory = Callable[..., Judge]
+JUDGES: dict[str, JudgeFactory] = {}
+
+
+def register_judge(method: str) -> Callable[[JudgeFactory], JudgeFactory]:
+    """Register a judge factory under its `--method` name (a dict, never an if/elif chain)."""
+
+    def decorate(factory: JudgeFactory) -> JudgeFactory:
+        JUDGES[method] = factory
+        return factory
+
+    return decorate
