@@ -1,0 +1,108 @@
+"""`howtobench data ...`: look at the benchmark (`stats`) and fetch it (`download`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from howtobench.config import resolve_data_dir, user_cache_dir
+from howtobench.data.genres import GENRES
+from howtobench.data.stats import ALL, BenchStats, GroupStats, benchmark_stats
+
+from .options import DataOpt, JsonOpt, StrictOpt
+
+data_app = typer.Typer(
+    name="data",
+    help="The HoWToBench data: where it is, what is in it, how to fetch it.",
+    no_args_is_help=True,
+)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the `data` sub-commands to the main app."""
+    app.add_typer(data_app, name="data")
+
+
+@data_app.command("stats")
+def stats_cmd(data: DataOpt = None, json_out: JsonOpt = False, strict: StrictOpt = False) -> None:
+    """Show the shape of the benchmark: instructions and text lengths per task and genre, writings per model."""
+    root = resolve_data_dir(data)
+    result = benchmark_stats(root, strict=strict)
+    if json_out:
+        typer.echo(result.model_dump_json(indent=2))
+        return
+    console = Console()
+    console.print(_group_table("Instructions per task", "task", result.tasks))
+    for task, genres in result.genres.items():
+        rows = {f"{g} ({GENRES[g].zh})" if g in GENRES else g: s for g, s in genres.items()}
+        console.print(_group_table(f"Genres — {task}", "genre", rows))
+    console.print(_model_table(result))
+    _print_problems(console, result)
+
+
+def _group_table(title: str, key: str, groups: dict[str, GroupStats]) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column(key, no_wrap=True)
+    table.add_column("instructions", justify="right")
+    for col in ("instruction", "information", "reference"):
+        table.add_column(f"{col} chars\nmean / median", justify="right")
+    for name, s in groups.items():
+        lengths = (s.instruction_chars, s.information_chars, s.reference_chars)
+        style = "bold" if name == ALL else None
+        table.add_row(
+            name, str(s.instructions), *(f"{ln.mean:,.0f} / {ln.median:,.0f}" for ln in lengths), style=style
+        )
+    return table
+
+
+def _model_table(result: BenchStats) -> Table:
+    table = Table(title="Writings per model", title_justify="left")
+    for col in ("task", "model", "writings", "empty", "mean chars"):
+        table.add_column(col, justify="left" if col in ("task", "model") else "right")
+    for task, models in result.models.items():
+        for model, s in models.items():
+            table.add_row(task, model, str(s.writings), str(s.empty), f"{s.mean_chars:,.0f}")
+    return table
+
+
+def _print_problems(console: Console, result: BenchStats) -> None:
+    if result.unmapped_genre:
+        labels = ", ".join(f"{k} ({v})" for k, v in result.unmapped_labels.items())
+        console.print(f"[yellow]{result.unmapped_genre} instructions with an unmapped genre label:[/] {labels}")
+    else:
+        console.print("every sub_task label maps to a genre")
+    for line in result.skipped:
+        console.print(f"[yellow]{line}[/]", highlight=False)
+
+
+DestOpt = Annotated[
+    Optional[Path],
+    typer.Option("--dest", help="Folder to download into. Default: the per-user cache that --data falls back to."),
+]
+
+
+@data_app.command("download")
+def download_cmd(
+    dest: DestOpt = None,
+    base_url: Annotated[
+        Optional[str],
+        typer.Option("--base-url", help="Where the release files are served (the GitHub raw URL of the data/ folder)."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Fetch every file again, even verified ones.")] = False,
+) -> None:
+    """Fetch the public HoWToBench release into the per-user cache, verify it, and write a manifest.
+
+    Safe to run again: files that are present and verified are not fetched twice.
+    """
+    from howtobench.data.download import DEFAULT_BASE_URL, download_release
+
+    target = dest if dest is not None else user_cache_dir() / "data"
+    result = download_release(target, base_url or DEFAULT_BASE_URL, force=force, progress=True)
+    typer.echo(
+        f"{len(result.fetched)} files fetched, {len(result.skipped)} already verified; "
+        f"benchmark ready in {target} (manifest: {result.manifest})"
+    )
