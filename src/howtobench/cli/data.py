@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -80,7 +80,7 @@ def _print_problems(console: Console, result: BenchStats) -> None:
 
 
 DestOpt = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option("--dest", help="Folder to download into. Default: the per-user cache that --data falls back to."),
 ]
 
@@ -89,7 +89,7 @@ DestOpt = Annotated[
 def download_cmd(
     dest: DestOpt = None,
     base_url: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--base-url", help="Where the release files are served (the GitHub raw URL of the data/ folder)."),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Fetch every file again, even verified ones.")] = False,
