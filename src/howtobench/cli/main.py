@@ -18,6 +18,7 @@ from howtobench.errors import HowtobenchError
 COMMAND_MODULES: tuple[str, ...] = (
     "headings",
     "data",
+    "build",
 )
 
 app = typer.Typer(

@@ -1,0 +1,212 @@
+"""Step 1: read human-written texts, drop duplicates and out-of-range lengths, detect the language.
+
+Inputs are a folder of `.txt` / `.md` files (one text per file; `source` is the file's path relative to the
+folder, `license` is given by the caller) or a JSONL file with `text`, `source` and `license` per line. Bad
+JSONL rows are reported with file and line, like the data layer: `strict` stops at the first, otherwise they
+are skipped and counted.
+
+De-duplication keeps the first text seen: exact duplicates after whitespace removal (same `text_id`), and
+near duplicates whose character 5-gram Jaccard similarity is >= 0.9 (reposts with a changed headline or
+footer). The near-duplicate check compares each new text with every kept one, skipping pairs whose lengths
+alone rule out the threshold; that is fine for the thousands of texts a build handles, not for millions
+(use MinHash/LSH there). Re-running ingest adds new texts to an existing build directory and skips known ones.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from howtobench.construct import text as tx
+from howtobench.construct.records import SourceText
+from howtobench.construct.workfile import INGEST, read_existing, write_rows
+from howtobench.data.models import Language
+from howtobench.errors import DataError, RowError
+
+NEAR_DUP_JACCARD = 0.9
+TEXT_SUFFIXES = (".txt", ".md")
+
+
+@dataclass(frozen=True)
+class IngestLimits:
+    """Length limits in non-whitespace characters (see text.count_chars)."""
+
+    min_chars: int = 200
+    max_chars: int = 20000
+
+
+@dataclass(frozen=True)
+class RawText:
+    text: str
+    source: str
+    license: str
+    origin: str  # "file:line" or a path, for messages
+
+
+@dataclass
+class IngestReport:
+    """What ingest did, for the CLI summary; `bad_rows` are "file:line: reason" strings."""
+
+    read: int = 0
+    kept: int = 0
+    already_present: int = 0
+    exact_duplicates: int = 0
+    near_duplicates: int = 0
+    too_short: int = 0
+    too_long: int = 0
+    empty: int = 0
+    bad_rows: list[str] = field(default_factory=list)
+    by_language: dict[str, int] = field(default_factory=dict)
+
+
+def read_folder(folder: Path, license: str) -> list[RawText]:
+    """Every .txt/.md file below `folder`, sorted by path so runs are reproducible."""
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES)
+    out = []
+    for path in files:
+        try:
+            body = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{path}: not UTF-8 text ({exc.reason})") from exc
+        out.append(RawText(body, path.relative_to(folder).as_posix(), license, str(path)))
+    return out
+
+
+def read_jsonl(path: Path, default_license: str, *, strict: bool, report: IngestReport) -> list[RawText]:
+    """Rows with `text` (required), `source` (required) and `license` (default: `default_license`)."""
+    out = []
+    with path.open("rb") as handle:
+        for number, raw_line in enumerate(handle, start=1):
+            try:
+                row = _parse_row(path, number, raw_line)
+            except RowError as exc:
+                if strict:
+                    raise
+                report.bad_rows.append(str(exc))
+                continue
+            if row is not None:
+                text, source, lic = row
+                out.append(RawText(text, source, lic or default_license, f"{path}:{number}"))
+    return out
+
+
+def _parse_row(path: Path, number: int, raw_line: bytes) -> tuple[str, str, str] | None:
+    try:
+        line = raw_line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RowError(path, number, f"not UTF-8 ({exc.reason})") from exc
+    if not line.strip():
+        return None
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise RowError(path, number, f"not valid JSON ({exc.msg})") from exc
+    if not isinstance(row, dict):
+        raise RowError(path, number, "expected a JSON object with text, source, license")
+    for name in ("text", "source"):
+        if not isinstance(row.get(name), str) or not row[name].strip():
+            raise RowError(path, number, f"missing or empty string field {name!r}")
+    lic = row.get("license", "")
+    if not isinstance(lic, str):
+        raise RowError(path, number, "field 'license' must be a string")
+    return row["text"], row["source"], lic
+
+
+def read_inputs(paths: list[Path], license: str, *, strict: bool, report: IngestReport) -> list[RawText]:
+    """Read every input path (folder or .jsonl) in the given order."""
+    texts: list[RawText] = []
+    for path in paths:
+        if path.is_dir():
+            texts.extend(read_folder(path, license))
+        elif path.suffix.lower() == ".jsonl":
+            texts.extend(read_jsonl(path, license, strict=strict, report=report))
+        elif path.is_file() and path.suffix.lower() in TEXT_SUFFIXES:
+            texts.append(RawText(path.read_text(encoding="utf-8"), path.name, license, str(path)))
+        else:
+            raise DataError(f"{path}: expected a folder of .txt/.md files, a .txt/.md file or a .jsonl file")
+    return texts
+
+
+class _Deduper:
+    """Remembers kept texts; answers whether a new one is an exact or near duplicate."""
+
+    def __init__(self, threshold: float) -> None:
+        self.threshold = threshold
+        self.ids: set[str] = set()
+        self.grams: list[frozenset[str]] = []
+        self.preexisting: set[str] = set()  # ids already in the stage file before this run
+
+    def add(self, tid: str, text: str) -> None:
+        self.ids.add(tid)
+        self.grams.append(tx.shingles(text))
+
+    def near(self, text: str) -> bool:
+        grams = tx.shingles(text)
+        for other in self.grams:
+            small, big = sorted((len(grams), len(other)))
+            if big and small / big < self.threshold:
+                continue  # Jaccard <= |small| / |big|, so this pair cannot reach the threshold
+            if tx.jaccard(grams, other) >= self.threshold:
+                return True
+        return False
+
+
+def ingest(
+    inputs: list[Path],
+    build_dir: Path,
+    *,
+    license: str = "unknown",
+    limits: IngestLimits = IngestLimits(),
+    language: Literal["auto", "zh", "en"] = "auto",
+    strict: bool = False,
+    near_threshold: float = NEAR_DUP_JACCARD,
+) -> IngestReport:
+    """Add the texts of `inputs` to `build_dir/01_ingest.jsonl` (existing rows are kept first)."""
+    report = IngestReport()
+    out_path = build_dir / INGEST
+    kept = list(read_existing(out_path, SourceText, "text_id").values())
+    dedup = _Deduper(near_threshold)
+    for row in kept:
+        dedup.add(row.text_id, row.text)
+    dedup.preexisting = set(dedup.ids)
+    for raw in read_inputs(inputs, license, strict=strict, report=report):
+        report.read += 1
+        admitted = _admit(raw, dedup, limits, language, report)
+        if admitted is not None:
+            kept.append(admitted)
+            dedup.add(admitted.text_id, admitted.text)
+            report.kept += 1
+            report.by_language[admitted.language] = report.by_language.get(admitted.language, 0) + 1
+    write_rows(out_path, kept)
+    return report
+
+
+def _admit(
+    raw: RawText, dedup: _Deduper, limits: IngestLimits, language: Literal["auto", "zh", "en"], report: IngestReport
+) -> SourceText | None:
+    """The ingest row for one raw text, or None (and a counted reason) when it is dropped."""
+    body = tx.canonical(raw.text)
+    if not body:
+        report.empty += 1
+        return None
+    chars = tx.count_chars(body)
+    if chars < limits.min_chars:
+        report.too_short += 1
+        return None
+    if chars > limits.max_chars:
+        report.too_long += 1
+        return None
+    tid = tx.text_id(body)
+    if tid in dedup.preexisting:
+        report.already_present += 1
+        return None
+    if tid in dedup.ids:
+        report.exact_duplicates += 1
+        return None
+    if dedup.near(body):
+        report.near_duplicates += 1
+        return None
+    lang: Language = tx.detect_language(body) if language == "auto" else language
+    return SourceText(text_id=tid, text=body, source=raw.source, license=raw.license, language=lang, chars=chars)

@@ -1,0 +1,101 @@
+"""The build directory: one JSONL stage file per step, so every step is resumable and reviewable.
+
+A build directory holds, in order, `01_ingest.jsonl` (texts), `02_classify.jsonl` (genres, editable),
+`03_filter.jsonl` (quality scores), `04_items.jsonl` (drafted items), `05_review.jsonl` + `05_review.html`
+(the review copy the user edits). Each step reads the previous file, so a user can stop, inspect or edit a
+file by hand, and go on. Stage files are append-as-you-go while a step runs (a killed run loses nothing) and
+are rewritten once at the end in input order; when an id appears twice the last row wins, which is what a
+resumed run needs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from howtobench.errors import DataError, RowError
+
+INGEST = "01_ingest.jsonl"
+CLASSIFY = "02_classify.jsonl"
+FILTER = "03_filter.jsonl"
+ITEMS = "04_items.jsonl"
+REVIEW = "05_review.jsonl"
+REVIEW_HTML = "05_review.html"
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def iter_rows(path: Path, model: type[M]) -> Iterator[tuple[int, M]]:
+    """Parse a stage file line by line; a bad line raises RowError naming the file and line."""
+    if not path.exists():
+        raise DataError(f"{path} does not exist: run the previous build step first")
+    with path.open("r", encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise RowError(path, number, f"not valid JSON ({exc.msg})") from exc
+            if not isinstance(raw, dict):
+                raise RowError(path, number, "expected a JSON object")
+            try:
+                yield number, model.model_validate(raw)
+            except ValidationError as exc:
+                raise RowError(path, number, _first_error(exc)) from exc
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "row"
+    return f"{where}: {err['msg']}"
+
+
+def read_stage(path: Path, model: type[M], key: str) -> dict[str, M]:
+    """All rows of a stage file keyed by `key` (last row wins), in first-seen order."""
+    rows: dict[str, M] = {}
+    for _, row in iter_rows(path, model):
+        rows[str(getattr(row, key))] = row
+    return rows
+
+
+def read_existing(path: Path, model: type[M], key: str) -> dict[str, M]:
+    """Like read_stage, but an absent file is simply an empty stage (a fresh run)."""
+    return read_stage(path, model, key) if path.exists() else {}
+
+
+class StageWriter:
+    """Appends rows as they finish so an interrupted step can resume from what it already wrote."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._handle = path.open("a", encoding="utf-8")
+
+    def write(self, row: BaseModel) -> None:
+        self._handle.write(row.model_dump_json() + "\n")
+        self._handle.flush()
+
+    def close(self) -> None:
+        self._handle.close()
+
+    def __enter__(self) -> StageWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def write_rows(path: Path, rows: Iterable[BaseModel]) -> None:
+    """Atomically replace a stage file with `rows` (used to finalise a step in input order)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(row.model_dump_json() + "\n")
+    os.replace(tmp, path)
