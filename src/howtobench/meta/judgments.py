@@ -1,0 +1,68 @@
+"""Read stored judgment files (one `Judgment` JSON per line) for the analyses.
+
+Meta-evaluation never calls a model: every number comes from these files. A bad line is a
+`RowError` naming file and line; with `strict=False` it is skipped and counted instead, so one
+torn line at the end of an interrupted run does not hide the rest.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from howtobench.errors import DataError, RowError
+from howtobench.judges.base import Judgment
+
+
+@dataclass
+class SkipReport:
+    """Rows skipped in non-strict mode, with the reason for each."""
+
+    skipped: list[RowError] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return len(self.skipped)
+
+
+def load_judgments(path: Path, *, strict: bool = False, report: SkipReport | None = None) -> list[Judgment]:
+    """All judgments in a JSONL file, in file order."""
+    if not path.is_file():
+        raise DataError(f"{path}: results file not found")
+    out: list[Judgment] = []
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                out.append(Judgment.model_validate_json(line))
+            except ValidationError as exc:
+                err = RowError(path, lineno, f"not a judgment: {exc.errors()[0]['msg']}")
+                if strict:
+                    raise err from exc
+                if report is not None:
+                    report.skipped.append(err)
+    return out
+
+
+def by_method(judgments: list[Judgment], label: str | None = None) -> dict[str, list[Judgment]]:
+    """Split one file's judgments by method; `label` renames a single-method file (e.g. 'ToW (gpt-4o)')."""
+    groups: dict[str, list[Judgment]] = defaultdict(list)
+    for j in judgments:
+        groups[j.method].append(j)
+    if label is not None and len(groups) == 1:
+        return {label: next(iter(groups.values()))}
+    return dict(groups)
+
+
+def load_results(paths: list[Path], *, strict: bool = False) -> dict[str, list[Judgment]]:
+    """Judgments of several files grouped by method; the same method in two files gets the file stem appended."""
+    merged: dict[str, list[Judgment]] = {}
+    for path in paths:
+        for method, js in by_method(load_judgments(path, strict=strict)).items():
+            name = method if method not in merged else f"{method} ({path.stem})"
+            merged[name] = js
+    return merged

@@ -1,0 +1,125 @@
+"""One table model and its four renderings (rich, Markdown, CSV, JSON), shared by every report.
+
+Analyses build a `Table` of plain values (str, int, float, None) and hand it to `render` or
+`print_table`; no analysis formats numbers itself, so every command's `--format` behaves alike.
+JSON keeps the raw values (floats unrounded, None as null) so scripts never parse display strings;
+the other formats round floats to `Table.digits` and show None as `-`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from rich.console import Console
+from rich.table import Table as RichTable
+
+Format = Literal["rich", "markdown", "csv", "json"]
+FORMATS: tuple[str, ...] = ("rich", "markdown", "csv", "json")
+Cell = Any
+
+
+@dataclass
+class Table:
+    """A titled grid of values with optional footnotes (e.g. significance marks explained)."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[Cell]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    digits: int = 2
+
+    def add_row(self, *cells: Cell) -> None:
+        """Append one row; its length must match the columns (caught here, not in a renderer)."""
+        if len(cells) != len(self.columns):
+            raise ValueError(f"row has {len(cells)} cells, table {self.title!r} has {len(self.columns)} columns")
+        self.rows.append(list(cells))
+
+    def records(self) -> list[dict[str, Cell]]:
+        """Rows as dicts keyed by column name (the JSON shape)."""
+        return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
+
+
+def format_cell(value: Cell, digits: int = 2) -> str:
+    """Display text of one value: floats rounded, None and NaN as '-'."""
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return "-" if math.isnan(value) else f"{value:.{digits}f}"
+    return str(value)
+
+
+def _json_value(value: Cell) -> Cell:
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    return value
+
+
+def to_markdown(table: Table) -> str:
+    """A GitHub-flavoured Markdown table with the title as a heading line and notes below."""
+    cells = [[format_cell(v, table.digits).replace("|", "\\|") for v in row] for row in table.rows]
+    lines = [f"**{table.title}**", "", "| " + " | ".join(table.columns) + " |"]
+    lines.append("|" + "|".join("---" for _ in table.columns) + "|")
+    lines += ["| " + " | ".join(row) + " |" for row in cells]
+    if table.notes:
+        lines += [""] + table.notes
+    return "\n".join(lines) + "\n"
+
+
+def to_csv(table: Table) -> str:
+    """Header row plus one line per row; numbers rounded like the other display formats."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(table.columns)
+    writer.writerows([[format_cell(v, table.digits) for v in row] for row in table.rows])
+    return buf.getvalue()
+
+
+def to_json(table: Table) -> str:
+    """Machine-readable: title, columns, raw-valued records and notes."""
+    rows = [{k: _json_value(v) for k, v in rec.items()} for rec in table.records()]
+    doc = {"title": table.title, "columns": table.columns, "rows": rows, "notes": table.notes}
+    return json.dumps(doc, ensure_ascii=False, indent=2)
+
+
+def to_rich(table: Table) -> RichTable:
+    """A rich Table for terminals (numbers right-aligned)."""
+    out = RichTable(title=table.title, caption="\n".join(table.notes) or None, show_lines=False)
+    for i, col in enumerate(table.columns):
+        numeric = any(isinstance(row[i], (int, float)) and not isinstance(row[i], bool) for row in table.rows)
+        out.add_column(col, justify="right" if numeric else "left", overflow="fold")
+    for row in table.rows:
+        out.add_row(*(format_cell(v, table.digits) for v in row))
+    return out
+
+
+_TEXT_RENDERERS = {"markdown": to_markdown, "csv": to_csv, "json": to_json}
+
+
+def render(table: Table, fmt: str) -> str:
+    """Text of `table` in `fmt` ('rich' renders as a plain-text terminal table)."""
+    if fmt == "rich":
+        console = Console(file=io.StringIO(), width=200, record=True)
+        console.print(to_rich(table))
+        return console.export_text()
+    if fmt not in _TEXT_RENDERERS:
+        raise ValueError(f"unknown table format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    return _TEXT_RENDERERS[fmt](table)
+
+
+def print_tables(tables: list[Table], fmt: str, console: Console | None = None) -> None:
+    """Print tables to the terminal; several JSON tables print as one JSON list so the output stays parseable."""
+    console = console or Console()
+    if fmt == "json":
+        docs = [json.loads(to_json(t)) for t in tables]
+        console.print_json(json.dumps(docs if len(docs) != 1 else docs[0], ensure_ascii=False))
+        return
+    for table in tables:
+        if fmt == "rich":
+            console.print(to_rich(table))
+        else:
+            console.print(render(table, fmt), markup=False, highlight=False, soft_wrap=True)
