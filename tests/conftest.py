@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -14,3 +16,11 @@ def fake_server() -> Iterator[FakeServer]:
     """A started fake OpenAI-compatible server on loopback (see tests/fake_server.py for the API)."""
     with FakeServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def bench_root() -> Path:
+    """The shared HoWToBench copy ($HOWTOBENCH_DATA, set by scripts/test); fails loudly when it is missing."""
+    root = Path(os.environ.get("HOWTOBENCH_DATA", "/work/shared/howtobench-data"))
+    assert (root / "completion" / "aligned.jsonl").is_file(), f"benchmark data not found at {root}"
+    return root
