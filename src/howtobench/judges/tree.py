@@ -1,0 +1,176 @@
+"""Tree-of-Writing specs as data: nodes, leaves, scorer kinds, scales, aggregation (section 3.1-3.3).
+
+A tree is a YAML file validated into frozen pydantic models, so a user adds a leaf, changes a scale or
+translates the criteria by editing a file. The code only knows the scorer *kinds*:
+
+    llm-rubric      an LLM scores 1-10 against the reference (anchored at `reference_anchor`)
+    llm-step        an LLM picks a step value (0 / 5 / 10)
+    llm-scale       an LLM picks a raw value (e.g. 1-3) that `mapping` projects (y = 5(x - 1) -> 0 / 5 / 10)
+    llm-impression  an LLM gives the overall impression 1-10
+    regex-headings  deterministic: the heading parser and the Formatting rule (`judges.headings`)
+
+Each leaf's `scale` is the explicit list of values the judge may answer; it becomes an enum in the
+reply schema, so grammar-constrained servers cannot leave it. `Tree.hash` is the sha256 of the
+canonical JSON of the spec and is written into every judgment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from howtobench.data.models import TASKS, Task
+from howtobench.errors import JudgeError
+
+LeafKind = Literal["llm-rubric", "llm-step", "llm-scale", "llm-impression", "regex-headings"]
+LLM_KINDS: frozenset[str] = frozenset({"llm-rubric", "llm-step", "llm-scale", "llm-impression"})
+Aggregation = Literal["negotiated", "mean", "single"]
+TREES_DIR = Path(__file__).parent / "trees"
+REGEX_HEADINGS_VALUES: frozenset[int] = frozenset({0, 5, 10})
+
+
+class Text(BaseModel):
+    """A text in every prompt language (HoWToBench is Chinese; English serves other benchmarks)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    zh: str
+    en: str
+
+    def get(self, language: str) -> str:
+        return self.en if language == "en" else self.zh
+
+
+class Leaf(BaseModel):
+    """One scored trait."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    label: Text
+    criteria: Text
+    kind: LeafKind
+    template: str | None = Field(default=None, description="Rubric template name; default: the kind's template.")
+    scale: tuple[int, ...] = Field(min_length=2)
+    mapping: dict[int, float] | None = Field(default=None, description="Raw answer -> leaf score (llm-scale).")
+
+    @model_validator(mode="after")
+    def _check_scale(self) -> Leaf:
+        if len(set(self.scale)) != len(self.scale):
+            raise ValueError(f"leaf {self.id}: scale values repeat: {list(self.scale)}")
+        if self.kind == "llm-scale" and self.mapping is None:
+            raise ValueError(f"leaf {self.id}: an llm-scale leaf needs a mapping from its raw values to scores")
+        if self.mapping is not None and set(self.mapping) != set(self.scale):
+            keys = sorted(self.mapping)
+            raise ValueError(f"leaf {self.id}: mapping keys {keys} must equal the scale {list(self.scale)}")
+        if self.kind == "regex-headings" and not set(self.scale) >= REGEX_HEADINGS_VALUES:
+            raise ValueError(f"leaf {self.id}: a regex-headings leaf must allow 0, 5 and 10")
+        return self
+
+    @property
+    def is_llm(self) -> bool:
+        return self.kind in LLM_KINDS
+
+    @property
+    def template_name(self) -> str:
+        """The rubric template rendered after the shared prefix."""
+        return self.template or self.kind.removeprefix("llm-")
+
+    def score_of(self, raw: int) -> float:
+        """The leaf score of an allowed raw answer (mapped for llm-scale leaves)."""
+        if raw not in self.scale:
+            raise JudgeError(f"leaf {self.id}: {raw} is not one of {list(self.scale)}")
+        return float(self.mapping[raw]) if self.mapping is not None else float(raw)
+
+    @property
+    def lowest(self) -> tuple[int, float]:
+        """(raw, score) of the worst answer: what an empty writing gets without a call."""
+        raw = min(self.scale, key=self.score_of)
+        return raw, self.score_of(raw)
+
+
+class Node(BaseModel):
+    """A primary node (Content, Format, Impression) and how its leaves aggregate."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    label: Text
+    aggregation: Aggregation
+    tasks: tuple[Task, ...] = TASKS  # type: ignore[assignment]  # TASKS holds exactly the Task values
+    leaves: tuple[Leaf, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _check_single(self) -> Node:
+        if self.aggregation == "single" and len(self.leaves) != 1:
+            raise ValueError(f"node {self.id}: aggregation 'single' needs exactly one leaf, has {len(self.leaves)}")
+        return self
+
+    @property
+    def negotiated(self) -> bool:
+        """Whether J_W negotiates this node's edge weights (a single leaf always has weight 1)."""
+        return self.aggregation == "negotiated" and len(self.leaves) > 1
+
+
+class Tree(BaseModel):
+    """A whole ToW tree: root -> nodes -> leaves; the root averages nodes weighted by their leaf counts."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    description: str = ""
+    reference_anchor: int = Field(default=6, ge=1, le=10)
+    nodes: tuple[Node, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _check_unique(self) -> Tree:
+        for what, ids in (("node", [n.id for n in self.nodes]), ("leaf", [x.id for n in self.nodes for x in n.leaves])):
+            duplicates = sorted({i for i in ids if ids.count(i) > 1})
+            if duplicates:
+                raise ValueError(f"{what} ids must be unique; repeated: {duplicates}")
+        return self
+
+    def nodes_for(self, task: str) -> tuple[Node, ...]:
+        """The nodes that apply to a task (Completion has no Format node in the default tree)."""
+        return tuple(n for n in self.nodes if task in n.tasks)
+
+    def leaves_for(self, task: str) -> tuple[Leaf, ...]:
+        return tuple(leaf for n in self.nodes_for(task) for leaf in n.leaves)
+
+    def negotiated_nodes(self, task: str | None = None) -> tuple[Node, ...]:
+        nodes = self.nodes if task is None else self.nodes_for(task)
+        return tuple(n for n in nodes if n.negotiated)
+
+    def canonical_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+    @cached_property
+    def hash(self) -> str:
+        """sha256 of the canonical spec: any change of a leaf, scale or criterion changes it."""
+        return hashlib.sha256(self.canonical_json().encode("utf-8")).hexdigest()
+
+
+def load_tree(source: str | Path = "default") -> Tree:
+    """A tree from a YAML file path, or a bundled tree by name (`default`)."""
+    path = Path(source)
+    if not path.suffix:
+        path = TREES_DIR / f"{source}.yaml"
+    try:
+        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise JudgeError(f"cannot read tree spec {path}: {exc}") from exc
+    try:
+        return Tree.model_validate(spec)
+    except ValidationError as exc:
+        raise JudgeError(f"invalid tree spec {path}:\n{exc}") from exc
+
+
+def default_tree() -> Tree:
+    """The paper's tree (section 3, Figure 1, Appendix M)."""
+    return load_tree("default")

@@ -1,0 +1,89 @@
+"""Tree specs as data: the default tree is the paper's, edits need no code, bad specs fail clearly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from howtobench.errors import JudgeError
+from howtobench.judges.tree import TREES_DIR, default_tree, load_tree
+
+
+def test_default_tree_is_the_papers() -> None:
+    tree = default_tree()
+    assert [n.id for n in tree.nodes] == ["content", "format", "impression"]
+    assert [leaf.id for leaf in tree.nodes[0].leaves] == ["opening_ending", "language", "logic", "emotion"]
+    assert [leaf.id for leaf in tree.nodes[1].leaves] == ["plots", "paragraphing", "formatting"]
+    assert tree.reference_anchor == 6
+    assert [n.id for n in tree.nodes_for("completion")] == ["content", "impression"]
+    assert [n.id for n in tree.nodes_for("guide")] == ["content", "format", "impression"]
+    assert [n.id for n in tree.negotiated_nodes("open")] == ["content", "format"]
+
+
+def test_paragraphing_mapping_is_5_times_x_minus_1() -> None:
+    leaf = default_tree().nodes[1].leaves[1]
+    assert [leaf.score_of(x) for x in (1, 2, 3)] == [0.0, 5.0, 10.0]
+    assert leaf.lowest == (1, 0.0)
+    assert leaf.template_name == "scale"
+    with pytest.raises(JudgeError):
+        leaf.score_of(4)
+
+
+def test_hash_is_stable_and_changes_with_the_spec(tmp_path: Path) -> None:
+    spec = yaml.safe_load((TREES_DIR / "default.yaml").read_text(encoding="utf-8"))
+    assert load_tree("default").hash == default_tree().hash
+    assert len(default_tree().hash) == 64
+    spec["nodes"][0]["leaves"][0]["scale"] = [1, 2, 3, 4, 5]
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(spec, allow_unicode=True), encoding="utf-8")
+    assert load_tree(path).hash != default_tree().hash
+
+
+def with_examples_leaf(tmp_path: Path) -> Path:
+    """The default tree plus a user's 'use of examples' content leaf, written as YAML only."""
+    spec = yaml.safe_load((TREES_DIR / "default.yaml").read_text(encoding="utf-8"))
+    spec["nodes"][0]["leaves"].append(
+        {
+            "id": "examples",
+            "label": {"zh": "举例", "en": "Use of examples"},
+            "kind": "llm-rubric",
+            "scale": list(range(1, 11)),
+            "criteria": {"zh": "例子是否具体、贴切并支撑观点。", "en": "Are examples concrete, apt and supportive?"},
+        }
+    )
+    path = tmp_path / "examples.yaml"
+    path.write_text(yaml.safe_dump(spec, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+def test_user_adds_a_leaf_by_yaml(tmp_path: Path) -> None:
+    tree = load_tree(with_examples_leaf(tmp_path))
+    assert [leaf.id for leaf in tree.leaves_for("guide")][3:6] == ["emotion", "examples", "plots"]
+    assert len(tree.leaves_for("completion")) == 6
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda s: s["nodes"][1]["leaves"][1].pop("mapping"), "needs a mapping"),
+        (lambda s: s["nodes"][1]["leaves"][1].update(mapping={1: 0, 2: 5}), "mapping keys"),
+        (lambda s: s["nodes"][0]["leaves"][0].update(scale=[1, 1, 2]), "repeat"),
+        (lambda s: s["nodes"][0]["leaves"][1].update(id="logic"), "unique"),
+        (lambda s: s["nodes"][2]["leaves"].append(s["nodes"][0]["leaves"][0]), "exactly one leaf"),
+        (lambda s: s["nodes"][0]["leaves"][0].update(kind="llm-magic"), "kind"),
+    ],
+)
+def test_invalid_specs_are_rejected(tmp_path: Path, edit, message: str) -> None:  # type: ignore[no-untyped-def]
+    spec = yaml.safe_load((TREES_DIR / "default.yaml").read_text(encoding="utf-8"))
+    edit(spec)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(spec, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(JudgeError, match=message):
+        load_tree(path)
+
+
+def test_missing_tree_file() -> None:
+    with pytest.raises(JudgeError, match="cannot read"):
+        load_tree("no-such-tree")
