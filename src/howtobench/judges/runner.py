@@ -1,0 +1,164 @@
+"""Run any judge over (item, writing) pairs into a resumable JSONL file (used by every method).
+
+The output file is the state: one `Judgment` per line, appended (flushed, fsynced at least every
+half second and at the end) as soon as it finishes, so a killed run loses at most the judgments in
+flight. On restart the file is read back, a truncated last line (the kill happened mid-write) is cut
+off, and every (method, item, model) already there is skipped; with `redo_failed` the ones whose
+status is "failed" are judged again (the newer line wins when the file is read).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import IO
+
+from pydantic import ValidationError
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from howtobench.data.models import Item, Writing
+from howtobench.errors import DataError, HowtobenchError, RowError
+from howtobench.judges.base import Judge, Judgment
+from howtobench.llm.types import Usage
+
+Key = tuple[str, str, str]
+FSYNC_EVERY_S = 0.5
+
+
+def read_judgments(path: Path, *, repair: bool = False) -> dict[Key, Judgment]:
+    """The judgments in a JSONL file by key (the last line of a key wins).
+
+    A last line without its newline that does not parse is a write cut short by a kill: it is ignored,
+    and cut off the file when `repair` is true (so appending continues on a clean line). Any other
+    bad line is an error naming the file and line.
+    """
+    if not path.exists():
+        return {}
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    done: dict[Key, Judgment] = {}
+    offset = 0
+    for number, raw in enumerate(lines, start=1):
+        is_last_partial = number == len(lines) and raw.strip() != b""
+        if raw.strip():
+            try:
+                judgment = Judgment.model_validate_json(raw)
+                done[judgment.key] = judgment
+            except ValidationError as exc:
+                if not is_last_partial:
+                    raise RowError(path, number, f"not a judgment record: {exc.errors()[0]['msg']}") from exc
+                if repair:
+                    with path.open("r+b") as handle:
+                        handle.truncate(offset)
+                break
+        offset += len(raw) + 1
+    return done
+
+
+def failed_judgment(judge: Judge, item: Item, writing: Writing, error: Exception) -> Judgment:
+    """The record of a writing the judge could not judge at all (the error is kept, no score invented)."""
+    return Judgment(
+        method=judge.method,
+        item_id=item.id,
+        model=writing.model,
+        task=item.task,
+        genre=item.genre,
+        status="failed",
+        failures=[f"{type(error).__name__}: {error}"],
+    )
+
+
+class _Sink:
+    """Appends judgments to the output file durably enough to resume after a kill."""
+
+    def __init__(self, handle: IO[str]) -> None:
+        self.handle = handle
+        self.last_sync = time.monotonic()
+
+    def write(self, judgment: Judgment) -> None:
+        self.handle.write(judgment.model_dump_json() + "\n")
+        self.handle.flush()
+        if time.monotonic() - self.last_sync >= FSYNC_EVERY_S:
+            self.sync()
+
+    def sync(self) -> None:
+        self.handle.flush()
+        os.fsync(self.handle.fileno())
+        self.last_sync = time.monotonic()
+
+
+def _progress_bar(enabled: bool) -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[stats]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        disable=not enabled,
+    )
+
+
+def _stats(usage: Usage, failed: int) -> str:
+    tokens = usage.prompt_tokens + usage.completion_tokens
+    calls = f"calls {usage.calls} (cached {usage.cached_calls})"
+    return f"{calls} · tokens {tokens:,} · ${usage.cost_usd:.4f} · failed {failed}"
+
+
+async def run_judge(
+    judge: Judge,
+    pairs: Iterable[tuple[Item, Writing]],
+    out_path: Path,
+    *,
+    concurrency: int = 8,
+    progress: bool = True,
+    redo_failed: bool = False,
+) -> list[Judgment]:
+    """Judge every pair not yet in `out_path`, appending each judgment as it finishes.
+
+    Returns the judgments of all `pairs` (earlier runs' and new ones) in the order of `pairs`.
+    `concurrency` bounds the writings judged at once; the client layer bounds the calls.
+    """
+    if concurrency < 1:
+        raise DataError("concurrency must be at least 1")
+    pairs = list(pairs)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    done = read_judgments(out_path, repair=True)
+    todo = list({
+        (judge.method, i.id, w.model): (i, w)
+        for i, w in pairs
+        if _needs_judging(done.get((judge.method, i.id, w.model)), redo_failed)
+    }.values())
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(item: Item, writing: Writing) -> Judgment:
+        async with gate:
+            try:
+                return await judge.judge(item, writing)
+            except HowtobenchError as exc:
+                return failed_judgment(judge, item, writing, exc)
+
+    usage, failed = Usage(), 0
+    with out_path.open("a", encoding="utf-8") as handle, _progress_bar(progress) as bar:
+        sink = _Sink(handle)
+        task = bar.add_task(f"judge · {judge.method}", total=len(todo), stats=_stats(usage, failed))
+        running = [asyncio.ensure_future(one(i, w)) for i, w in todo]
+        try:
+            for next_done in asyncio.as_completed(running):
+                judgment = await next_done
+                sink.write(judgment)
+                done[judgment.key] = judgment
+                usage, failed = usage + judgment.usage, failed + (judgment.status == "failed")
+                bar.update(task, advance=1, stats=_stats(usage, failed))
+        finally:
+            for pending in running:
+                pending.cancel()
+            sink.sync()
+    return [done[(judge.method, i.id, w.model)] for i, w in pairs]
+
+
+def _needs_judging(existing: Judgment | None, redo_failed: bool) -> bool:
+    return existing is None or (redo_failed and existing.status == "failed")

@@ -1,0 +1,85 @@
+"""The generic resumable runner, with a trivial judge (length of the writing)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from howtobench.data.models import Item, Writing
+from howtobench.errors import JudgeError, RowError
+from howtobench.judges.base import Judgment
+from howtobench.judges.runner import read_judgments, run_judge
+from howtobench.llm.types import Usage
+
+
+class LengthJudge:
+    """Scores a writing by its length; records every call; fails on writings containing 'boom'."""
+
+    method = "length"
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+        self.active = 0
+        self.max_active = 0
+
+    async def judge(self, item: Item, writing: Writing) -> Judgment:
+        self.calls.append((item.id, writing.model))
+        self.active += 1
+        self.max_active = max(self.max_active, self.active)
+        await asyncio.sleep(0.01)
+        self.active -= 1
+        if "boom" in writing.output:
+            raise JudgeError("exploded")
+        return Judgment(
+            method=self.method, item_id=item.id, model=writing.model, task=item.task, genre=item.genre,
+            score=float(len(writing.output)), usage=Usage(calls=1, prompt_tokens=10, completion_tokens=2),
+        )
+
+
+def make_pairs(n: int, models: tuple[str, ...] = ("m1", "m2")) -> list[tuple[Item, Writing]]:
+    items = [Item(infer_id=f"i{k}", task_type="guide", basic_instruction="写", genre="essay") for k in range(n)]
+    return [(it, Writing(infer_id=it.id, model=m, output="x" * (k + 1))) for k, it in enumerate(items) for m in models]
+
+
+async def test_judges_all_in_order_and_bounds_concurrency(tmp_path: Path) -> None:
+    judge, out = LengthJudge(), tmp_path / "out" / "j.jsonl"
+    result = await run_judge(judge, make_pairs(5), out, concurrency=3, progress=False)
+    first = [(j.item_id, j.model, j.score) for j in result][:3]
+    assert first == [("i0", "m1", 1.0), ("i0", "m2", 1.0), ("i1", "m1", 2.0)]
+    assert len(out.read_text().splitlines()) == 10
+    assert judge.max_active <= 3
+
+
+async def test_resume_skips_done_and_tolerates_truncated_last_line(tmp_path: Path) -> None:
+    out = tmp_path / "j.jsonl"
+    await run_judge(LengthJudge(), make_pairs(2), out, progress=False)
+    lines = out.read_text().splitlines()
+    out.write_text("\n".join(lines[:3]) + "\n" + lines[3][:25], encoding="utf-8")  # killed mid-write
+    judge = LengthJudge()
+    result = await run_judge(judge, make_pairs(3), out, progress=False)
+    assert sorted(judge.calls) == [("i1", "m2"), ("i2", "m1"), ("i2", "m2")]
+    assert len(result) == 6
+    assert len(read_judgments(out)) == 6
+    assert all(line.startswith("{") and line.endswith("}") for line in out.read_text().splitlines())
+
+
+async def test_judge_errors_become_failed_records_and_can_be_redone(tmp_path: Path) -> None:
+    out = tmp_path / "j.jsonl"
+    pairs = make_pairs(1, models=("m1",))
+    bad = [(pairs[0][0], Writing(infer_id="i0", model="m1", output="boom"))]
+    [failed] = await run_judge(LengthJudge(), bad, out, progress=False)
+    assert failed.status == "failed" and failed.score is None and "exploded" in failed.failures[0]
+    judge = LengthJudge()
+    await run_judge(judge, pairs, out, progress=False)
+    assert judge.calls == []  # failed is recorded as done unless asked
+    [redone] = await run_judge(judge, pairs, out, progress=False, redo_failed=True)
+    assert redone.status == "ok" and redone.score == 1.0
+
+
+def test_corrupt_middle_line_names_file_and_line(tmp_path: Path) -> None:
+    out = tmp_path / "j.jsonl"
+    out.write_text('{"oops": 1}\n{"also": 2}\n', encoding="utf-8")
+    with pytest.raises(RowError, match="j.jsonl:1"):
+        read_judgments(out)
