@@ -130,15 +130,28 @@ def _check_tasks(tasks: Iterable[str] | None) -> tuple[str, ...]:
     return chosen
 
 
+def _tasks_under(root: Path, tasks: Iterable[str] | None) -> tuple[str, ...]:
+    """Named tasks must all exist; with none named, every task that has an aligned.jsonl (at least one)."""
+    if tasks:
+        return _check_tasks(tasks)
+    present = tuple(t for t in TASKS if (Path(root) / t / ALIGNED_FILE).is_file())
+    if not present:
+        raise DataError(
+            f"no benchmark under {root} (no <task>/{ALIGNED_FILE}): pass --data DIR, set HOWTOBENCH_DATA, "
+            "or run `howtobench data download`"
+        )
+    return present
+
+
 def load_items(
     root: Path, tasks: Iterable[str] | None = None, *, strict: bool = False, report: LoadReport | None = None
 ) -> list[Item]:
-    """All items of the given tasks (default: all three), in file order, genre set from `sub_task`."""
+    """All items of the given tasks (default: every task present), in file order, genre set from `sub_task`."""
     own = report is None
     rep = report if report is not None else LoadReport()
     seen: dict[str, tuple[Path, int]] = {}
     items: list[Item] = []
-    for task in _check_tasks(tasks):
+    for task in _tasks_under(root, tasks):
         path = Path(root) / task / ALIGNED_FILE
         if not path.is_file():
             raise DataError(
@@ -280,7 +293,7 @@ def load_release_writings(
     """
     own = report is None
     rep = report if report is not None else LoadReport()
-    chosen = _check_tasks(tasks)
+    chosen = _tasks_under(root, tasks)
     if items is None:
         items = load_items(root, chosen, strict=strict, report=rep)
     wanted = set(models) if models else None
