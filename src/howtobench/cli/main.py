@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "headings",
     "data",
     "build",
+    "leaderboard",
 )
 
 app = typer.Typer(

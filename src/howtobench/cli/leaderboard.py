@@ -1,0 +1,108 @@
+"""`howtobench leaderboard`: the paper's Table 4 shape from judgment files of any method."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from howtobench.config import resolve_data_dir
+from howtobench.data.loader import load_items
+from howtobench.data.models import Item
+from howtobench.judges.base import Judgment
+from howtobench.report.leaderboard import build_leaderboard, load_judgments
+from howtobench.report.paper import paper_table4
+from howtobench.report.render import to_csv, to_json, to_markdown, to_rich
+
+
+class By(str, Enum):
+    both = "both"
+    task = "task"
+    genre = "genre"
+
+
+class Format(str, Enum):
+    table = "table"
+    markdown = "markdown"
+    csv = "csv"
+    json = "json"
+
+
+def _items_for(data: Path | None, judgments: list[Judgment]) -> list[Item] | None:
+    if data is None:
+        return None
+    tasks = sorted({j.task for j in judgments})
+    return load_items(resolve_data_dir(data), tasks)
+
+
+ResultsArg = Annotated[
+    list[Path], typer.Argument(help="Judgment JSONL files written by `howtobench judge` (any method).")
+]
+ByOpt = Annotated[
+    By, typer.Option("--by", help="Rows: both = tasks and genres (Table 4), task, or genre. All is always shown.")
+]
+NodesOpt = Annotated[
+    bool, typer.Option("--nodes", help="Also tabulate each tree node (content / format / impression).")
+]
+FormatOpt = Annotated[Format, typer.Option("--format", help="table (terminal), markdown, csv (long form) or json.")]
+PaperOpt = Annotated[
+    bool, typer.Option("--paper", help="Add the paper's Table 4 ToW scores (GPT-4o judge) as reference columns.")
+]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling (same seed, same intervals).")]
+BootstrapOpt = Annotated[
+    int, typer.Option("--bootstrap", min=0, help="Bootstrap replicates for the 95% intervals; 0 = no intervals.")
+]
+LbDataOpt = Annotated[
+    Path | None,
+    typer.Option("--data", help="Benchmark root: genres from the data, and a count of items never judged."),
+]
+TitleOpt = Annotated[str, typer.Option("--title", help="Heading printed above the tables.")]
+OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of the terminal.")]
+
+
+def leaderboard(
+    results: ResultsArg,
+    by: ByOpt = By.both,
+    nodes: NodesOpt = False,
+    fmt: FormatOpt = Format.table,
+    paper: PaperOpt = False,
+    seed: SeedOpt = 0,
+    bootstrap: BootstrapOpt = 1000,
+    data: LbDataOpt = None,
+    title: TitleOpt = "Leaderboard",
+    output: OutputOpt = None,
+) -> None:
+    """Rows Completion / Guide / Open, each genre and All; columns the models ordered by All.
+
+    Cells are mean root scores with seeded bootstrap 95% intervals (items resampled); failed judgments are
+    counted and left out of the means, never scored as 0; empty writings keep the judge's (lowest) scores and
+    are counted. Adjacent models are compared on shared items (mean difference with a paired-bootstrap
+    interval, Wilcoxon signed-rank p-value).
+    """
+    judgments = load_judgments(results)
+    board = build_leaderboard(
+        judgments,
+        by=by.value,
+        nodes=nodes,
+        seed=seed,
+        n_boot=bootstrap,
+        items=_items_for(data, judgments),
+        paper=paper_table4() if paper else None,
+        title=title,
+    )
+    if fmt is Format.table:
+        console = Console(file=output.open("w", encoding="utf-8"), width=200) if output else Console()
+        console.print(to_rich(board))
+        return
+    text = {Format.markdown: to_markdown, Format.csv: to_csv, Format.json: to_json}[fmt](board)
+    if output:
+        output.write_text(text, encoding="utf-8")
+    else:
+        typer.echo(text, nl=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("leaderboard")(leaderboard)

@@ -1,0 +1,343 @@
+"""Leaderboards from judgment files of any method: the shape of the paper's Table 4, with honesty attached.
+
+Rows are the tasks (Completion / Guide / Open), the genres, and All; columns are the judged models ordered by
+their All score. Each cell is the mean root score (`Judgment.score`) over the items of that row, with a
+seeded bootstrap 95% interval (items resampled). On request the same table is built for every node of the
+tree (`Judgment.nodes`: content / format / impression).
+
+What counts, and why:
+- a judgment whose status is `failed` (or that carries no score) is a failure, never a number: it is left
+  out of the means and counted, and a leaderboard that contains failures says so in its warnings;
+- an empty writing keeps the score the judge recorded for it (ToW gives it the lowest scores and flags it
+  `empty`), so a model that returns nothing is punished, and the empties are counted too;
+- the same (method, item, model) twice keeps the last line (a judge file that was appended to) and warns.
+
+Adjacent columns are compared on their shared items (`report.stats.paired_compare`). The report never calls
+a model: everything here is a pure function of the judgment records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import ValidationError
+
+import howtobench
+from howtobench.data.genres import GENRES, TABLE4_GENRES
+from howtobench.data.models import TASKS, Item
+from howtobench.errors import DataError, RowError
+from howtobench.judges.base import Judgment
+from howtobench.report.paper import ALL_ROW, PaperTable
+from howtobench.report.stats import FloatArray, PairedResult, bootstrap_ci, paired_compare, rng_for
+
+By = Literal["both", "task", "genre"]
+SCORE = "score"
+NODE_ORDER = ("content", "format", "impression")
+TASK_LABELS = {"completion": "Completion", "guide": "Guide", "open": "Open"}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One leaderboard row: a task, a genre, or All."""
+
+    group: Literal["task", "genre", "all"]
+    key: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Cell:
+    """Mean of one metric for one column over one row's items, with its interval and counts."""
+
+    mean: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    n_failed: int
+
+
+@dataclass(frozen=True)
+class ModelCounts:
+    """How many writings of one column were judged, scored, failed, empty, renormalised, missing."""
+
+    column: str
+    model: str
+    method: str
+    judged: int
+    scored: int
+    failed: int
+    empty: int
+    renormalized: int
+    missing: int | None = None
+
+    @property
+    def failure_rate(self) -> float:
+        return self.failed / self.judged if self.judged else 0.0
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """Everything every output format prints; built once by `build_leaderboard`."""
+
+    methods: tuple[str, ...]
+    columns: tuple[str, ...]
+    rows: tuple[Row, ...]
+    metrics: tuple[str, ...]
+    cells: dict[tuple[str, str, str], Cell]
+    counts: dict[str, ModelCounts]
+    paired: tuple[PairedResult, ...]
+    seed: int
+    n_boot: int
+    judge_models: tuple[str, ...] = ()
+    paper: PaperTable | None = None
+    title: str = "Leaderboard"
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    def cell(self, metric: str, row: str, column: str) -> Cell | None:
+        return self.cells.get((metric, row, column))
+
+    @property
+    def signature(self) -> str:
+        """A reproducibility line in the manner of sacrebleu: what produced these numbers."""
+        judges = ",".join(self.judge_models) or "unknown"
+        return (
+            f"howtobench:{howtobench.__version__}|method:{'+'.join(self.methods)}|judge:{judges}"
+            f"|ci:bootstrap-items-{self.n_boot}|seed:{self.seed}|paired:wilcoxon"
+        )
+
+
+def load_judgments(paths: Iterable[Path]) -> list[Judgment]:
+    """Read Judgment JSONL files; a bad line raises RowError naming the file and line (blank lines skip)."""
+    out: list[Judgment] = []
+    for path in paths:
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DataError(f"cannot read results file {path}: {exc}") from exc
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                out.append(Judgment.model_validate_json(line))
+            except ValidationError as exc:
+                raise RowError(path, number, f"not a judgment record: {exc.errors()[0]['msg']}") from exc
+    return out
+
+
+@dataclass
+class _Matrix:
+    """Per-item arrays computed once: values[metric] is (columns × items), NaN where there is no score."""
+
+    columns: list[str]
+    items: list[tuple[str, str]]
+    tasks: np.ndarray
+    genres: np.ndarray
+    values: dict[str, FloatArray]
+    failed: np.ndarray
+
+
+def _column_name(j: Judgment, multi_method: bool) -> str:
+    return f"{j.model} [{j.method}]" if multi_method else j.model
+
+
+def _dedupe(judgments: Sequence[Judgment], multi: bool) -> tuple[dict[tuple[str, str, str], Judgment], int]:
+    latest: dict[tuple[str, str, str], Judgment] = {}
+    for j in judgments:
+        latest[(_column_name(j, multi), j.task, j.item_id)] = j
+    return latest, len(judgments) - len(latest)
+
+
+def _is_failed(j: Judgment) -> bool:
+    return j.status == "failed" or (j.score is None and j.status != "empty")
+
+
+def _metric_value(j: Judgment, metric: str) -> float | None:
+    if j.status == "failed":
+        return None
+    return j.score if metric == SCORE else j.nodes.get(metric)
+
+
+def _node_metrics(judgments: Iterable[Judgment]) -> tuple[str, ...]:
+    names = {name for j in judgments for name, v in j.nodes.items() if v is not None}
+    return tuple(n for n in NODE_ORDER if n in names) + tuple(sorted(names - set(NODE_ORDER)))
+
+
+def _matrix(latest: dict[tuple[str, str, str], Judgment], metrics: Sequence[str], genre_of: dict[str, str]) -> _Matrix:
+    columns = sorted({c for c, _, _ in latest})
+    items = sorted({(t, i) for _, t, i in latest})
+    col_ix = {c: k for k, c in enumerate(columns)}
+    item_ix = {it: k for k, it in enumerate(items)}
+    values = {m: np.full((len(columns), len(items)), np.nan) for m in metrics}
+    failed = np.zeros((len(columns), len(items)), dtype=bool)
+    item_genre: dict[tuple[str, str], str] = {}
+    for (col, task, item_id), j in latest.items():
+        c, k = col_ix[col], item_ix[(task, item_id)]
+        item_genre.setdefault((task, item_id), genre_of.get(item_id, j.genre))
+        failed[c, k] = _is_failed(j)
+        for m in metrics:
+            v = _metric_value(j, m)
+            if v is not None:
+                values[m][c, k] = v
+    return _Matrix(
+        columns=columns,
+        items=items,
+        tasks=np.array([t for t, _ in items], dtype=object),
+        genres=np.array([item_genre[it] for it in items], dtype=object),
+        values=values,
+        failed=failed,
+    )
+
+
+def _rows(mx: _Matrix, by: By) -> list[Row]:
+    rows: list[Row] = []
+    if by in ("both", "task"):
+        present = set(mx.tasks.tolist())
+        rows += [Row("task", t, TASK_LABELS[t]) for t in TASKS if t in present]
+    if by in ("both", "genre"):
+        present = set(mx.genres.tolist())
+        ordered = [g for g in TABLE4_GENRES if g in present] + sorted(present - set(TABLE4_GENRES))
+        rows += [Row("genre", g, GENRES[g].en if g in GENRES else g) for g in ordered]
+    rows.append(Row("all", ALL_ROW, "All"))
+    return rows
+
+
+def _row_mask(mx: _Matrix, row: Row) -> np.ndarray:
+    if row.group == "task":
+        return np.asarray(mx.tasks == row.key)
+    if row.group == "genre":
+        return np.asarray(mx.genres == row.key)
+    return np.ones(len(mx.items), dtype=bool)
+
+
+def _cells(mx: _Matrix, rows: Sequence[Row], seed: int, n_boot: int) -> dict[tuple[str, str, str], Cell]:
+    cells: dict[tuple[str, str, str], Cell] = {}
+    for row in rows:
+        mask = _row_mask(mx, row)
+        for metric, matrix in mx.values.items():
+            for c, col in enumerate(mx.columns):
+                raw = matrix[c, mask]
+                vals = raw[~np.isnan(raw)]
+                n_failed = int(mx.failed[c, mask].sum())
+                if vals.size == 0 and (n_failed == 0 or metric != SCORE):
+                    continue  # a node the tree does not have here (Completion has no Format) is no cell
+                ci = bootstrap_ci(vals, n_boot=n_boot, rng=rng_for(seed, f"{metric}|{row.key}|{col}"))
+                cells[(metric, row.key, col)] = Cell(
+                    mean=float(vals.mean()) if vals.size else None,
+                    ci_low=ci[0] if ci else None,
+                    ci_high=ci[1] if ci else None,
+                    n=int(vals.size),
+                    n_failed=n_failed,
+                )
+    return cells
+
+
+def _order_columns(columns: Sequence[str], cells: dict[tuple[str, str, str], Cell]) -> list[str]:
+    """Best All score first; columns without any score last, then by name for a stable order."""
+
+    def key(col: str) -> tuple[int, float, str]:
+        cell = cells.get((SCORE, ALL_ROW, col))
+        mean = cell.mean if cell and cell.mean is not None else None
+        return (1, 0.0, col) if mean is None else (0, -mean, col)
+
+    return sorted(columns, key=key)
+
+
+def _paired(mx: _Matrix, order: Sequence[str], seed: int, n_boot: int) -> tuple[PairedResult, ...]:
+    ix = {c: k for k, c in enumerate(mx.columns)}
+    scores = mx.values[SCORE]
+    out = []
+    for first, second in zip(order, order[1:], strict=False):
+        rng = rng_for(seed, f"paired|{first}|{second}")
+        out.append(paired_compare(first, second, scores[ix[first]], scores[ix[second]], n_boot=n_boot, rng=rng))
+    return tuple(out)
+
+
+def _counts(latest: dict[tuple[str, str, str], Judgment], items: Sequence[Item] | None) -> dict[str, ModelCounts]:
+    by_col: dict[str, list[Judgment]] = {}
+    keys: dict[str, set[tuple[str, str]]] = {}
+    for (col, task, item_id), j in latest.items():
+        by_col.setdefault(col, []).append(j)
+        keys.setdefault(col, set()).add((task, item_id))
+    universe = {(i.task, i.id) for i in items} if items is not None else None
+    return {
+        col: ModelCounts(
+            column=col,
+            model=js[0].model,
+            method=js[0].method,
+            judged=len(js),
+            scored=sum(1 for j in js if not _is_failed(j) and j.score is not None),
+            failed=sum(1 for j in js if _is_failed(j)),
+            empty=sum(1 for j in js if j.status == "empty"),
+            renormalized=sum(1 for j in js if j.status == "renormalized"),
+            missing=len(universe - keys[col]) if universe is not None else None,
+        )
+        for col, js in by_col.items()
+    }
+
+
+def _warnings(counts: dict[str, ModelCounts], duplicates: int) -> list[str]:
+    out: list[str] = []
+    for c in counts.values():
+        if c.failed:
+            out.append(
+                f"{c.column}: {c.failed} of {c.judged} judgments failed ({c.failure_rate:.1%}); "
+                "its means leave them out, so they rest on fewer items"
+            )
+        if c.empty:
+            out.append(f"{c.column}: {c.empty} empty writings, scored as the judge recorded them (lowest scores)")
+        if c.missing:
+            out.append(f"{c.column}: {c.missing} benchmark items have no judgment (a partial run)")
+    if duplicates:
+        out.append(f"{duplicates} repeated judgments of the same (method, item, model): the last line was kept")
+    return out
+
+
+def build_leaderboard(
+    judgments: Sequence[Judgment],
+    *,
+    by: By = "both",
+    nodes: bool = False,
+    seed: int = 0,
+    n_boot: int = 1000,
+    items: Sequence[Item] | None = None,
+    paper: PaperTable | None = None,
+    title: str = "Leaderboard",
+    notes: Sequence[str] = (),
+) -> Leaderboard:
+    """Aggregate judgments into a leaderboard.
+
+    `items` (the benchmark, optionally filtered) gives each item its genre from the data rather than from the
+    judgment record, and lets the counts say how many items were never judged.
+    """
+    if not judgments:
+        raise DataError("no judgments to build a leaderboard from")
+    methods = tuple(sorted({j.method for j in judgments}))
+    latest, duplicates = _dedupe(judgments, multi=len(methods) > 1)
+    metrics = (SCORE, *(_node_metrics(latest.values()) if nodes else ()))
+    genre_of = {i.id: i.genre for i in items} if items is not None else {}
+    mx = _matrix(latest, metrics, genre_of)
+    rows = _rows(mx, by)
+    cells = _cells(mx, rows, seed, n_boot)
+    order = _order_columns(mx.columns, cells)
+    counts = _counts(latest, items)
+    return Leaderboard(
+        methods=methods,
+        columns=tuple(order),
+        rows=tuple(rows),
+        metrics=metrics,
+        cells=cells,
+        counts={c: counts[c] for c in order},
+        paired=_paired(mx, order, seed, n_boot),
+        seed=seed,
+        n_boot=n_boot,
+        judge_models=tuple(sorted({j.judge_model for j in latest.values() if j.judge_model})),
+        paper=paper,
+        title=title,
+        notes=tuple(notes),
+        warnings=tuple(_warnings(counts, duplicates)),
+    )

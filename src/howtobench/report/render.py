@@ -1,0 +1,233 @@
+"""Print a `Leaderboard` as a rich table, Markdown, CSV or JSON — four views of the same numbers.
+
+All views take their numbers from `cell_records` (rounded once to 4 decimals) and the text views format
+those with `fmt`, so a value printed in the Markdown table is exactly the JSON value to 2 decimals.
+CSV is the long form of the cells (one line per metric × row × column, paper reference lines marked
+`source=paper`); the counts, paired tests and warnings are in the JSON and the two tables.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from howtobench.report.leaderboard import SCORE, Cell, Leaderboard
+
+DASH = "—"
+CSV_FIELDS = (
+    "metric",
+    "group",
+    "row",
+    "column",
+    "model",
+    "method",
+    "source",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "n",
+    "n_failed",
+)
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
+
+
+def fmt(x: float | None) -> str:
+    return DASH if x is None else f"{x:.2f}"
+
+
+def metric_title(lb: Leaderboard, metric: str) -> str:
+    what = "root score" if metric == SCORE else f"node: {metric}"
+    return f"{lb.title} — {what} ({'+'.join(lb.methods)})"
+
+
+def _paper_columns(lb: Leaderboard) -> list[str]:
+    return list(lb.paper.models) if lb.paper else []
+
+
+def _paper_label(lb: Leaderboard, model: str) -> str:
+    assert lb.paper is not None
+    return f"{lb.paper.abbreviations[model]} (paper)"
+
+
+def cell_records(lb: Leaderboard) -> list[dict[str, Any]]:
+    """The long form every view shares: our cells, then the paper's reference values (root score only)."""
+    out: list[dict[str, Any]] = []
+    for metric in lb.metrics:
+        for row in lb.rows:
+            for col in lb.columns:
+                cell = lb.cell(metric, row.key, col)
+                if cell is None:
+                    continue
+                counts = lb.counts[col]
+                out.append(_record(metric, row.group, row.key, col, counts.model, counts.method, "ours", cell))
+    if lb.paper is not None:
+        for row in lb.rows:
+            for model in lb.paper.models:
+                value = lb.paper.get(row.key, model)
+                if value is not None:
+                    paper_cell = Cell(mean=value, ci_low=None, ci_high=None, n=0, n_failed=0)
+                    label = _paper_label(lb, model)
+                    out.append(_record(SCORE, row.group, row.key, label, model, "tow", "paper", paper_cell))
+    return out
+
+
+def _record(
+    metric: str, group: str, row: str, column: str, model: str, method: str, source: str, cell: Cell
+) -> dict[str, Any]:
+    return {
+        "metric": metric,
+        "group": group,
+        "row": row,
+        "column": column,
+        "model": model,
+        "method": method,
+        "source": source,
+        "mean": _r(cell.mean),
+        "ci_low": _r(cell.ci_low),
+        "ci_high": _r(cell.ci_high),
+        "n": cell.n if source == "ours" else None,
+        "n_failed": cell.n_failed if source == "ours" else None,
+    }
+
+
+def _cell_text(rec: dict[str, Any] | None) -> str:
+    if rec is None:
+        return DASH
+    if rec["mean"] is None:
+        return f"failed ×{rec['n_failed']}" if rec["n_failed"] else DASH
+    if rec["ci_low"] is None:
+        return fmt(rec["mean"])
+    return f"{fmt(rec['mean'])} [{fmt(rec['ci_low'])}, {fmt(rec['ci_high'])}]"
+
+
+def grid(lb: Leaderboard, metric: str) -> tuple[list[str], list[list[str]]]:
+    """Header and body of one metric's table (rows × columns), shared by Markdown and rich."""
+    recs = {(r["row"], r["column"]): r for r in cell_records(lb) if r["metric"] == metric}
+    paper_cols = [_paper_label(lb, m) for m in _paper_columns(lb)] if metric == SCORE else []
+    header = ["", *lb.columns, *paper_cols]
+    body = [[row.label, *(_cell_text(recs.get((row.key, c))) for c in (*lb.columns, *paper_cols))] for row in lb.rows]
+    return header, body
+
+
+def counts_grid(lb: Leaderboard) -> tuple[list[str], list[list[str]]]:
+    with_missing = any(c.missing is not None for c in lb.counts.values())
+    header = ["model", "method", "judged", "scored", "failed", "empty", "renormalized", "failure rate"]
+    header += ["missing"] if with_missing else []
+    body = []
+    for c in lb.counts.values():
+        line = [c.column, c.method, str(c.judged), str(c.scored), str(c.failed), str(c.empty), str(c.renormalized)]
+        line.append(f"{c.failure_rate:.1%}")
+        line += [str(c.missing)] if with_missing else []
+        body.append(line)
+    return header, body
+
+
+def paired_grid(lb: Leaderboard) -> tuple[list[str], list[list[str]]]:
+    header = ["pair (adjacent by All)", "shared items", "mean difference [95% CI]", "Wilcoxon p"]
+    body = []
+    for p in lb.paired:
+        diff = DASH if p.mean_diff is None else f"{p.mean_diff:+.2f}"
+        if p.ci_low is not None and p.ci_high is not None:
+            diff += f" [{p.ci_low:+.2f}, {p.ci_high:+.2f}]"
+        pval = DASH if p.p_wilcoxon is None else f"{p.p_wilcoxon:.3g}"
+        body.append([f"{p.first} vs {p.second}", str(p.n_shared), diff, pval])
+    return header, body
+
+
+def _md_table(header: list[str], body: list[list[str]]) -> str:
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    return "\n".join([line(header), line(["---"] * len(header)), *(line(b) for b in body)])
+
+
+def to_markdown(lb: Leaderboard) -> str:
+    parts = [f"## {lb.title}", ""]
+    parts += [f"> {note}" for note in lb.notes] + ([""] if lb.notes else [])
+    for metric in lb.metrics:
+        parts += [f"### {metric_title(lb, metric)}", "", _md_table(*grid(lb, metric)), ""]
+    parts += ["### Judged writings per model", "", _md_table(*counts_grid(lb)), ""]
+    if lb.paired:
+        parts += ["### Adjacent models, paired on shared items", "", _md_table(*paired_grid(lb)), ""]
+    if lb.warnings:
+        parts += ["**Warnings**", "", *(f"- {w}" for w in lb.warnings), ""]
+    if lb.paper is not None:
+        parts += [f"Reference columns: {lb.paper.source}.", ""]
+    parts.append(f"`{lb.signature}`")
+    return "\n".join(parts) + "\n"
+
+
+def to_csv(lb: Leaderboard) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for rec in cell_records(lb):
+        writer.writerow({k: "" if rec[k] is None else rec[k] for k in CSV_FIELDS})
+    return buf.getvalue()
+
+
+def to_json_data(lb: Leaderboard) -> dict[str, Any]:
+    return {
+        "title": lb.title,
+        "notes": list(lb.notes),
+        "signature": lb.signature,
+        "methods": list(lb.methods),
+        "judge_models": list(lb.judge_models),
+        "seed": lb.seed,
+        "bootstrap": lb.n_boot,
+        "columns": list(lb.columns),
+        "rows": [{"group": r.group, "key": r.key, "label": r.label} for r in lb.rows],
+        "metrics": list(lb.metrics),
+        "cells": cell_records(lb),
+        "counts": [vars(c) | {"failure_rate": round(c.failure_rate, 4)} for c in lb.counts.values()],
+        "paired": [
+            {
+                "first": p.first,
+                "second": p.second,
+                "n_shared": p.n_shared,
+                "mean_diff": _r(p.mean_diff),
+                "ci_low": _r(p.ci_low),
+                "ci_high": _r(p.ci_high),
+                "p_wilcoxon": p.p_wilcoxon,
+            }
+            for p in lb.paired
+        ],
+        "warnings": list(lb.warnings),
+        "paper_source": lb.paper.source if lb.paper else None,
+    }
+
+
+def to_json(lb: Leaderboard) -> str:
+    return json.dumps(to_json_data(lb), ensure_ascii=False, indent=2) + "\n"
+
+
+def _rich_table(title: str, header: list[str], body: list[list[str]]) -> Table:
+    table = Table(title=title, title_justify="left", header_style="bold")
+    for k, name in enumerate(header):
+        style = "dim" if "(paper)" in name else None
+        table.add_column(name, justify="left" if k == 0 else "right", style=style, no_wrap=k == 0)
+    for line in body:
+        table.add_row(*line)
+    return table
+
+
+def to_rich(lb: Leaderboard) -> RenderableType:
+    parts: list[RenderableType] = [Text(note, style="bold magenta") for note in lb.notes]
+    parts += [_rich_table(metric_title(lb, m), *grid(lb, m)) for m in lb.metrics]
+    parts.append(_rich_table("Judged writings per model", *counts_grid(lb)))
+    if lb.paired:
+        parts.append(_rich_table("Adjacent models, paired on shared items", *paired_grid(lb)))
+    parts += [Text(f"warning: {w}", style="yellow") for w in lb.warnings]
+    if lb.paper is not None:
+        parts.append(Text(f"Reference columns: {lb.paper.source}.", style="dim"))
+    parts.append(Text(lb.signature, style="dim"))
+    return Group(*parts)

@@ -1,0 +1,171 @@
+"""Leaderboard numbers on a hand-made results file: means, counts, intervals, paired test, four outputs that agree."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from howtobench.cli.main import app
+from howtobench.errors import RowError
+from howtobench.judges.base import Judgment
+from howtobench.report.leaderboard import build_leaderboard, load_judgments
+from howtobench.report.paper import paper_table4
+from howtobench.report.render import fmt, to_csv, to_json_data, to_markdown
+from howtobench.report.stats import bootstrap_ci, rng_for
+
+# item -> (task, genre)
+ITEMS = {
+    "c1": ("completion", "argumentative"),
+    "c2": ("completion", "prose"),
+    "g1": ("guide", "letters"),
+    "o1": ("open", "prose"),
+}
+
+
+def _j(model: str, item: str, score: float | None, status: str = "ok", **nodes: float) -> Judgment:
+    task, genre = ITEMS[item]
+    return Judgment(
+        method="tow",
+        item_id=item,
+        model=model,
+        task=task,
+        genre=genre,
+        score=score,
+        status=status,  # type: ignore[arg-type]
+        nodes=dict(nodes),
+        judge_model="judge-x",
+    )
+
+
+def hand_made() -> list[Judgment]:
+    return [
+        _j("alpha", "c1", 8.0, content=8.0, impression=7.0),
+        _j("alpha", "c2", 6.0, content=6.0, impression=5.0),
+        _j("alpha", "g1", 7.0, content=7.0, format=6.0, impression=8.0),
+        _j("alpha", "o1", 5.0, content=4.0, format=6.0, impression=5.0),
+        _j("beta", "c1", 5.0, content=5.0, impression=5.0),
+        _j("beta", "c2", None, status="failed"),
+        _j("beta", "g1", 1.0, status="empty", content=1.0, format=1.0, impression=1.0),
+        _j("beta", "o1", 4.0, content=4.0, format=4.0, impression=4.0),
+    ]
+
+
+@pytest.fixture
+def results_file(tmp_path: Path) -> Path:
+    path = tmp_path / "tow.jsonl"
+    path.write_text("".join(j.model_dump_json() + "\n" for j in hand_made()), encoding="utf-8")
+    return path
+
+
+def test_means_order_and_counts() -> None:
+    lb = build_leaderboard(hand_made(), nodes=True, seed=7, n_boot=500)
+    assert lb.columns == ("alpha", "beta")
+    assert [r.key for r in lb.rows] == ["completion", "guide", "open", "argumentative", "prose", "letters", "all"]
+    assert lb.cell("score", "all", "alpha").mean == pytest.approx(6.5)  # type: ignore[union-attr]
+    # the failed judgment is left out (not 0); the empty writing keeps the judge's 1.0
+    beta_all = lb.cell("score", "all", "beta")
+    assert beta_all is not None and beta_all.mean == pytest.approx(10 / 3) and beta_all.n == 3
+    assert beta_all.n_failed == 1
+    beta_completion = lb.cell("score", "completion", "beta")
+    assert beta_completion is not None and beta_completion.mean == 5.0 and beta_completion.n_failed == 1
+    assert lb.cell("score", "prose", "alpha").mean == pytest.approx(5.5)  # type: ignore[union-attr]
+    counts = lb.counts["beta"]
+    assert (counts.judged, counts.scored, counts.failed, counts.empty) == (4, 3, 1, 1)
+    assert counts.failure_rate == 0.25
+    assert any("beta: 1 of 4 judgments failed" in w for w in lb.warnings)
+    assert any("beta: 1 empty writings" in w for w in lb.warnings)
+    # node breakdown: completion has no format node, so format rests on the two other items
+    assert lb.metrics == ("score", "content", "format", "impression")
+    assert lb.cell("format", "all", "alpha").mean == pytest.approx(6.0)  # type: ignore[union-attr]
+    assert lb.cell("format", "completion", "alpha") is None
+
+
+def test_bootstrap_bounds_fixed_seed() -> None:
+    lb = build_leaderboard(hand_made(), seed=7, n_boot=500)
+    cell = lb.cell("score", "all", "alpha")
+    assert cell is not None and cell.ci_low is not None and cell.ci_high is not None
+    # the same resampling, written out: 500 replicates of 4 items with the cell's own generator
+    rng = rng_for(7, "score|all|alpha")
+    values = np.array([8.0, 6.0, 7.0, 5.0])  # items in sorted (task, id) order
+    means = values[rng.integers(0, 4, size=(500, 4))].mean(axis=1)
+    assert (cell.ci_low, cell.ci_high) == (np.percentile(means, 2.5), np.percentile(means, 97.5))
+    assert (round(cell.ci_low, 4), round(cell.ci_high, 4)) == (5.5, 7.5)
+    again = build_leaderboard(hand_made(), seed=7, n_boot=500).cell("score", "all", "alpha")
+    assert again == cell
+    assert build_leaderboard(hand_made(), seed=7, n_boot=0).cell("score", "all", "alpha").ci_low is None  # type: ignore[union-attr]
+
+
+def test_bootstrap_ci_shrinks_with_more_items() -> None:
+    rng = np.random.default_rng(0)
+    small = bootstrap_ci(rng.normal(5, 1, 20), n_boot=1000, rng=rng_for(0, "a"))
+    large = bootstrap_ci(rng.normal(5, 1, 2000), n_boot=1000, rng=rng_for(0, "a"))
+    assert small is not None and large is not None
+    assert (large[1] - large[0]) < (small[1] - small[0]) / 5
+
+
+def test_paired_adjacent_models() -> None:
+    lb = build_leaderboard(hand_made(), seed=7, n_boot=200)
+    (pair,) = lb.paired
+    assert (pair.first, pair.second, pair.n_shared) == ("alpha", "beta", 3)  # c2 failed for beta: not shared
+    assert pair.mean_diff == pytest.approx(((8 - 5) + (7 - 1) + (5 - 4)) / 3)
+    assert pair.p_wilcoxon == pytest.approx(0.25)  # exact test, n=3, all differences positive
+
+
+def test_outputs_agree(results_file: Path) -> None:
+    lb = build_leaderboard(load_judgments([results_file]), seed=3, n_boot=300, paper=paper_table4())
+    data = to_json_data(lb)
+    rows = list(csv.DictReader(io.StringIO(to_csv(lb))))
+    assert len(rows) == len(data["cells"])
+    for rec, line in zip(data["cells"], rows, strict=True):
+        assert line["column"] == rec["column"] and line["row"] == rec["row"]
+        assert float(line["mean"]) == rec["mean"]
+    md = to_markdown(lb)
+    all_line = next(line for line in md.splitlines() if line.startswith("| All |"))
+    alpha = next(r for r in data["cells"] if r["row"] == "all" and r["column"] == "alpha")
+    expected = f"{fmt(alpha['mean'])} [{fmt(alpha['ci_low'])}, {fmt(alpha['ci_high'])}]"
+    assert all_line.split(" | ")[1] == expected
+    # paper reference columns: DS-R1's published All is 6.10
+    assert "DS-R1 (paper)" in md.splitlines()[md.splitlines().index("### Leaderboard — root score (tow)") + 2]
+    assert "6.10" in all_line
+    assert {c["column"]: c["failed"] for c in data["counts"]} == {"alpha": 0, "beta": 1}
+    assert "beta: 1 of 4 judgments failed" in md
+
+
+def test_cli_formats(results_file: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    out = runner.invoke(app, ["leaderboard", str(results_file), "--format", "json", "--seed", "3"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["columns"] == ["alpha", "beta"] and data["seed"] == 3
+    md_path = tmp_path / "lb.md"
+    out = runner.invoke(
+        app, ["leaderboard", str(results_file), "--format", "markdown", "--seed", "3", "-o", str(md_path)]
+    )
+    assert out.exit_code == 0, out.output
+    assert "| All | 6.50 [" in md_path.read_text(encoding="utf-8")
+    table = runner.invoke(app, ["leaderboard", str(results_file), "--by", "task"])
+    assert table.exit_code == 0 and "Completion" in table.output and "Argumentative" not in table.output
+
+
+def test_bad_line_names_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(hand_made()[0].model_dump_json() + "\n{not json}\n", encoding="utf-8")
+    with pytest.raises(RowError, match=r"bad.jsonl:2"):
+        load_judgments([path])
+
+
+def test_paper_table_reading() -> None:
+    paper = paper_table4()
+    assert len(paper.models) == 10
+    assert paper.get("all", "deepseek-r1") == 6.10 and paper.get("all", "Llama-3.3-70B-Instruct") == 4.59
+    assert paper.get("completion", "gpt-4o-2024-11-20") == 6.60
+    assert paper.get("regulation", "Llama-3.3-70B-Instruct") == 4.72
+    for genre, avg in paper.genre_avg.items():
+        mean = sum(paper.get(genre, m) or 0 for m in paper.models) / 10
+        assert abs(mean - avg) <= 0.005 + 1e-9, genre
