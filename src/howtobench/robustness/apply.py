@@ -1,0 +1,92 @@
+"""Apply a perturbation kind to writings: one entry point for rule-based and LLM kinds.
+
+Seeds are derived per (base seed, item, model, kind) by hashing, so a writing gets the same
+perturbation whatever else is in the batch and in whatever order it is processed.
+Perturbed writings keep the release layout (infer_id, model, output) with the model renamed
+`<model>+<kind>`, so every judge, the runner's resume key and the leaderboard treat them as
+one more model; `source_model`, `base_seed` and the `perturbation` record ride along as extra
+fields. Failed perturbations are returned separately and never become writings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+from howtobench.data.models import Writing
+from howtobench.errors import ConfigError
+from howtobench.llm.types import LLMClient
+from howtobench.robustness.perturb import RULES, PerturbContext, Perturbed
+from howtobench.robustness.transfer import TRANSFER_KINDS, transfer
+
+ALL_KINDS: tuple[str, ...] = (*RULES, *TRANSFER_KINDS)
+PAPER_KINDS: tuple[str, ...] = ("drop", "repeat", *TRANSFER_KINDS)
+Expectation = Literal["down", "anchor"]
+
+
+def expectation(kind: str) -> Expectation:
+    """What a sound judge should do: the reference control lands near the anchor; all else scores lower."""
+    return "anchor" if kind == "reference" else "down"
+
+
+def derive_seed(base_seed: int, item_id: str, model: str, kind: str) -> int:
+    """A 63-bit seed from the base seed and the writing's identity (order-independent)."""
+    blob = json.dumps([base_seed, item_id, model, kind], ensure_ascii=False).encode()
+    return int.from_bytes(hashlib.sha256(blob).digest()[:8], "big") >> 1
+
+
+def check_kinds(kinds: Sequence[str]) -> list[str]:
+    """Validate kind names against the registry (clear error listing the valid ones)."""
+    unknown = [k for k in kinds if k not in ALL_KINDS]
+    if unknown:
+        raise ConfigError(f"unknown perturbation kind(s) {', '.join(unknown)}; choose from {', '.join(ALL_KINDS)}")
+    return list(kinds)
+
+
+async def perturb_text(
+    kind: str, text: str, seed: int, ctx: PerturbContext, client: LLMClient | None = None
+) -> Perturbed:
+    """Perturb one text; LLM kinds need a client."""
+    if kind in RULES:
+        return RULES[kind](text, seed, ctx)
+    if kind in TRANSFER_KINDS:
+        if client is None:
+            raise ConfigError(f"{kind} rewrites with an LLM: configure a writer endpoint")
+        return await transfer(text, seed, ctx, client, kind.removeprefix("transfer-"))
+    raise ConfigError(f"unknown perturbation kind {kind}; choose from {', '.join(ALL_KINDS)}")
+
+
+def perturbed_writing(source: Writing, kind: str, base_seed: int, result: Perturbed) -> Writing:
+    """The perturbed text as a writing in the release layout, with its provenance."""
+    return Writing.model_validate({
+        "infer_id": source.item_id,
+        "model": f"{source.model}+{kind}",
+        "output": result.text or "",
+        "source_model": source.model,
+        "base_seed": base_seed,
+        "perturbation": result.record.model_dump(mode="json"),
+    })
+
+
+async def perturb_writings(
+    writings: Sequence[Writing],
+    kind: str,
+    base_seed: int,
+    context: Callable[[Writing], PerturbContext],
+    client: LLMClient | None = None,
+    on_done: Callable[[], None] | None = None,
+) -> tuple[list[Writing], list[Writing]]:
+    """Perturb every writing with one kind; returns (perturbed writings, failed ones as records)."""
+
+    async def one(w: Writing) -> tuple[Writing, bool]:
+        seed = derive_seed(base_seed, w.item_id, w.model, kind)
+        result = await perturb_text(kind, w.output, seed, context(w), client)
+        if on_done:
+            on_done()
+        return perturbed_writing(w, kind, base_seed, result), result.record.status == "ok"
+
+    done = await asyncio.gather(*(one(w) for w in writings))
+    return [w for w, ok in done if ok], [w for w, ok in done if not ok]

@@ -1,0 +1,84 @@
+"""Genre transfer: an LLM rewrites a writing into another genre (comment, letter, official, poem).
+
+The paper's strongest perturbation: the content survives but the writing no longer answers
+the instruction's genre, so a good judge must score it lower. The rewrite goes through the
+client layer like every other call (cached, retried); a failed call is returned as a failed
+perturbation with the raw reply kept, never replaced by the original text.
+
+Prompts are jinja2 templates under `robustness/prompts/<lang>/transfer.j2` (our own words);
+the model text is delimited by tags and any closing tag inside it is neutralised.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from importlib import resources
+
+import jinja2
+
+from howtobench.data.models import Language
+from howtobench.llm.types import ChatRequest, LLMClient, SamplingParams
+from howtobench.robustness.perturb import Perturbation, PerturbContext, Perturbed, failed
+
+# genre id -> language -> (name used in the prompt, one rule that makes the genre unmistakable)
+TRANSFER_GENRES: dict[str, dict[str, tuple[str, str]]] = {
+    "comment": {
+        "zh": ("评论", "以评论者的视角对文章涉及的人和事发表看法，观点鲜明，有评有论。"),
+        "en": ("a comment piece", "Speak as a commentator giving clear opinions on the people and events."),
+    },
+    "letter": {
+        "zh": ("书信", "有称呼、问候、正文、祝颂语和署名，以写信人的口吻写给一位具体的收信人。"),
+        "en": ("a letter", "Use a salutation, a body addressed to one recipient, a closing and a signature."),
+    },
+    "official": {
+        "zh": ("公文（通知）", "有标题、主送机关、正文和落款日期，语言庄重、简明、规范。"),
+        "en": ("an official notice", "Use a title, the addressed office, a formal body, the issuer and a date."),
+    },
+    "poem": {
+        "zh": ("诗歌", "分行分节，语言凝练，讲究意象和节奏，不要写成散文。"),
+        "en": ("a poem", "Write in lines and stanzas with concise, rhythmic language and imagery, not prose."),
+    },
+}
+TRANSFER_KINDS: tuple[str, ...] = tuple(f"transfer-{genre}" for genre in TRANSFER_GENRES)
+_SPLIT = "=====USER====="
+_CLOSING = {"zh": "</原文>", "en": "</source>"}
+MAX_TOKENS = 4096
+
+
+@cache
+def _template_source(language: Language) -> str:
+    return resources.files("howtobench.robustness").joinpath(f"prompts/{language}/transfer.j2").read_text("utf-8")
+
+
+def template_version(language: Language) -> str:
+    """Hash of the template text: editing the prompt invalidates exactly its cached calls."""
+    return hashlib.sha256(_template_source(language).encode()).hexdigest()[:16]
+
+
+def build_request(text: str, genre: str, seed: int, language: Language) -> ChatRequest:
+    """The chat request that rewrites `text` into `genre`."""
+    name, genre_rule = TRANSFER_GENRES[genre][language]
+    safe = text.replace(_CLOSING[language], _CLOSING[language].replace("/", "／"))
+    env = jinja2.Environment(autoescape=False, keep_trailing_newline=False, undefined=jinja2.StrictUndefined)
+    rendered = env.from_string(_template_source(language)).render(genre_name=name, genre_rule=genre_rule, writing=safe)
+    system, user = (part.strip() for part in rendered.split(_SPLIT, 1))
+    return ChatRequest(
+        messages=({"role": "system", "content": system}, {"role": "user", "content": user}),
+        sampling=SamplingParams(temperature=0.0, max_tokens=MAX_TOKENS, seed=seed),
+        purpose=f"perturb:transfer-{genre}",
+        template_version=template_version(language),
+    )
+
+
+async def transfer(text: str, seed: int, ctx: PerturbContext, client: LLMClient, genre: str) -> Perturbed:
+    """Rewrite `text` into `genre`; a failed or empty reply is a failed perturbation."""
+    kind = f"transfer-{genre}"
+    result = await client.chat(build_request(text, genre, seed, ctx.language))
+    rewritten = (result.text or "").strip()
+    if not result.ok or not rewritten:
+        reason = result.error or "the model returned an empty rewrite"
+        detail = {"model": client.model, "raw_text": result.raw_text, "cache_key": result.cache_key}
+        return Perturbed(None, failed(kind, seed, reason).record.model_copy(update={"changes": (detail,)}))
+    change = {"genre": genre, "model": client.model, "cache_key": result.cache_key, "chars": len(rewritten)}
+    return Perturbed(rewritten, Perturbation(kind=kind, seed=seed, changes=(change,)))
