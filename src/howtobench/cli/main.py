@@ -16,6 +16,7 @@ from rich.console import Console
 from howtobench.errors import HowtobenchError
 
 COMMAND_MODULES: tuple[str, ...] = (
+    "meta",
     "headings",
     "data",
     "build",

@@ -36,3 +36,20 @@ LimitOpt = Annotated[
     Optional[int],
     typer.Option("--limit", min=1, help="At most this many items per task (the first ones, in file order)."),
 ]
+TABLE_FORMATS: tuple[str, ...] = ("rich", "markdown", "csv", "json")
+
+
+def _check_format(value: str) -> str:
+    if value not in TABLE_FORMATS:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(TABLE_FORMATS)}")
+    return value
+
+
+FormatOpt = Annotated[
+    str,
+    typer.Option(
+        "--format",
+        callback=_check_format,
+        help="How tables are printed: rich (terminal table), markdown, csv or json (raw numbers, for scripts).",
+    ),
+]

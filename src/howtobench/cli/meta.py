@@ -1,0 +1,107 @@
+"""`howtobench meta ...`: how good is a judge? Correlations with humans, agreement, ablation, inconsistency.
+
+Every number is computed from stored judgment files and human ratings; no command here calls a model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from howtobench.meta.correlate import BootstrapSettings, correlate_results, correlation_table
+from howtobench.meta.human import agreement, average_scores, load_ratings
+from howtobench.meta.judgments import SkipReport, load_results
+from howtobench.report.tables import Table, print_tables
+
+from .options import FormatOpt, StrictOpt
+
+meta_app = typer.Typer(
+    name="meta",
+    help="Meta-evaluation: compare judges with human ratings (no model calls; reads stored judgments).",
+    no_args_is_help=True,
+)
+
+HumanOpt = Annotated[
+    Path,
+    typer.Option(
+        "--human",
+        exists=True,
+        dir_okay=False,
+        help="Human ratings, JSONL or CSV: item_id (or infer_id), model, rater, score, optional dimensions. "
+        "Raters of one writing are averaged.",
+    ),
+]
+ResultsArg = Annotated[
+    list[Path],
+    typer.Argument(
+        exists=True, dir_okay=False, help="Judgment JSONL files (one per method, as `howtobench judge` writes)."
+    ),
+]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling (same seed, same intervals).")]
+BootOpt = Annotated[int, typer.Option("--bootstrap", min=10, help="Number of bootstrap resamples of the items.")]
+LevelOpt = Annotated[
+    list[str] | None,
+    typer.Option("--level", help="Which tables: system, sample (repeatable; default both)."),
+]
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the `meta` sub-commands to the main app."""
+    app.add_typer(meta_app, name="meta")
+
+
+def _warn_skipped(console: Console, report: SkipReport) -> None:
+    for err in report.skipped[:5]:
+        console.print(f"[yellow]skipped[/] {err}", highlight=False)
+    if report.count > 5:
+        console.print(f"[yellow]... and {report.count - 5} more skipped rows[/]")
+
+
+def _human_scores(path: Path, strict: bool, console: Console) -> dict[tuple[str, str], float]:
+    report = SkipReport()
+    ratings = load_ratings(path, strict=strict, report=report)
+    _warn_skipped(console, report)
+    return average_scores(ratings)
+
+
+@meta_app.command("correlate")
+def correlate_cmd(
+    results: ResultsArg,
+    human: HumanOpt,
+    level: LevelOpt = None,
+    seed: SeedOpt = 0,
+    bootstrap: BootOpt = 1000,
+    fmt: FormatOpt = "rich",
+    strict: StrictOpt = False,
+) -> None:
+    """Pearson ρ, Kendall τ, Spearman σ of every method against humans, per task and All (Table 3).
+
+    System level correlates per-model mean scores; sample level correlates models within each item and
+    averages over items. Intervals are 95% bootstrap percentiles over items. Self-consistency files
+    (n > 1 samples per judgment) give worst / best / mean rows. Cost sums the recorded usage.
+    """
+    err = Console(stderr=True)
+    scores = _human_scores(human, strict, err)
+    rows = correlate_results(load_results(results, strict=strict), scores, BootstrapSettings(bootstrap, seed))
+    ci = "columns" if fmt in ("json", "csv") else "inline"
+    print_tables([correlation_table(rows, lv, ci) for lv in (level or ["system", "sample"])], fmt)
+
+
+@meta_app.command("agreement")
+def agreement_cmd(
+    human: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="Human ratings, JSONL or CSV.")],
+    fmt: FormatOpt = "rich",
+    strict: StrictOpt = False,
+) -> None:
+    """Inter-annotator agreement: Cohen's κ (rounded scale), Pearson and Krippendorff's α over rater pairs."""
+    report = SkipReport()
+    ratings = load_ratings(human, strict=strict, report=report)
+    _warn_skipped(Console(stderr=True), report)
+    agr = agreement(ratings)
+    columns = ["Cohen's κ", "Pearson", "Krippendorff's α", "pairs", "writings", "raters"]
+    table = Table("Inter-annotator agreement", columns)
+    table.add_row(agr.kappa, agr.pearson, agr.alpha, agr.pairs, agr.writings, agr.raters)
+    print_tables([table], fmt)

@@ -1,0 +1,49 @@
+"""`howtobench meta ...` end to end on small files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from meta_helpers import judgment, write_jsonl
+from typer.testing import CliRunner
+
+from howtobench.cli.main import app
+
+MODELS = ["a", "b", "c"]
+
+
+def _files(tmp_path: Path) -> tuple[Path, Path]:
+    human = tmp_path / "human.jsonl"
+    rows = [
+        {"item_id": f"i{i}", "model": m, "rater": r, "score": k + 1 + (0.5 if r == "r2" else 0)}
+        for i in range(4)
+        for k, m in enumerate(MODELS)
+        for r in ("r1", "r2")
+    ]
+    human.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    results = write_jsonl(
+        tmp_path / "tow.jsonl",
+        [judgment(f"i{i}", m, 3.0 * k, task="open") for i in range(4) for k, m in enumerate(MODELS)],
+    )
+    return human, results
+
+
+def test_correlate_json(tmp_path: Path) -> None:
+    human, results = _files(tmp_path)
+    out = CliRunner().invoke(app, ["meta", "correlate", str(results), "--human", str(human), "--format", "json",
+                                   "--bootstrap", "50"])
+    assert out.exit_code == 0, out.output
+    system, sample = json.loads(out.output)
+    row = system["rows"][0]
+    assert row["Method"] == "tow" and row["Open ρ"] == 1.0 and row["All τ"] == 1.0
+    assert row["Comp ρ"] is None
+    assert sample["title"].startswith("Correlation with human ratings (sample")
+
+
+def test_agreement_markdown(tmp_path: Path) -> None:
+    human, _ = _files(tmp_path)
+    out = CliRunner().invoke(app, ["meta", "agreement", str(human), "--format", "markdown"])
+    assert out.exit_code == 0, out.output
+    assert "| Cohen's κ | Pearson | Krippendorff's α | pairs | writings | raters |" in out.output
+    assert "| 12 | 12 | 2 |" in out.output
