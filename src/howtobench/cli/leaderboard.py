@@ -26,6 +26,7 @@ class By(str, Enum):
 
 class Format(str, Enum):
     table = "table"
+    rich = "rich"  # the shared --format of other commands calls the terminal table "rich"
     markdown = "markdown"
     csv = "csv"
     json = "json"
@@ -47,7 +48,7 @@ ByOpt = Annotated[
 NodesOpt = Annotated[
     bool, typer.Option("--nodes", help="Also tabulate each tree node (content / format / impression).")
 ]
-FormatOpt = Annotated[Format, typer.Option("--format", help="table (terminal), markdown, csv (long form) or json.")]
+FormatOpt = Annotated[Format, typer.Option("--format", help="table (terminal; alias rich), markdown, csv (long form) or json.")]
 PaperOpt = Annotated[
     bool, typer.Option("--paper", help="Add the paper's Table 4 ToW scores (GPT-4o judge) as reference columns.")
 ]
@@ -93,7 +94,7 @@ def leaderboard(
         paper=paper_table4() if paper else None,
         title=title,
     )
-    if fmt is Format.table:
+    if fmt in (Format.table, Format.rich):
         console = Console(file=output.open("w", encoding="utf-8"), width=200) if output else Console()
         console.print(to_rich(board))
         return

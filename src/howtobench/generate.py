@@ -1,0 +1,283 @@
+"""The model under test writes for the benchmark: W = LLM(I, G) (paper section 4.1).
+
+What the model sees depends on the task: Completion gets the instruction and the text with its
+`[fill in the blank]` marks, Guide the instruction and the outline, Open the instruction alone. The
+prompts are Jinja templates in `prompts_generate/<language>/<task>.j2`; their hash is the request's
+`template_version`, so editing a prompt re-generates exactly the writings it affects.
+
+The output is the release's inference JSONL (`infer_id, bench_id, task_type, sub_task, model, output`)
+plus a `generation` record (sampling, system prompt, template hash, cache key, tokens) and the
+reasoning trace in its own field, so a generated file and a shipped one load the same way.
+
+The file is the state. Every writing is appended the moment it is finished; a re-run skips the items
+already there, and the client's cache means a killed run repeats no finished call. A call that fails
+is not written as an (empty) writing — that would be scored as the model's answer — but listed in
+`<output>.failed.jsonl` and tried again on the next run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import IO, Any, Literal
+
+import jinja2
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+import howtobench
+from howtobench.data.models import Item
+from howtobench.errors import DataError, RowError
+from howtobench.llm.types import ChatRequest, ChatResult, LLMClient, SamplingParams, Usage
+
+PromptLanguage = Literal["zh", "en"]
+PURPOSE = "generation"
+BLANK_RE = re.compile(r"\[\s*fill[ _]in[ _]the[ _]blank\s*\]", re.IGNORECASE)
+DEFAULT_MARKER = "[fill in the blank]"
+_THINK_RE = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class GenerateSettings:
+    """Everything besides the item that decides what the model is asked; recorded with each writing."""
+
+    sampling: SamplingParams = field(default_factory=lambda: SamplingParams(temperature=0.7, max_tokens=4096, seed=0))
+    system_prompt: str | None = None
+    prompt_language: PromptLanguage | None = None  # None: each item's own language
+    model_name: str | None = None  # the name written to the output; None: the endpoint's model
+
+
+@dataclass
+class GenerateSummary:
+    """What one `generate_writings` call did."""
+
+    out_path: Path
+    model: str
+    requested: int
+    skipped: int = 0
+    written: int = 0
+    empty: int = 0
+    failed: int = 0
+    usage: Usage = field(default_factory=Usage)
+
+
+# ------------------------------------------------------------------ prompts
+
+
+@cache
+def template_source(language: str, task: str) -> str:
+    path = resources.files("howtobench").joinpath(f"prompts_generate/{language}/{task}.j2")
+    return path.read_text(encoding="utf-8")
+
+
+@cache
+def template_hash(language: str, task: str) -> str:
+    """sha256 (first 16 hex) of a template's source: the cache's template version."""
+    return hashlib.sha256(template_source(language, task).encode("utf-8")).hexdigest()[:16]
+
+
+_ENV = jinja2.Environment(autoescape=False, undefined=jinja2.StrictUndefined, keep_trailing_newline=False)
+
+
+def blank_marker(information: str) -> str | None:
+    """The fill-in mark as written in the text (the release uses `[fill in the blank]`); None if absent."""
+    found = BLANK_RE.search(information)
+    return found.group(0) if found else None
+
+
+def render_prompt(item: Item, language: PromptLanguage | None = None) -> str:
+    """The user message for one item: instruction, plus the marked text (Completion) or outline (Guide)."""
+    lang = language or item.language
+    template = _ENV.from_string(template_source(lang, item.task))
+    marker = blank_marker(item.information) or DEFAULT_MARKER
+    return template.render(instruction=item.instruction.strip(), information=item.information.strip(), marker=marker)
+
+
+def build_request(item: Item, settings: GenerateSettings) -> ChatRequest:
+    lang = settings.prompt_language or item.language
+    messages: list[dict[str, str]] = []
+    if settings.system_prompt:
+        messages.append({"role": "system", "content": settings.system_prompt})
+    messages.append({"role": "user", "content": render_prompt(item, lang)})
+    return ChatRequest(
+        messages=tuple(messages),
+        sampling=settings.sampling,
+        purpose=PURPOSE,
+        template_version=template_hash(lang, item.task),
+    )
+
+
+def split_reasoning(text: str, reasoning: str | None) -> tuple[str, str | None]:
+    """Keep a reasoning trace out of the writing: a leading `<think>…</think>` block moves to `reasoning`.
+
+    The client already strips it; this is the last guard before a trace would be judged as the writing.
+    """
+    found = _THINK_RE.match(text)
+    if not found:
+        return text, reasoning
+    trace = found.group(1).strip()
+    return text[found.end() :], "\n\n".join(t for t in (reasoning, trace) if t) or None
+
+
+# ------------------------------------------------------------------ records
+
+
+def writing_record(
+    item: Item, model: str, result: ChatResult, request: ChatRequest, settings: GenerateSettings
+) -> dict[str, Any]:
+    """One line of the output, in the release's inference layout plus what produced it."""
+    output, reasoning = split_reasoning(result.text or "", result.reasoning)
+    return {
+        "infer_id": item.id,
+        "bench_id": item.bench_id,
+        "task_type": item.task,
+        "sub_task": item.sub_task,
+        "model": model,
+        "output": output,
+        "reasoning": reasoning,
+        "generation": {
+            "toolkit": howtobench.__version__,
+            "sampling": settings.sampling.model_dump(mode="json"),
+            "system_prompt": settings.system_prompt,
+            "prompt_language": settings.prompt_language or item.language,
+            "template_version": request.template_version,
+            "blank_marker_found": blank_marker(item.information) is not None if item.task == "completion" else None,
+            "cache_key": result.cache_key,
+            "from_cache": result.from_cache,
+            "usage": result.usage.model_dump(mode="json"),
+        },
+    }
+
+
+def failure_record(item: Item, model: str, result: ChatResult) -> dict[str, Any]:
+    return {
+        "infer_id": item.id,
+        "task_type": item.task,
+        "model": model,
+        "error": result.error,
+        "raw_text": result.raw_text,
+    }
+
+
+def read_generated(path: Path, model: str) -> set[str]:
+    """Ids already written for `model`; a torn last line (a kill mid-write) is cut off the file."""
+    if not path.exists():
+        return set()
+    data = path.read_bytes()
+    done: set[str] = set()
+    offset = 0
+    lines = data.split(b"\n")
+    for number, raw in enumerate(lines, start=1):
+        if raw.strip():
+            try:
+                row = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                if number != len(lines):
+                    raise RowError(path, number, f"not JSON: {exc.msg}") from exc
+                with path.open("r+b") as handle:
+                    handle.truncate(offset)
+                break
+            if row.get("model") != model:
+                raise DataError(f"{path}:{number}: writing of model {row.get('model')!r}, expected {model!r}")
+            done.add(str(row["infer_id"]))
+        offset += len(raw) + 1
+    return done
+
+
+# ------------------------------------------------------------------ the run
+
+
+def _progress(enabled: bool) -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[stats]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        disable=not enabled,
+    )
+
+
+@dataclass
+class _Writer:
+    """Appends each finished writing at once (a kill loses only calls in flight) and keeps the tally."""
+
+    sink: IO[str]
+    settings: GenerateSettings
+    summary: GenerateSummary
+    failures: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, item: Item, request: ChatRequest, result: ChatResult) -> None:
+        s = self.summary
+        s.usage = s.usage + result.usage
+        if not result.ok:
+            self.failures.append(failure_record(item, s.model, result))
+            s.failed += 1
+            return
+        record = writing_record(item, s.model, result, request, self.settings)
+        self.sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.sink.flush()
+        s.written += 1
+        s.empty += int(not record["output"].strip())
+
+    def stats(self) -> str:
+        s = self.summary
+        return f"written {s.written} · empty {s.empty} · failed {s.failed} · tokens {s.usage.completion_tokens:,}"
+
+
+async def generate_writings(
+    client: LLMClient,
+    items: Sequence[Item],
+    out_path: Path,
+    *,
+    settings: GenerateSettings | None = None,
+    concurrency: int = 8,
+    progress: bool = True,
+) -> GenerateSummary:
+    """Write every item not yet in `out_path` with `client`, appending each writing as it finishes."""
+    settings = settings or GenerateSettings()
+    model = settings.model_name or client.model
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    done = read_generated(out_path, model)
+    todo = [it for it in items if it.id not in done]
+    summary = GenerateSummary(out_path=out_path, model=model, requested=len(items), skipped=len(items) - len(todo))
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(item: Item) -> tuple[Item, ChatRequest, ChatResult]:
+        request = build_request(item, settings)
+        async with gate:
+            return item, request, await client.chat(request)
+
+    with out_path.open("a", encoding="utf-8") as sink, _progress(progress) as bar:
+        writer = _Writer(sink, settings, summary)
+        bar_task = bar.add_task(f"generate · {model}", total=len(todo), stats="")
+        tasks = [asyncio.ensure_future(one(it)) for it in todo]  # started in item order
+        try:
+            for next_done in asyncio.as_completed(tasks):
+                writer.add(*await next_done)
+                bar.update(bar_task, advance=1, stats=writer.stats())
+        finally:
+            for pending in tasks:
+                pending.cancel()
+    _write_failures(out_path, writer.failures)
+    return summary
+
+
+def failures_path(out_path: Path) -> Path:
+    return out_path.with_name(out_path.stem + ".failed.jsonl")
+
+
+def _write_failures(out_path: Path, failures: list[dict[str, Any]]) -> None:
+    """The failures of the latest run (replaced each run: a retried call that succeeds leaves the list)."""
+    path = failures_path(out_path)
+    if not failures:
+        path.unlink(missing_ok=True)
+        return
+    path.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in failures), encoding="utf-8")

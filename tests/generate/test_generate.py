@@ -1,0 +1,128 @@
+"""Generation against the fake OpenAI-compatible server: the prompt of each task, the output format, resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fake_server import FakeServer, Reply, script
+from howtobench.config import EndpointConfig
+from howtobench.data.loader import load_items, load_writings_file
+from howtobench.data.models import Item
+from howtobench.generate import (
+    GenerateSettings,
+    build_request,
+    failures_path,
+    generate_writings,
+    render_prompt,
+    split_reasoning,
+)
+from howtobench.llm.client import open_client
+from howtobench.llm.types import SamplingParams
+
+
+def _item(task: str, information: str = "", **kw: str) -> Item:
+    return Item(
+        infer_id=kw.get("id", f"{task}_1"),
+        task_type=task,  # type: ignore[arg-type]
+        sub_task="议论文",
+        genre="argumentative",
+        basic_instruction=kw.get("instruction", "请写一篇文章。"),
+        information=information,
+        reference="参考",
+        bench_id="b1",
+    )
+
+
+ITEMS = [
+    _item("completion", "第一段。\n\n[fill in the blank]\n\n第三段。", id="c1", instruction="请补全文中缺失的内容。"),
+    _item("guide", "- 要点一\n- 要点二", id="g1", instruction="请写一篇关于读书的演讲稿。"),
+    _item("open", "", id="o1", instruction="请写一封辞职信。"),
+]
+
+
+def test_prompt_per_task() -> None:
+    completion, guide, opened = (render_prompt(it) for it in ITEMS)
+    assert completion.startswith("请补全文中缺失的内容。")
+    assert "[fill in the blank]" in completion and "第一段。" in completion and "第三段。" in completion
+    assert guide.startswith("请写一篇关于读书的演讲稿。") and "- 要点一\n- 要点二" in guide and "提纲" in guide
+    assert opened.startswith("请写一封辞职信。") and "要点" not in opened and "原文" not in opened
+    english = render_prompt(ITEMS[1], "en")
+    assert "OUTLINE BEGINS" in english and "- 要点一" in english
+
+
+def test_request_records_settings() -> None:
+    settings = GenerateSettings(
+        sampling=SamplingParams(temperature=0.3, max_tokens=99, seed=5), system_prompt="你是作家。"
+    )
+    req = build_request(ITEMS[2], settings)
+    assert req.messages[0] == {"role": "system", "content": "你是作家。"}
+    assert req.messages[1]["role"] == "user" and req.purpose == "generation"
+    assert req.sampling.max_tokens == 99 and len(req.template_version) == 16
+    assert build_request(ITEMS[0], settings).template_version != req.template_version
+
+
+def test_split_reasoning() -> None:
+    assert split_reasoning("<think>plan it</think>\n正文", None) == ("正文", "plan it")
+    assert split_reasoning("正文", "from server") == ("正文", "from server")
+
+
+def test_release_marker_is_used(bench_root: Path) -> None:
+    items = load_items(bench_root, ["completion"])
+    with_marker = [it for it in items if "[fill in the blank]" in it.information]
+    assert len(with_marker) >= 370
+    assert "[fill in the blank]" in render_prompt(with_marker[0])
+
+
+async def test_generate_and_resume(fake_server: FakeServer, tmp_path: Path) -> None:
+    endpoint = EndpointConfig(model="writer-x", base_urls=(fake_server.base_url,), max_retries=0)
+    out = tmp_path / "writings" / "writer-x.jsonl"
+    fake_server.handler = script(
+        Reply.text("<think>先想想</think>补写的句子。"), Reply.text("演讲稿正文"), Reply.text("")
+    )
+    async with open_client(endpoint, workspace=tmp_path / "ws") as client:
+        summary = await generate_writings(client, ITEMS, out, concurrency=1, progress=False)
+    assert (summary.written, summary.empty, summary.failed, summary.skipped) == (3, 1, 0, 0)
+    sent = [r["messages"][-1]["content"] for r in fake_server.requests]
+    assert sent == [render_prompt(it) for it in ITEMS]
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    by_id = {r["infer_id"]: r for r in rows}
+    assert by_id["c1"]["output"] == "补写的句子。" and by_id["c1"]["reasoning"] == "先想想"
+    assert by_id["o1"]["output"] == ""  # an empty answer is kept as an empty writing
+    assert set(rows[0]) >= {"infer_id", "bench_id", "task_type", "sub_task", "model", "output", "generation"}
+    assert by_id["g1"]["generation"]["sampling"]["temperature"] == 0.7
+    writings = load_writings_file(out, {it.id: it for it in ITEMS})
+    assert {w.item_id for w in writings} == {"c1", "g1", "o1"} and writings[0].model == "writer-x"
+
+    fake_server.reset()
+    async with open_client(endpoint, workspace=tmp_path / "ws") as client:
+        again = await generate_writings(client, ITEMS, out, progress=False)
+    assert fake_server.requests == [] and again.skipped == 3 and again.written == 0
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 3
+
+
+async def test_failed_call_is_not_a_writing(fake_server: FakeServer, tmp_path: Path) -> None:
+    endpoint = EndpointConfig(model="writer-y", base_urls=(fake_server.base_url,), max_retries=0)
+    out = tmp_path / "w.jsonl"
+    fake_server.handler = script(Reply.server_error(), then=lambda req: Reply.text("好文章"))
+    async with open_client(endpoint, workspace=tmp_path / "ws") as client:
+        summary = await generate_writings(client, ITEMS[2:], out, progress=False)
+    assert summary.failed == 1 and summary.written == 0
+    assert out.read_text(encoding="utf-8") == ""
+    assert json.loads(failures_path(out).read_text(encoding="utf-8"))["infer_id"] == "o1"
+    async with open_client(endpoint, workspace=tmp_path / "ws") as client:
+        retry = await generate_writings(client, ITEMS[2:], out, progress=False)
+    assert retry.written == 1 and not failures_path(out).exists()
+
+
+def test_torn_last_line_is_cut(tmp_path: Path) -> None:
+    from howtobench.generate import read_generated
+
+    path = tmp_path / "w.jsonl"
+    path.write_text('{"infer_id": "a", "model": "m", "output": "x"}\n{"infer_id": "b", "mo', encoding="utf-8")
+    assert read_generated(path, "m") == {"a"}
+    assert path.read_text(encoding="utf-8").endswith("}\n")
+    with pytest.raises(Exception, match="expected 'other'"):
+        read_generated(path, "other")
