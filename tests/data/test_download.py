@@ -1,0 +1,128 @@
+"""`howtobench data download` against a loopback HTTP server serving the shared benchmark copy."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from howtobench.cli.main import app
+from howtobench.data.download import MANIFEST, download_release, read_manifest, release_files, verify_file
+from howtobench.data.loader import LoadReport, load_items, load_release_writings
+from howtobench.errors import DataError
+
+
+@contextmanager
+def serve(directory: Path) -> Iterator[tuple[str, list[str]]]:
+    """Serve `directory` over HTTP on loopback; yield the base URL and the list of requested paths."""
+    requested: list[str] = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+            pass
+
+        def do_GET(self) -> None:  # noqa: N802 - stdlib name
+            requested.append(self.path)
+            super().do_GET()
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(directory)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", requested
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def release_server(bench_root: Path) -> Iterator[tuple[str, list[str]]]:
+    with serve(bench_root) as served:
+        yield served
+
+
+def test_file_list_is_the_release() -> None:
+    files = release_files()
+    assert len(files) == 3 * 11 + 1
+    assert files[0] == "completion/aligned.jsonl" and files[-1] == "LICENSE"
+    assert "open/inferences/deepseek-r1.jsonl" in files
+
+
+def test_download_verify_skip_and_refetch(release_server: tuple[str, list[str]], tmp_path: Path) -> None:
+    base_url, requested = release_server
+    dest = tmp_path / "data"
+
+    first = download_release(dest, base_url, progress=False)
+    assert len(first.fetched) == 34 and first.skipped == []
+    assert all(verify_file(dest / rel, rel) is None for rel in release_files())
+    manifest = read_manifest(dest)
+    assert set(manifest) == set(release_files())
+    assert manifest["LICENSE"]["size"] == (dest / "LICENSE").stat().st_size
+    assert not list(dest.rglob("*.part"))
+    report = LoadReport()
+    items = load_items(dest, report=report)
+    assert len(items) == 1302 and len(load_release_writings(dest, items=items, report=report)) == 13_020
+
+    requested.clear()
+    second = download_release(dest, base_url, progress=False)
+    assert second.fetched == [] and len(second.skipped) == 34
+    assert requested == []
+
+    # Same row count, valid JSON, different bytes: only the manifest's sha256 can tell.
+    target = dest / "guide" / "inferences" / "gpt-4o-2024-11-20.jsonl"
+    target.write_bytes(target.read_bytes().replace("的".encode(), "地".encode(), 1))
+    (dest / "open" / "aligned.jsonl").write_text('{"truncated": ', encoding="utf-8")
+    third = download_release(dest, base_url, progress=False)
+    assert sorted(third.fetched) == ["guide/inferences/gpt-4o-2024-11-20.jsonl", "open/aligned.jsonl"]
+    assert sorted(requested) == ["/guide/inferences/gpt-4o-2024-11-20.jsonl", "/open/aligned.jsonl"]
+    assert read_manifest(dest) == manifest
+
+    requested.clear()
+    forced = download_release(dest, base_url, force=True, progress=False)
+    assert len(forced.fetched) == 34 and len(requested) == 34
+
+
+def test_server_404_is_a_clear_error(tmp_path: Path) -> None:
+    empty = tmp_path / "served"
+    empty.mkdir()
+    with serve(empty) as (base_url, _), pytest.raises(DataError) as info:
+        download_release(tmp_path / "data", base_url, progress=False)
+    assert str(info.value) == (
+        f"cannot download {base_url}/completion/aligned.jsonl: HTTP 404 File not found (check --base-url)"
+    )
+    assert not (tmp_path / "data" / "completion" / "aligned.jsonl").exists()
+    assert not list((tmp_path / "data").rglob("*.part"))
+
+
+def test_a_served_file_that_does_not_verify_is_not_installed(tmp_path: Path) -> None:
+    served = tmp_path / "served"
+    (served / "completion").mkdir(parents=True)
+    (served / "completion" / "aligned.jsonl").write_text('{"infer_id": "x"}\n', encoding="utf-8")
+    with serve(served) as (base_url, _), pytest.raises(DataError, match="does not verify: 1 rows, expected 379"):
+        download_release(tmp_path / "data", base_url, progress=False)
+    assert not (tmp_path / "data" / "completion" / "aligned.jsonl").exists()
+
+
+def test_connection_refused_is_a_data_error(tmp_path: Path) -> None:
+    with serve(tmp_path) as (base_url, _):
+        pass  # server is now closed: its port refuses connections
+    with pytest.raises(DataError, match="cannot download"):
+        download_release(tmp_path / "data", base_url, progress=False)
+
+
+def test_cli_download(release_server: tuple[str, list[str]], tmp_path: Path) -> None:
+    base_url, _ = release_server
+    dest = tmp_path / "cache"
+    args = ["data", "download", "--dest", str(dest), "--base-url", base_url]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert f"34 files fetched, 0 already verified; benchmark ready in {dest}" in result.output
+    again = CliRunner().invoke(app, args)
+    assert "0 files fetched, 34 already verified" in again.output
+    assert (dest / MANIFEST).is_file()
