@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -101,7 +102,7 @@ def test_strict_stops_with_file_and_line(tmp_path: Path) -> None:
     path = _small_bench(tmp_path)
     proc = subprocess.run(
         [sys.executable, "-m", "howtobench", "data", "stats", "--data", str(tmp_path), "--strict"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "500"},
     )  # fmt: skip
     assert proc.returncode == 2
     assert f"{path}:2: malformed JSON" in proc.stderr
