@@ -1,0 +1,201 @@
+"""The weight negotiator J_W (section 3.3): one call per instruction gives the edge weights of each node.
+
+For every negotiated node (Content, and Format where the task has it) J_W returns one weight per
+leaf, each in (-1, 1), summing to 1. The weights depend only on the instruction, so they are asked
+ONCE per item and shared by every model judged on it: an in-process memo with one asyncio lock per
+item (ten concurrent judgments of one item make one call) on top of the client's persistent cache.
+
+Constraint handling, in order:
+1. A reply whose sum is within `SUM_TOLERANCE` of 1 (rounding such as 0.33 x 3) is accepted and
+   divided by its sum; the rescale is recorded.
+2. A reply that breaks a constraint (a weight outside (-1, 1), a sum off 1, a missing or non-numeric
+   key) is re-asked with the reason, at most `reasks` times (each re-ask is its own cached call).
+3. Still broken: repaired per node by `repair_weights` (documented there) and every repair is
+   recorded as text, to be written into `Judgment.weight_repairs`. Nothing is replaced silently.
+A call that fails outright (no valid JSON after the client's re-asks) yields no weights: the judge
+then records a failure instead of inventing weights.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from howtobench.data.models import Item
+from howtobench.judges.prompts import Prompts, weights_schema
+from howtobench.judges.tree import Node, Tree
+from howtobench.llm.structured import reask_messages
+from howtobench.llm.types import ChatRequest, ChatResult, LLMClient, SamplingParams, Usage
+
+SUM_TOLERANCE = 0.011
+CLIP = 0.99
+Weights = dict[str, dict[str, float]]
+
+
+@dataclass(frozen=True)
+class Negotiation:
+    """The weights of one item (None when the negotiator gave no usable reply), with provenance."""
+
+    weights: Weights | None
+    repairs: tuple[str, ...] = ()
+    error: str | None = None
+    raw_text: str | None = None
+    cache_keys: tuple[str, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    sample_index: int = 0
+
+    def flat(self) -> dict[str, float]:
+        """{leaf id: weight} over all nodes, as stored in `Judgment.weights`."""
+        return {leaf: w for node in (self.weights or {}).values() for leaf, w in node.items()}
+
+
+def problems(node: Node, given: Any) -> list[str]:
+    """Why the weights given for one node break the constraints (empty when they hold)."""
+    ids = [leaf.id for leaf in node.leaves]
+    if not isinstance(given, dict):
+        return [f"{node.id}: not an object of weights"]
+    missing = [i for i in ids if not _is_number(given.get(i))]
+    if missing:
+        return [f"{node.id}: missing or non-numeric weights for {missing}"]
+    values = [float(given[i]) for i in ids]
+    found = [f"{node.id}.{i}={v:g} is outside (-1, 1)" for i, v in zip(ids, values, strict=True) if not -1 < v < 1]
+    total = sum(values)
+    if abs(total - 1) > SUM_TOLERANCE:
+        found.append(f"{node.id}: weights sum to {total:g}, not 1")
+    return found
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def rescale(node: Node, given: dict[str, Any]) -> tuple[dict[str, float], str | None]:
+    """Valid weights divided by their sum (exactly 1 afterwards); the note says when that changed them."""
+    values = {leaf.id: float(given[leaf.id]) for leaf in node.leaves}
+    total = sum(values.values())
+    if abs(total - 1) <= 1e-9:  # float noise (0.4 + 0.3 + 0.2 + 0.1): keep the weights as given
+        return values, None
+    return {k: v / total for k, v in values.items()}, f"{node.id}: rescaled weights summing to {total:g} to sum 1"
+
+
+def repair_weights(node: Node, given: Any) -> tuple[dict[str, float], str]:
+    """The documented repair of weights still broken after the re-asks.
+
+    Missing, non-numeric or extra-only keys -> uniform 1/n. Otherwise clip every weight to
+    [-0.99, 0.99] and divide by the sum; repeat (at most 5 times) while a weight is outside (-1, 1);
+    a sum within 1e-6 of 0 (nothing to normalise) or no convergence -> uniform 1/n.
+    """
+    ids = [leaf.id for leaf in node.leaves]
+    uniform = {i: 1 / len(ids) for i in ids}
+    if not isinstance(given, dict) or not all(_is_number(given.get(i)) for i in ids):
+        return uniform, f"{node.id}: weights missing or not numeric in {given!r}; used uniform 1/{len(ids)}"
+    values = [float(given[i]) for i in ids]
+    for _ in range(5):
+        clipped = [min(CLIP, max(-CLIP, v)) for v in values]
+        total = sum(clipped)
+        if abs(total) < 1e-6:
+            return uniform, f"{node.id}: weights {values} sum to ~0 after clipping; used uniform 1/{len(ids)}"
+        values = [v / total for v in clipped]
+        if all(-1 < v < 1 for v in values):
+            repaired = dict(zip(ids, values, strict=True))
+            return repaired, f"{node.id}: repaired {given!r} by clipping to ±{CLIP} and renormalising to {repaired}"
+    return uniform, f"{node.id}: weights {given!r} could not be repaired by clipping; used uniform 1/{len(ids)}"
+
+
+class Negotiator:
+    """Asks J_W for the weights of an item once, and shares them with every judgment of that item."""
+
+    def __init__(
+        self,
+        client: LLMClient,
+        tree: Tree,
+        prompts: dict[str, Prompts],
+        *,
+        sampling: SamplingParams | None = None,
+        reasks: int = 2,
+    ) -> None:
+        self.client, self.tree, self.prompts = client, tree, prompts
+        self.sampling = sampling or SamplingParams(temperature=0.0, max_tokens=512)
+        self.reasks = reasks
+        self._memo: dict[tuple[str, int], Negotiation] = {}
+        self._locks: dict[tuple[str, int], asyncio.Lock] = {}
+        self.calls = 0
+
+    async def weights(self, item: Item, *, sample_index: int = 0) -> tuple[Negotiation, bool]:
+        """The item's negotiation and whether this call produced it (False: shared from the memo)."""
+        key = (item.id, sample_index)
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            if key in self._memo:
+                return self._memo[key], False
+            negotiation = await self._negotiate(item, sample_index)
+            self._memo[key] = negotiation
+            return negotiation, True
+
+    async def sample(self, item: Item, n: int, *, temperature: float = 0.7) -> list[Negotiation]:
+        """n independently sampled weight sets for one item (negotiation-inconsistency analysis)."""
+        sampler = Negotiator(
+            self.client, self.tree, self.prompts,
+            sampling=self.sampling.model_copy(update={"temperature": temperature}), reasks=self.reasks,
+        )
+        results = await asyncio.gather(*(sampler.weights(item, sample_index=i) for i in range(n)))
+        self.calls += sampler.calls
+        return [negotiation for negotiation, _ in results]
+
+    async def _negotiate(self, item: Item, sample_index: int) -> Negotiation:
+        nodes = self.tree.negotiated_nodes(item.task)
+        if not nodes:
+            return Negotiation(weights={}, sample_index=sample_index)
+        prompts = self.prompts[item.language]
+        messages = list(prompts.weights_messages(item, nodes))
+        keys: list[str] = []
+        usage = Usage()
+        result: ChatResult | None = None
+        broken: list[str] = []
+        for _ in range(self.reasks + 1):
+            result = await self._ask(nodes, messages, prompts.hash, sample_index)
+            keys.append(result.cache_key)
+            usage = usage + result.usage
+            if not result.ok or result.data is None:
+                return Negotiation(None, error=f"weights: {result.error}", raw_text=result.raw_text,
+                                   cache_keys=tuple(keys), usage=usage, sample_index=sample_index)
+            broken = [p for node in nodes for p in problems(node, result.data.get(node.id))]
+            if not broken:
+                break
+            messages += reask_messages(result.text or "", "; ".join(broken))
+        assert result is not None and result.data is not None
+        weights, repairs = self._settle(nodes, result.data, bool(broken))
+        return Negotiation(weights, tuple(repairs), raw_text=result.raw_text, cache_keys=tuple(keys),
+                           usage=usage, sample_index=sample_index)
+
+    def _settle(self, nodes: tuple[Node, ...], data: dict[str, Any], broken: bool) -> tuple[Weights, list[str]]:
+        weights: Weights = {}
+        repairs: list[str] = []
+        for node in nodes:
+            given = data.get(node.id)
+            if problems(node, given) or not isinstance(given, dict):
+                weights[node.id], note = repair_weights(node, given)
+                repairs.append(note)
+            else:
+                weights[node.id], rescale_note = rescale(node, given)
+                repairs += [rescale_note] if rescale_note else []
+        if broken:
+            repairs.insert(0, f"constraints still broken after {self.reasks} re-ask(s)")
+        return weights, repairs
+
+    async def _ask(
+        self, nodes: tuple[Node, ...], messages: list[dict[str, str]], template_version: str, sample_index: int
+    ) -> ChatResult:
+        self.calls += 1
+        request = ChatRequest(
+            messages=tuple(messages),
+            sampling=self.sampling,
+            response_schema=weights_schema(nodes),
+            schema_name="weights",
+            purpose="weights",
+            template_version=template_version,
+            sample_index=sample_index,
+        )
+        return await self.client.chat(request)

@@ -1,0 +1,120 @@
+"""J_W: one call per instruction shared across models, constraints re-asked then repaired and recorded."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from tow_fakes import GUIDE_WEIGHTS, fake_client, schema_name, tow_handler
+
+from fake_server import FakeServer, Reply, script
+from howtobench.data.models import Item
+from howtobench.judges.negotiator import Negotiator, problems, repair_weights
+from howtobench.judges.prompts import Prompts
+from howtobench.judges.tree import default_tree
+
+TREE = default_tree()
+CONTENT, FORMAT = TREE.nodes[0], TREE.nodes[1]
+
+
+def item(k: int = 0, task: str = "guide") -> Item:
+    return Item(infer_id=f"i{k}", task_type=task, basic_instruction=f"写第{k}篇", reference="范文")
+
+
+def negotiator(client, reasks: int = 2) -> Negotiator:  # type: ignore[no-untyped-def]
+    return Negotiator(client, TREE, {"zh": Prompts(TREE, "zh")}, reasks=reasks)
+
+
+def weight_requests(server: FakeServer) -> list:
+    return [r for r in server.requests if schema_name(r) == "weights"]
+
+
+async def test_ten_concurrent_judgments_of_one_item_make_one_call(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.handler = tow_handler()
+    async with fake_client(fake_server, tmp_path) as client:
+        neg = negotiator(client)
+        results = await asyncio.gather(*(neg.weights(item(k % 3)) for k in range(30)))
+    assert len(weight_requests(fake_server)) == 3
+    assert sum(fresh for _, fresh in results) == 3
+    first = results[0][0]
+    assert first.weights == GUIDE_WEIGHTS and first.repairs == ()
+    assert first.flat()["plots"] == 0.5
+
+
+async def test_completion_negotiates_content_only(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.handler = tow_handler()
+    async with fake_client(fake_server, tmp_path) as client:
+        negotiation, _ = await negotiator(client).weights(item(task="completion"))
+    assert list(negotiation.weights or {}) == ["content"]
+    [request] = weight_requests(fake_server)
+    assert request["response_format"]["json_schema"]["schema"]["required"] == ["content"]
+
+
+async def test_broken_reply_is_reasked_with_the_reason(fake_server: FakeServer, tmp_path: Path) -> None:
+    content = {"opening_ending": 0.9, "language": 0.9, "logic": 0.1, "emotion": 0.1}
+    bad = {"content": content, "format": GUIDE_WEIGHTS["format"]}
+    fake_server.handler = script(Reply.json(bad), then=tow_handler())
+    async with fake_client(fake_server, tmp_path) as client:
+        negotiation, _ = await negotiator(client).weights(item())
+    requests = weight_requests(fake_server)
+    assert len(requests) == 2
+    assert "sum to 2" in requests[1]["messages"][-1]["content"]
+    assert negotiation.weights == GUIDE_WEIGHTS and negotiation.repairs == ()
+    assert len(negotiation.cache_keys) == 2
+
+
+async def test_still_broken_is_repaired_and_recorded(fake_server: FakeServer, tmp_path: Path) -> None:
+    bad = {"content": {"opening_ending": 1.5, "language": 0.5, "logic": 0.5, "emotion": -0.5},
+           "format": {"plots": 0.0, "paragraphing": 0.0, "formatting": 0.0}}
+    fake_server.handler = tow_handler(weights=bad)
+    async with fake_client(fake_server, tmp_path) as client:
+        negotiation, _ = await negotiator(client, reasks=1).weights(item())
+    assert len(weight_requests(fake_server)) == 2
+    weights = negotiation.weights or {}
+    # clip 1.5 -> 0.99; sum 0.99+0.5+0.5-0.5 = 1.49; divide
+    assert weights["content"]["opening_ending"] == pytest.approx(0.99 / 1.49)
+    assert sum(weights["content"].values()) == pytest.approx(1.0)
+    assert weights["format"] == pytest.approx({"plots": 1 / 3, "paragraphing": 1 / 3, "formatting": 1 / 3})
+    assert negotiation.repairs[0] == "constraints still broken after 1 re-ask(s)"
+    assert any("clipping" in r for r in negotiation.repairs) and any("uniform" in r for r in negotiation.repairs)
+
+
+async def test_rounding_is_rescaled_and_noted(fake_server: FakeServer, tmp_path: Path) -> None:
+    thirds = {**GUIDE_WEIGHTS, "format": {"plots": 0.33, "paragraphing": 0.33, "formatting": 0.33}}
+    fake_server.handler = tow_handler(weights=thirds)
+    async with fake_client(fake_server, tmp_path) as client:
+        negotiation, _ = await negotiator(client).weights(item())
+    assert len(weight_requests(fake_server)) == 1
+    assert (negotiation.weights or {})["format"]["plots"] == pytest.approx(1 / 3)
+    assert negotiation.repairs == ("format: rescaled weights summing to 0.99 to sum 1",)
+
+
+async def test_failed_call_gives_no_weights(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.handler = tow_handler(weights=lambda _: Reply.text("not json at all"))
+    async with fake_client(fake_server, tmp_path, reasks=0) as client:
+        negotiation, _ = await negotiator(client).weights(item())
+    assert negotiation.weights is None and negotiation.error and "weights" in negotiation.error
+
+
+async def test_samples_are_distinct_calls(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.handler = tow_handler()
+    async with fake_client(fake_server, tmp_path) as client:
+        samples = await negotiator(client).sample(item(), 4)
+    requests = weight_requests(fake_server)
+    assert [s.sample_index for s in samples] == [0, 1, 2, 3]
+    assert len(requests) == 4 and all(r["temperature"] == 0.7 for r in requests)
+
+
+def test_problems_and_repair_rules() -> None:
+    assert problems(FORMAT, {"plots": 0.5, "paragraphing": 0.3, "formatting": 0.2}) == []
+    missing = problems(FORMAT, {"plots": 0.5})
+    assert missing == ["format: missing or non-numeric weights for ['paragraphing', 'formatting']"]
+    assert "outside (-1, 1)" in problems(FORMAT, {"plots": 1.0, "paragraphing": 0.3, "formatting": -0.3})[0]
+    assert problems(FORMAT, {"plots": True, "paragraphing": 0.5, "formatting": 0.5})  # booleans are not numbers
+    weights, note = repair_weights(FORMAT, {"plots": 0.9, "paragraphing": 0.9, "formatting": -0.9})
+    assert all(-1 < w < 1 for w in weights.values()) and sum(weights.values()) == pytest.approx(1)
+    assert "clipping" in note
+    weights, note = repair_weights(FORMAT, {"plots": 0.5, "paragraphing": -0.5, "formatting": 0.0})
+    assert weights == pytest.approx({"plots": 1 / 3, "paragraphing": 1 / 3, "formatting": 1 / 3}) and "~0" in note
+    assert CONTENT.negotiated
