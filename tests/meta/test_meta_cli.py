@@ -47,3 +47,18 @@ def test_agreement_markdown(tmp_path: Path) -> None:
     assert out.exit_code == 0, out.output
     assert "| Cohen's κ | Pearson | Krippendorff's α | pairs | writings | raters |" in out.output
     assert "| 12 | 12 | 2 |" in out.output
+
+
+def test_ablation_cli_markdown(tmp_path: Path) -> None:
+    human, _ = _files(tmp_path)
+    rows = [
+        judgment(f"i{i}", m, 1.0, task="open", nodes={"content": 1.0 + k, "impression": 5.0})
+        for i in range(4)
+        for k, m in enumerate(MODELS)
+    ]
+    tow = write_jsonl(tmp_path / "tow.jsonl", rows)
+    out = CliRunner().invoke(app, ["meta", "ablation", str(tow), "--human", str(human), "--format", "markdown",
+                                   "--level", "system", "--bootstrap", "20"])
+    assert out.exit_code == 0, out.output
+    assert "**Ablation of ToW nodes (system level)**" in out.output
+    assert "| w Content | - | - | - | - | - | - | - | 1.00 [1.00, 1.00]" in out.output

@@ -11,9 +11,10 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from howtobench.meta.ablation import ablation_rows
 from howtobench.meta.correlate import BootstrapSettings, correlate_results, correlation_table
 from howtobench.meta.human import agreement, average_scores, load_ratings
-from howtobench.meta.judgments import SkipReport, load_results
+from howtobench.meta.judgments import SkipReport, load_judgments, load_results
 from howtobench.report.tables import Table, print_tables
 
 from .options import FormatOpt, StrictOpt
@@ -105,3 +106,30 @@ def agreement_cmd(
     table = Table("Inter-annotator agreement", columns)
     table.add_row(agr.kappa, agr.pearson, agr.alpha, agr.pairs, agr.writings, agr.raters)
     print_tables([table], fmt)
+
+
+@meta_app.command("ablation")
+def ablation_cmd(
+    results: Annotated[
+        Path, typer.Argument(exists=True, dir_okay=False, help="ToW judgment JSONL (with node scores and leaves).")
+    ],
+    human: HumanOpt,
+    level: LevelOpt = None,
+    seed: SeedOpt = 0,
+    bootstrap: BootOpt = 1000,
+    fmt: FormatOpt = "rich",
+    strict: StrictOpt = False,
+) -> None:
+    """Table 5: the ToW root recomputed without each node (w/o) and with each node alone (w), vs humans.
+
+    Uses the tree's own rule (node scores averaged, weighted by their number of leaves), so no model is called.
+    """
+    err = Console(stderr=True)
+    scores = _human_scores(human, strict, err)
+    report = SkipReport()
+    judgments = load_judgments(results, strict=strict, report=report)
+    _warn_skipped(err, report)
+    rows = ablation_rows(judgments, scores, BootstrapSettings(bootstrap, seed))
+    ci = "columns" if fmt in ("json", "csv") else "inline"
+    tables = [correlation_table(rows, lv, ci, title="Ablation of ToW nodes") for lv in (level or ["system", "sample"])]
+    print_tables(tables, fmt)

@@ -164,8 +164,9 @@ def total_cost(judgments: list[Judgment], human: Scores) -> float | None:
     return float(sum(j.usage.cost_usd for j in rated))
 
 
-def _row(name: str, cost: float | None, scores: Scores, human: Scores, tasks: dict[str, str],
-         settings: BootstrapSettings) -> CorrelationRow:
+def score_row(name: str, cost: float | None, scores: Scores, human: Scores, tasks: dict[str, str],
+              settings: BootstrapSettings) -> CorrelationRow:
+    """One table row from one set of judge scores."""
     cells, n_items, n_models = correlate_scores(scores, human, tasks, settings)
     return CorrelationRow(name, cost, cells, n_items, n_models)
 
@@ -190,13 +191,13 @@ def correlate_method(
     cost = total_cost(judgments, human)
     n = max((len(j.samples) for j in judgments), default=0)
     if n <= 1:
-        return [_row(method, cost, final_scores(judgments), human, tasks, settings)]
+        return [score_row(method, cost, final_scores(judgments), human, tasks, settings)]
     one = None if cost is None else cost / n
-    per_sample = [_row(method, one, sample_scores(judgments, k), human, tasks, settings) for k in range(n)]
+    per_sample = [score_row(method, one, sample_scores(judgments, k), human, tasks, settings) for k in range(n)]
     return [
         _extreme(per_sample, f"{method} - worst", one, "worst"),
         _extreme(per_sample, f"{method} - best", one, "best"),
-        _row(f"{method} + SC (n={n})", cost, mean_sample_scores(judgments), human, tasks, settings),
+        score_row(f"{method} + SC (n={n})", cost, mean_sample_scores(judgments), human, tasks, settings),
     ]
 
 
@@ -212,13 +213,13 @@ def _cell_columns(ci: str) -> list[tuple[str, str, str | None]]:
     return [(t, m, p) for t in TASKS for m in METRICS for p in parts]
 
 
-def correlation_table(rows: list[CorrelationRow], level: str, ci: str = "inline") -> Table:
+def correlation_table(rows: list[CorrelationRow], level: str, ci: str = "inline", title: str | None = None) -> Table:
     """Table 3 layout for one level; `ci` is 'inline' ('0.93 [0.85, 0.97]'), 'columns' (numeric lo/hi) or 'none'."""
     cols = _cell_columns(ci)
     header = ["Method", "Cost ($)"] + [
         f"{TASK_LABELS[t]} {SYMBOLS[m]}" + ("" if part is None else f" {part}") for t, m, part in cols
     ]
-    table = Table(title=f"Correlation with human ratings ({level} level)", columns=header)
+    table = Table(title=f"{title or 'Correlation with human ratings'} ({level} level)", columns=header)
     for row in rows:
         cells: list[object] = [row.method, row.cost_usd]
         for task, metric, part in cols:

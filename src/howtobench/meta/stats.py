@@ -28,7 +28,8 @@ def pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     xc = x - x.mean(axis=1, keepdims=True)
     yc = y - y.mean(axis=1, keepdims=True)
     den = np.sqrt((xc**2).sum(axis=1) * (yc**2).sum(axis=1))
-    return np.clip(_ratio((xc * yc).sum(axis=1), den), -1.0, 1.0)
+    out: np.ndarray = np.clip(_ratio((xc * yc).sum(axis=1), den), -1.0, 1.0)
+    return out
 
 
 def spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -1,0 +1,69 @@
+"""Ablation of the tree's primary nodes (Table 5), recomputed from stored ToW judgments.
+
+The root of ToW is the average of its node scores weighted by each node's number of leaves
+(section 3.3). Removing a node (w/o) re-applies that rule to the remaining nodes; keeping a node
+alone (w) makes the root that node's score. Leaf counts come from the judgment's own leaves, so a
+user tree with more leaves is weighted as that tree says. Judgments without a final score (failed)
+are left out of every variant, so all rows compare the same writings.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from howtobench.judges.base import Judgment
+from howtobench.meta.correlate import BootstrapSettings, CorrelationRow, Scores, score_row
+
+PAPER_NODES: tuple[str, ...] = ("content", "format", "impression")
+
+
+def leaf_counts(judgment: Judgment) -> dict[str, int]:
+    """Number of leaves under each node (a node with no recorded leaf counts as one leaf)."""
+    counts = Counter(leaf.node for leaf in judgment.leaves if leaf.node)
+    return {node: counts.get(node, 1) for node in judgment.nodes}
+
+
+def recompute_root(judgment: Judgment, keep: set[str]) -> float | None:
+    """Leaf-count-weighted mean of the kept nodes that have a score; None when none has."""
+    counts = leaf_counts(judgment)
+    parts = [(counts[n], s) for n, s in judgment.nodes.items() if n in keep and s is not None]
+    total = sum(w for w, _ in parts)
+    return sum(w * s for w, s in parts) / total if total else None
+
+
+def node_order(judgments: list[Judgment]) -> list[str]:
+    """The paper's nodes first, then any node a custom tree adds, in first-seen order."""
+    seen = dict.fromkeys(n for j in judgments for n in j.nodes)
+    return [n for n in PAPER_NODES if n in seen] + [n for n in seen if n not in PAPER_NODES]
+
+
+def variants(nodes: list[str]) -> list[tuple[str, set[str]]]:
+    """(label, kept nodes): the full tree, each node removed, each node alone."""
+    out = [("ToW (all nodes)", set(nodes))]
+    out += [(f"w/o {n.capitalize()}", set(nodes) - {n}) for n in nodes]
+    out += [(f"w {n.capitalize()}", {n}) for n in nodes]
+    return out
+
+
+def ablation_scores(judgments: list[Judgment], keep: set[str]) -> Scores:
+    """Writing -> recomputed root for one variant (judgments that failed overall are skipped)."""
+    out: Scores = {}
+    for j in judgments:
+        if j.score is None:
+            continue
+        root = recompute_root(j, keep)
+        if root is not None:
+            out[(j.item_id, j.model)] = root
+    return out
+
+
+def ablation_rows(
+    judgments: list[Judgment], human: Scores, settings: BootstrapSettings | None = None
+) -> list[CorrelationRow]:
+    """Table 5: one correlation row per variant."""
+    settings = settings or BootstrapSettings()
+    tasks = {j.item_id: j.task for j in judgments}
+    return [
+        score_row(label, None, ablation_scores(judgments, keep), human, tasks, settings)
+        for label, keep in variants(node_order(judgments))
+    ]

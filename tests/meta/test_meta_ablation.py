@@ -1,0 +1,59 @@
+"""Node ablation (Table 5) on judgments whose recomputed roots are known exactly."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from meta_helpers import judgment
+
+from howtobench.judges.base import Judgment, LeafResult
+from howtobench.meta.ablation import ablation_rows, leaf_counts, recompute_root, variants
+from howtobench.meta.correlate import BootstrapSettings
+
+LEAVES = {"content": 4, "format": 3, "impression": 1}
+
+
+def tow(item: str, model: str, c: float, f: float | None, i: float, task: str = "guide") -> Judgment:
+    nodes: dict[str, float | None] = {"content": c, "format": f, "impression": i}
+    if task == "completion":
+        del nodes["format"]
+    leaves = [LeafResult(name=f"{n}{k}", node=n, score=1.0) for n in nodes for k in range(LEAVES[n])]
+    root = recompute_root(Judgment(method="tow", item_id=item, model=model, task=task, genre="x", nodes=nodes,
+                                   leaves=leaves), set(nodes))
+    return judgment(item, model, root, task=task, nodes=nodes, leaves=leaves)
+
+
+def test_recompute_rule() -> None:
+    j = tow("i", "m", 8.0, 4.0, 6.0)
+    assert leaf_counts(j) == {"content": 4, "format": 3, "impression": 1}
+    assert j.score == pytest.approx((4 * 8 + 3 * 4 + 6) / 8)
+    assert recompute_root(j, {"content", "impression"}) == pytest.approx((4 * 8 + 6) / 5)
+    assert recompute_root(j, {"format"}) == 4.0
+    comp = tow("i", "m", 8.0, None, 6.0, task="completion")
+    assert recompute_root(comp, {"format"}) is None
+    assert recompute_root(comp, {"content", "impression"}) == comp.score
+    assert [v[0] for v in variants(["content", "format", "impression"])] == [
+        "ToW (all nodes)", "w/o Content", "w/o Format", "w/o Impression", "w Content", "w Format", "w Impression",
+    ]
+
+
+def test_ablation_rows_correlations() -> None:
+    # humans follow content exactly; format is reversed; impression is constant
+    js, human = [], {}
+    for i in range(3):
+        for k, m in enumerate("abcd"):
+            js.append(tow(f"i{i}", m, 2.0 + k, 9.0 - k, 5.0))
+            human[(f"i{i}", m)] = 1.0 + k
+    js.append(judgment("i0", "e", None, nodes={"content": 9.0}))  # failed overall: left out everywhere
+    human[("i0", "e")] = 5.0
+    rows = {r.method: r for r in ablation_rows(js, human, BootstrapSettings(n_boot=50))}
+    assert rows["w Content"].cells[("system", "guide", "pearson")].value == pytest.approx(1.0)
+    assert rows["w Format"].cells[("sample", "all", "kendall")].value == pytest.approx(-1.0)
+    # w/o Content: (3 * (9 - k) + 5) / 4 decreases with k -> perfectly anti-correlated
+    assert rows["w/o Content"].cells[("system", "all", "spearman")].value == pytest.approx(-1.0)
+    # full: (4(2+k) + 3(9-k) + 5) / 8 = (40 + k) / 8 increases with k
+    assert rows["ToW (all nodes)"].cells[("system", "all", "pearson")].value == pytest.approx(1.0)
+    constant = rows["w Impression"].cells[("system", "all", "pearson")].value
+    assert math.isnan(constant)  # constant scores: undefined, never a made-up number
+    assert rows["ToW (all nodes)"].n_models["all"] == 4
