@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
-from howtobench.cli.main import app
+from howtobench.cli.main import app, main
 from howtobench.data.loader import LoadReport
 from howtobench.data.models import Item, Writing
 from howtobench.data.stats import summarise
@@ -98,11 +97,13 @@ def test_skipped_rows_are_reported(tmp_path: Path) -> None:
                                 "name enclosed in double quotes (column 2))"]
 
 
-def test_strict_stops_with_file_and_line(tmp_path: Path) -> None:
+def test_strict_stops_with_file_and_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = _small_bench(tmp_path)
-    proc = subprocess.run(
-        [sys.executable, "-m", "howtobench", "data", "stats", "--data", str(tmp_path), "--strict"],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "500"},
-    )  # fmt: skip
-    assert proc.returncode == 2
-    assert f"{path}:2: malformed JSON" in proc.stderr
+    monkeypatch.setenv("COLUMNS", "500")
+    monkeypatch.setattr(sys, "argv", ["howtobench", "data", "stats", "--data", str(tmp_path), "--strict"])
+    with pytest.raises(SystemExit) as info:
+        main()
+    assert info.value.code == 2
+    assert f"{path}:2: malformed JSON" in capsys.readouterr().err
