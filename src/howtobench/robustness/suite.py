@@ -1,0 +1,183 @@
+"""`howtobench robustness`: sample writings, perturb them, judge everything, build Table 7.
+
+A run directory holds one file per stage, so a killed run resumes where it stopped:
+
+    manifest.json                       the sampling settings (a resumed run must match them)
+    sample.jsonl                        the sampled release writings (originals)
+    perturbed/<kind>.jsonl              perturbed writings (`<model>+<kind>`), failures beside them
+    judgments/<method>/<set>.jsonl      one judgment file per method and set (original or kind),
+                                        written by the shared resumable runner
+    table.json                          the computed table
+
+Every LLM call (genre transfers, LLM judges) goes through the cached client layer. The writer
+(for transfers) is the writer endpoint, else the judge endpoint, else the embedded local model;
+LLM judges use the judge endpoint, else the local model. Overlap methods need no model, and the
+local model is started only when something needs it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import random
+from collections import defaultdict
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from howtobench.config import EndpointConfig
+from howtobench.data.loader import load_items, load_release_writings, load_writings_file
+from howtobench.data.models import Item, Writing
+from howtobench.errors import ConfigError, JudgeError
+from howtobench.judges.base import JUDGES, Judge, Judgment
+from howtobench.judges.runner import run_judge
+from howtobench.llm.types import LLMClient
+from howtobench.robustness.apply import check_kinds, derive_seed, perturb_writings
+from howtobench.robustness.clients import optional_client
+from howtobench.robustness.files import Contexts, failures_path, write_writings
+from howtobench.robustness.table import ORIGINAL, RobustnessTable, robustness_table
+from howtobench.robustness.transfer import TRANSFER_KINDS
+
+JUDGE_MODULES = ("overlap", "tree_of_writing", "baselines", "single", "autoplan", "rubric", "average")
+NO_LLM_METHODS = frozenset({"bleu", "rouge", "sacrebleu"})
+
+
+@dataclass(frozen=True)
+class SuiteConfig:
+    """What to sample, how to perturb and how to judge."""
+
+    methods: tuple[str, ...]
+    kinds: tuple[str, ...]
+    n: int = 50
+    per_model: int = 5
+    seed: int = 0
+    tasks: tuple[str, ...] | None = None
+    n_boot: int = 1000
+
+    def sampling(self) -> dict[str, Any]:
+        """The settings that fix the sample (a resumed run must not change them)."""
+        return {"n": self.n, "per_model": self.per_model, "seed": self.seed, "tasks": self.tasks}
+
+
+def sample_writings(writings: Sequence[Writing], items: dict[str, Item], n: int, per_model: int,
+                    seed: int) -> list[Writing]:
+    """Up to `per_model` non-empty writings of each model (on items with a reference), then at most `n`.
+
+    Each model's draw uses its own seed, so adding a model does not change the others' picks.
+    The result is ordered by (model, item id).
+    """
+    by_model: dict[str, list[Writing]] = defaultdict(list)
+    for w in writings:
+        item = items.get(w.item_id)
+        if not w.is_empty and item is not None and item.reference.strip():
+            by_model[w.model].append(w)
+    picked: list[Writing] = []
+    for model in sorted(by_model):
+        pool = sorted(by_model[model], key=lambda w: w.item_id)
+        rng = random.Random(derive_seed(seed, "", model, "sample"))
+        picked += rng.sample(pool, min(per_model, len(pool)))
+    if len(picked) > n:
+        picked = random.Random(derive_seed(seed, "", "", "sample-n")).sample(picked, n)
+    return sorted(picked, key=lambda w: (w.model, w.item_id))
+
+
+def _check_manifest(run_dir: Path, config: SuiteConfig) -> None:
+    path = run_dir / "manifest.json"
+    wanted = config.sampling()
+    if path.exists():
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        if saved.get("sampling") != json.loads(json.dumps(wanted)):
+            raise ConfigError(f"{run_dir} was sampled with {saved.get('sampling')}, not {wanted}: use a new --run-dir")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"sampling": wanted, "config": asdict(config)}, indent=2), encoding="utf-8")
+
+
+def _sample(run_dir: Path, data_root: Path, items: dict[str, Item], config: SuiteConfig) -> list[Writing]:
+    path = run_dir / "sample.jsonl"
+    if path.exists():
+        return load_writings_file(path, items, strict=True)
+    release = load_release_writings(data_root, config.tasks, items=list(items.values()))
+    sample = sample_writings(release, items, config.n, config.per_model, config.seed)
+    write_writings(path, sample)
+    return sample
+
+
+async def _perturbed(run_dir: Path, kind: str, sample: list[Writing], items: dict[str, Item], seed: int,
+                     writer: LLMClient | None) -> list[Writing]:
+    path = run_dir / "perturbed" / f"{kind}.jsonl"
+    if path.exists():
+        return load_writings_file(path, items, strict=True)
+    done, failed = await perturb_writings(sample, kind, seed, Contexts(items), writer)
+    if failed:
+        write_writings(failures_path(path), failed)
+    write_writings(path, done)
+    return done
+
+
+def make_judge(method: str, client: LLMClient | None) -> Judge:
+    """Build a registered judge (importing the judge modules that register themselves)."""
+    for module in JUDGE_MODULES:
+        try:
+            importlib.import_module(f"howtobench.judges.{module}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"howtobench.judges.{module}":
+                raise
+    if method not in JUDGES:
+        raise JudgeError(f"unknown judge method {method!r}; registered: {', '.join(sorted(JUDGES)) or 'none'}")
+    return JUDGES[method](client=client)
+
+
+async def _judge_all(run_dir: Path, methods: Sequence[str], sets: dict[str, list[Writing]], items: dict[str, Item],
+                     client: LLMClient | None, progress: bool) -> dict[str, dict[str, list[Judgment]]]:
+    out: dict[str, dict[str, list[Judgment]]] = {}
+    for method in methods:
+        judge = make_judge(method, client)
+        out[method] = {}
+        for name, writings in sets.items():
+            pairs = [(items[w.item_id], w) for w in writings]
+            path = run_dir / "judgments" / method / f"{name}.jsonl"
+            out[method][name] = await run_judge(judge, pairs, path, progress=progress)
+    return out
+
+
+def _write_table(run_dir: Path, table: RobustnessTable) -> None:
+    (run_dir / "table.json").write_text(json.dumps(asdict(table), ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+async def run_suite(
+    config: SuiteConfig,
+    *,
+    data_root: Path,
+    run_dir: Path,
+    workspace: Path,
+    judge_endpoint: EndpointConfig | None = None,
+    writer_endpoint: EndpointConfig | None = None,
+    progress: bool = True,
+) -> RobustnessTable:
+    """Run (or resume) the whole suite in `run_dir` and return the table (also saved as table.json)."""
+    kinds = check_kinds(config.kinds)
+    if not config.methods:
+        raise ConfigError("choose at least one judge method (--methods)")
+    items = {it.id: it for it in load_items(data_root, config.tasks)}
+    _check_manifest(run_dir, config)
+    sample = _sample(run_dir, data_root, items, config)
+    if not sample:
+        raise ConfigError(f"no non-empty writings with a reference under {data_root} for tasks {config.tasks}")
+    need_judge = any(m not in NO_LLM_METHODS for m in config.methods)
+    need_writer = any(k in TRANSFER_KINDS and not (run_dir / "perturbed" / f"{k}.jsonl").exists() for k in kinds)
+    async with AsyncExitStack() as stack:
+        judge_client = await stack.enter_async_context(
+            optional_client(need_judge, judge_endpoint, workspace=workspace))
+        writer_client = judge_client if need_writer and writer_endpoint is None and judge_client else None
+        if need_writer and writer_client is None:
+            writer_client = await stack.enter_async_context(
+                optional_client(True, writer_endpoint or judge_endpoint, workspace=workspace))
+        sets: dict[str, list[Writing]] = {ORIGINAL: sample}
+        for kind in kinds:
+            sets[kind] = await _perturbed(run_dir, kind, sample, items, config.seed, writer_client)
+        judgments = await _judge_all(run_dir, config.methods, sets, items, judge_client, progress)
+    table = robustness_table(judgments, kinds, seed=config.seed, n_boot=config.n_boot)
+    _write_table(run_dir, table)
+    return table

@@ -1,0 +1,73 @@
+"""The robustness table on constructed judgments: deltas, node rows, missing counts and flags are exact."""
+
+from __future__ import annotations
+
+import pytest
+
+from howtobench.judges.base import Judgment
+from howtobench.report.tables import render
+from howtobench.robustness.table import ORIGINAL, as_table, robustness_table
+
+
+def j(method: str, item: str, model: str, score: float | None, nodes: dict[str, float | None] | None = None,
+      status: str = "ok") -> Judgment:
+    return Judgment(method=method, item_id=item, model=model, task="open", genre="fiction", score=score,
+                    nodes=nodes or {}, status=status)  # type: ignore[arg-type]
+
+
+def tow_sets() -> dict[str, list[Judgment]]:
+    return {
+        ORIGINAL: [j("tow", "i1", "m", 5.0, {"content": 6.0}), j("tow", "i2", "m", 6.0, {"content": 5.0}),
+                   j("tow", "i3", "m", None, status="failed")],
+        "drop": [j("tow", "i1", "m+drop", 4.0, {"content": 5.0}), j("tow", "i2", "m+drop", 5.0, {"content": 5.0}),
+                 j("tow", "i3", "m+drop", 3.0, {"content": 3.0})],
+        "inject-end": [j("tow", "i1", "m+inject-end", 6.0, {"content": 6.5}),
+                       j("tow", "i2", "m+inject-end", 7.0, {"content": 6.0})],
+        "reference": [j("tow", "i1", "m+reference", 6.0), j("tow", "i2", "m+reference", 6.0)],
+    }
+
+
+def test_deltas_missing_and_flags_are_exact() -> None:
+    kinds = ["drop", "inject-end", "reference"]
+    table = robustness_table({"tow": tow_sets()}, kinds, seed=0, n_boot=200)
+    overall, content = table.rows
+    assert (overall.label, overall.initial, overall.n_initial) == ("tow", 5.5, 2)
+    drop = overall.cells["drop"]
+    assert (drop.n, drop.missing, drop.mean_delta, drop.flag) == (2, 1, -1.0, "")
+    assert drop.ci == (-1.0, -1.0)
+    inject = overall.cells["inject-end"]
+    assert (inject.mean_delta, inject.flag) == (1.0, "▲*")
+    ref = overall.cells["reference"]
+    assert (ref.mean_score, ref.mean_delta, ref.flag) == (6.0, 0.5, "")
+    # node row: content 6,5 -> drop 5,5 (mean -0.5), inject 6.5,6 (+0.75)
+    assert (content.label, content.initial) == ("tow:content", 5.5)
+    assert content.cells["drop"].mean_delta == pytest.approx(-0.5)
+    assert content.cells["inject-end"].mean_delta == pytest.approx(0.75)
+    assert content.cells["inject-end"].flag in ("▲", "▲*")
+    assert content.cells["reference"].n == 0  # the reference judgments carry no node scores
+
+
+def test_rise_with_interval_crossing_zero_is_flagged_without_star() -> None:
+    sets = {ORIGINAL: [j("bleu", f"i{k}", "m", 10.0) for k in range(4)],
+            "repeat": [j("bleu", "i0", "m+repeat", 14.0), j("bleu", "i1", "m+repeat", 8.0),
+                       j("bleu", "i2", "m+repeat", 12.0), j("bleu", "i3", "m+repeat", 9.0)]}
+    cell = robustness_table({"bleu": sets}, ["repeat"], n_boot=500).rows[0].cells["repeat"]
+    assert cell.mean_delta == pytest.approx(0.75)
+    assert cell.ci is not None and cell.ci[0] < 0 < cell.ci[1]
+    assert cell.flag == "▲"
+
+
+def test_reference_far_from_anchor_is_flagged_and_unanchored_rows_are_not() -> None:
+    sets = {ORIGINAL: [j("tow", "i1", "m", 5.0), j("tow", "i2", "m", 5.0)],
+            "reference": [j("tow", "i1", "m+reference", 9.0), j("tow", "i2", "m+reference", 9.0)]}
+    ref = robustness_table({"tow": sets}, ["reference"]).rows[0].cells["reference"]
+    assert (ref.mean_score, ref.flag) == (9.0, "≠")
+    other = {"single": {ORIGINAL: sets[ORIGINAL], "reference": sets["reference"]}}
+    assert robustness_table(other, ["reference"]).rows[0].cells["reference"].flag == ""
+
+
+def test_same_seed_same_intervals_and_rendering() -> None:
+    first = robustness_table({"tow": tow_sets()}, ["drop", "inject-end"], seed=3)
+    assert robustness_table({"tow": tow_sets()}, ["drop", "inject-end"], seed=3) == first
+    text = render(as_table(first), "markdown")
+    assert "| tow | 5.50 | 2 | -1.00 [-1.00, -1.00] | +1.00 [+1.00, +1.00]▲* |" in text
