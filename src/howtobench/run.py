@@ -1,0 +1,332 @@
+"""One benchmark run end to end: generate → judge → leaderboard, in a run directory that is its own state.
+
+    runs/<name>/
+      config.yaml              the settings of the run (endpoints without keys)
+      writings/<model>.jsonl   what the model under test wrote (release inference format)
+      judgments/<method>.jsonl one Judgment per (item, model)
+      leaderboard.{md,json,csv}
+      manifest.json            versions, endpoints, hashes, seeds, data version, tokens and cost per purpose
+
+Every step appends to its file as it goes and skips what is already there, and every model call goes
+through the cached client, so re-running the same command after a crash or a kill resumes where it
+stopped and ends with the same table. With no endpoint configured the embedded local model writes and
+judges a small subset (`SMOKE_PER_TASK` of the shortest items per task, with the paper's ten shipped
+writings of those items): a smoke test of the whole pipeline on a laptop, labelled as such everywhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+import howtobench
+from howtobench.config import EndpointConfig
+from howtobench.data.loader import load_items, load_release_writings, load_writings_file, select_items
+from howtobench.data.models import TASKS, Item, Writing
+from howtobench.errors import ConfigError, DataError, JudgeError
+from howtobench.generate import GenerateSettings, GenerateSummary, generate_writings, template_hash
+from howtobench.judges.base import JUDGES, Judge, Judgment
+from howtobench.judges.runner import run_judge
+from howtobench.llm.accounting import usage_from_log
+from howtobench.llm.client import open_client
+from howtobench.llm.types import LLMClient, SamplingParams, Usage
+from howtobench.report.leaderboard import Leaderboard, build_leaderboard
+from howtobench.report.paper import paper_table4
+from howtobench.report.render import to_csv, to_json, to_markdown
+
+SMOKE_PER_TASK = 2
+SMOKE_MAX_TOKENS = 384
+SMOKE_NOTE = (
+    "SMOKE JUDGE: every score here comes from the embedded Gemma-3-270M base model, run offline to show that the "
+    "pipeline works end to end. These numbers say nothing about how well the models write."
+)
+# Modules that register judges when imported (the registry is filled by `register_judge` decorators).
+JUDGE_MODULES = (
+    "howtobench.judges.tree_of_writing",
+    "howtobench.judges.overlap",
+    "howtobench.judges.baselines",
+)
+
+
+class RunSettings(BaseModel):
+    """What a run does; saved as config.yaml (no secret can be in it: endpoints name key variables only)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    data_dir: Path
+    run_dir: Path
+    workspace: Path
+    tasks: tuple[str, ...] | None = None
+    genres: tuple[str, ...] | None = None
+    limit: int | None = None
+    ids: tuple[str, ...] | None = None
+    method: str = "tow"
+    writer: EndpointConfig | None = None
+    judge: EndpointConfig | None = None
+    writings: tuple[Path, ...] = ()
+    generate: bool = True
+    release: bool = True
+    release_models: tuple[str, ...] | None = None
+    sampling: SamplingParams = Field(default_factory=lambda: SamplingParams(temperature=0.7, max_tokens=4096, seed=0))
+    system_prompt: str | None = None
+    seed: int = 0
+    bootstrap: int = 1000
+    cache_mode: Literal["on", "off", "replay"] = "on"
+    concurrency: int = Field(default=8, ge=1)
+    paper: bool = True
+    progress: bool = True
+
+    @property
+    def uses_local(self) -> bool:
+        """True when the embedded model stands in for a missing judge (or a missing writer that must write)."""
+        return self.judge is None or (self.generate and self.writer is None)
+
+    @property
+    def run_id(self) -> str:
+        """Stable across resumes, so the call log sums the whole run's tokens and cost."""
+        return f"run:{self.name}"
+
+
+@dataclass
+class RunResult:
+    """What `run_benchmark` produced (files are in `settings.run_dir`)."""
+
+    settings: RunSettings
+    leaderboard: Leaderboard
+    manifest: dict[str, Any]
+    generation: GenerateSummary | None
+
+
+# ------------------------------------------------------------------ selection
+
+
+def select_run_items(settings: RunSettings, all_items: Sequence[Item], release: Sequence[Writing]) -> list[Item]:
+    """The items of the run: the user's filters; for a local smoke run without filters, the shortest few per task.
+
+    Short items keep the 270M model's prompts small, which is what makes the smoke run take minutes.
+    """
+    chosen = select_items(all_items, settings.tasks, settings.genres, settings.limit, settings.ids)
+    if not (settings.uses_local and settings.limit is None and settings.ids is None):
+        return chosen
+    longest: dict[str, int] = {}
+    for w in release:
+        longest[w.item_id] = max(longest.get(w.item_id, 0), len(w.output))
+    picked: list[Item] = []
+    for task in TASKS:
+        pool = [it for it in chosen if it.task == task]
+        pool.sort(key=lambda it: (len(it.information) + len(it.reference) + longest.get(it.id, 0), it.id))
+        picked += pool[:SMOKE_PER_TASK]
+    return picked
+
+
+def _release_writings(settings: RunSettings, all_items: Sequence[Item]) -> list[Writing]:
+    if not settings.release:
+        return []
+    tasks = sorted({it.task for it in all_items})
+    models = settings.release_models or None
+    return load_release_writings(settings.data_dir, tasks, models, items=all_items)
+
+
+def _user_writings(settings: RunSettings, all_items: Sequence[Item]) -> list[Writing]:
+    by_id = {it.id: it for it in all_items}
+    return [w for path in settings.writings for w in load_writings_file(path, by_id)]
+
+
+# ------------------------------------------------------------------ endpoints and judges
+
+
+@asynccontextmanager
+async def _endpoints(settings: RunSettings) -> AsyncIterator[tuple[EndpointConfig | None, EndpointConfig]]:
+    """(writer, judge): the configured endpoints, the embedded local model standing in for missing ones."""
+    if not settings.uses_local:
+        assert settings.judge is not None
+        yield settings.writer, settings.judge
+        return
+    try:
+        from howtobench.llm.local import local_endpoint
+    except ImportError as exc:  # the [local] extra is not installed
+        raise ConfigError(f"no endpoint configured and the local model is unavailable ({exc})") from exc
+    async with local_endpoint() as local:
+        yield (settings.writer or local) if settings.generate else settings.writer, settings.judge or local
+
+
+def make_judge(method: str, client: LLMClient) -> Judge:
+    """A judge from the registry; judge modules are imported first so their decorators have run."""
+    for module in JUDGE_MODULES:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+    if method not in JUDGES:
+        raise JudgeError(f"unknown judge method {method!r}; known: {', '.join(sorted(JUDGES)) or 'none'}")
+    return JUDGES[method](client=client)
+
+
+# ------------------------------------------------------------------ the run
+
+
+def _check_config(settings: RunSettings) -> None:
+    """A run directory belongs to one judge and method: resuming it with others would mix their judgments."""
+    path = settings.run_dir / "config.yaml"
+    if path.exists():
+        old = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        old_judge = (old.get("judge") or {}).get("model")
+        new_judge = settings.judge.model if settings.judge else None
+        if old.get("method") != settings.method or old_judge != new_judge:
+            raise ConfigError(
+                f"{settings.run_dir} holds a run of method {old.get('method')!r} judged by {old_judge or 'local'!r}; "
+                "choose another --run-dir (or --name) for a different judge or method"
+            )
+    settings.run_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(settings.model_dump(mode="json"), allow_unicode=True, sort_keys=False), "utf-8")
+
+
+def _safe_name(model: str) -> str:
+    return "".join(c if c.isalnum() or c in "-._" else "_" for c in model)
+
+
+async def _generate(
+    settings: RunSettings, writer: EndpointConfig | None, items: Sequence[Item]
+) -> tuple[GenerateSummary | None, list[Writing]]:
+    if not settings.generate:
+        return None, []
+    if writer is None:
+        raise ConfigError(
+            "nothing to generate with: give --base-url/--model for the model under test, or --no-generate"
+        )
+    sampling = settings.sampling
+    if settings.uses_local and settings.writer is None:
+        sampling = sampling.model_copy(
+            update={"max_tokens": min(sampling.max_tokens or SMOKE_MAX_TOKENS, SMOKE_MAX_TOKENS)}
+        )
+    gen = GenerateSettings(sampling=sampling, system_prompt=settings.system_prompt)
+    out = settings.run_dir / "writings" / f"{_safe_name(writer.model)}.jsonl"
+    async with open_client(
+        writer, workspace=settings.workspace, cache_mode=settings.cache_mode, run_id=settings.run_id
+    ) as client:
+        summary = await generate_writings(
+            client, items, out, settings=gen, concurrency=writer.concurrency, progress=settings.progress
+        )
+    return summary, load_writings_file(out, items)
+
+
+async def _judge(settings: RunSettings, judge_ep: EndpointConfig, pairs: list[tuple[Item, Writing]]) -> list[Judgment]:
+    out = settings.run_dir / "judgments" / f"{settings.method}.jsonl"
+    async with open_client(
+        judge_ep, workspace=settings.workspace, cache_mode=settings.cache_mode, run_id=settings.run_id
+    ) as client:
+        judge = make_judge(settings.method, client)
+        return await run_judge(judge, pairs, out, concurrency=settings.concurrency, progress=settings.progress)
+
+
+def _pairs(items: Sequence[Item], writings: Sequence[Writing]) -> list[tuple[Item, Writing]]:
+    by_id = {it.id: it for it in items}
+    pairs = [(by_id[w.item_id], w) for w in writings if w.item_id in by_id]
+    if not pairs:
+        raise DataError("no writings to judge for the selected items (generate, --writings, or the shipped ones)")
+    return pairs
+
+
+async def run_benchmark(settings: RunSettings) -> RunResult:
+    """Generate, judge and tabulate; resumable. Returns the leaderboard and the manifest written to disk."""
+    _check_config(settings)
+    all_items = load_items(settings.data_dir, settings.tasks)
+    release = _release_writings(settings, all_items)
+    items = select_run_items(settings, all_items, release)
+    if not items:
+        raise DataError("the filters select no item")
+    async with _endpoints(settings) as (writer, judge_ep):
+        generation, generated = await _generate(settings, writer, items)
+        writings = [*release, *_user_writings(settings, all_items), *generated]
+        judgments = await _judge(settings, judge_ep, _pairs(items, writings))
+    board = _leaderboard(settings, judgments, items)
+    manifest = build_manifest(settings, writer, judge_ep, items, judgments)
+    _write_outputs(settings, board, manifest)
+    return RunResult(settings=settings, leaderboard=board, manifest=manifest, generation=generation)
+
+
+def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Sequence[Item]) -> Leaderboard:
+    smoke = settings.judge is None
+    return build_leaderboard(
+        judgments,
+        seed=settings.seed,
+        n_boot=settings.bootstrap,
+        items=items,
+        paper=paper_table4() if settings.paper and settings.method == "tow" else None,
+        title=f"{'SMOKE · ' if smoke else ''}HoWToBench run {settings.name} ({len(items)} items)",
+        notes=[SMOKE_NOTE] if smoke else [],
+    )
+
+
+def _write_outputs(settings: RunSettings, board: Leaderboard, manifest: dict[str, Any]) -> None:
+    d = settings.run_dir
+    (d / "leaderboard.md").write_text(to_markdown(board), encoding="utf-8")
+    (d / "leaderboard.json").write_text(to_json(board), encoding="utf-8")
+    (d / "leaderboard.csv").write_text(to_csv(board), encoding="utf-8")
+    (d / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+# ------------------------------------------------------------------ manifest
+
+
+def data_version(data_dir: Path, tasks: Sequence[str]) -> dict[str, str]:
+    """sha256 of each task's aligned.jsonl: which benchmark release the numbers are about."""
+    return {t: hashlib.sha256((data_dir / t / "aligned.jsonl").read_bytes()).hexdigest() for t in tasks}
+
+
+def _usage(settings: RunSettings) -> dict[str, dict[str, Any]]:
+    by_purpose: dict[str, Usage] = {}
+    for (_, purpose), usage in usage_from_log(settings.workspace, settings.run_id).items():
+        by_purpose[purpose] = by_purpose.get(purpose, Usage()) + usage
+    total = sum(by_purpose.values(), Usage())
+    return {**{p: u.model_dump() for p, u in sorted(by_purpose.items())}, "total": total.model_dump()}
+
+
+def _endpoint_info(ep: EndpointConfig | None, configured: EndpointConfig | None) -> dict[str, Any] | None:
+    if ep is None:
+        return None
+    return {**ep.public(), "embedded_local_model": configured is None}
+
+
+def build_manifest(
+    settings: RunSettings,
+    writer: EndpointConfig | None,
+    judge_ep: EndpointConfig,
+    items: Sequence[Item],
+    judgments: Sequence[Judgment],
+) -> dict[str, Any]:
+    tasks = sorted({it.task for it in items})
+    languages = sorted({it.language for it in items})
+    return {
+        "toolkit": howtobench.__version__,
+        "written_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "name": settings.name,
+        "method": settings.method,
+        "smoke": settings.judge is None,
+        "writer": _endpoint_info(writer, settings.writer) if settings.generate else None,
+        "judge": _endpoint_info(judge_ep, settings.judge),
+        "tree_hashes": sorted({j.tree_hash for j in judgments if j.tree_hash}),
+        "prompt_hashes": sorted({j.prompt_hash for j in judgments if j.prompt_hash}),
+        "generation_templates": {f"{lang}/{t}": template_hash(lang, t) for lang in languages for t in tasks},
+        "sampling": settings.sampling.model_dump(mode="json"),
+        "system_prompt": settings.system_prompt,
+        "seeds": {"bootstrap": settings.seed, "sampling": settings.sampling.seed},
+        "bootstrap": settings.bootstrap,
+        "data": {"dir": str(settings.data_dir), "aligned_sha256": data_version(settings.data_dir, tasks)},
+        "items": [it.id for it in items],
+        "judgments": len(judgments),
+        "usage": _usage(settings),
+        "outputs": sorted(str(p.relative_to(settings.run_dir)) for p in settings.run_dir.rglob("*.jsonl")),
+    }

@@ -1,0 +1,129 @@
+"""`run_benchmark` end to end against the fake server: generate, judge with a registered judge, tabulate, resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fake_server import FakeServer, default_handler
+from howtobench.config import EndpointConfig
+from howtobench.data.models import Item, Writing
+from howtobench.errors import ConfigError
+from howtobench.judges.base import JUDGES, Judgment, register_judge
+from howtobench.llm.types import ChatRequest, LLMClient
+from howtobench.run import RunSettings, run_benchmark
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"score": {"type": "integer", "enum": list(range(1, 11))}},
+    "required": ["score"],
+}
+
+
+class _LengthJudge:
+    """A one-call test judge: asks the server for a schema-shaped score (the fake server answers deterministically)."""
+
+    method = "test-llm"
+
+    def __init__(self, client: LLMClient) -> None:
+        self.client = client
+
+    async def judge(self, item: Item, writing: Writing) -> Judgment:
+        req = ChatRequest(
+            messages=({"role": "user", "content": f"{item.id}\n{writing.output[:200]}"},),
+            response_schema=SCHEMA,
+            purpose="leaf:test",
+        )
+        result = await self.client.chat(req)
+        score = float(result.data["score"]) if result.ok and result.data else None
+        return Judgment(
+            method=self.method,
+            item_id=item.id,
+            model=writing.model,
+            task=item.task,
+            genre=item.genre,
+            score=score,
+            status="ok" if score is not None else "failed",
+            judge_model=self.client.model,
+            usage=result.usage,
+        )
+
+
+@pytest.fixture(autouse=True)
+def _registered() -> None:
+    if "test-llm" not in JUDGES:
+        register_judge("test-llm")(lambda **kw: _LengthJudge(kw["client"]))
+
+
+def _settings(tmp_path: Path, server: FakeServer, bench_root: Path, **kw: Any) -> RunSettings:
+    endpoint = EndpointConfig(model="fake-writer", base_urls=(server.base_url,), max_retries=0)
+    judge = EndpointConfig(model="fake-judge", base_urls=(server.base_url,), max_retries=0)
+    base: dict[str, Any] = dict(
+        name="t",
+        data_dir=bench_root,
+        run_dir=tmp_path / "run",
+        workspace=tmp_path / "ws",
+        limit=1,
+        method="test-llm",
+        writer=endpoint,
+        judge=judge,
+        bootstrap=200,
+        progress=False,
+        release_models=("deepseek-r1", "gpt-4o-2024-11-20"),
+    )
+    return RunSettings(**{**base, **kw})
+
+
+async def test_run_end_to_end_and_resume(fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:
+    fake_server.handler = default_handler
+    settings = _settings(tmp_path, fake_server, bench_root)
+    result = await run_benchmark(settings)
+    board = result.leaderboard
+    assert set(board.columns) == {"fake-writer", "deepseek-r1", "gpt-4o-2024-11-20"}
+    assert all(c.judged == 3 and c.failed == 0 for c in board.counts.values())  # 1 item per task
+    gen_calls = [r for r in fake_server.requests if "response_format" not in r]
+    judge_calls = [r for r in fake_server.requests if "response_format" in r]
+    assert (len(gen_calls), len(judge_calls)) == (3, 9)
+    run_dir = settings.run_dir
+    for name in ("config.yaml", "manifest.json", "leaderboard.md", "leaderboard.json", "leaderboard.csv"):
+        assert (run_dir / name).is_file(), name
+    assert (run_dir / "writings" / "fake-writer.jsonl").is_file()
+    assert (run_dir / "judgments" / "test-llm.jsonl").is_file()
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["judge"]["model"] == "fake-judge" and manifest["writer"]["model"] == "fake-writer"
+    assert manifest["usage"]["generation"]["calls"] == 3 and manifest["usage"]["leaf:test"]["calls"] == 9
+    assert len(manifest["data"]["aligned_sha256"]["guide"]) == 64
+    assert manifest["smoke"] is False and "SMOKE" not in (run_dir / "leaderboard.md").read_text(encoding="utf-8")
+
+    first = json.loads((run_dir / "leaderboard.json").read_text(encoding="utf-8"))
+    fake_server.reset()
+    again = await run_benchmark(settings)
+    assert fake_server.requests == []  # everything was already on disk
+    second = json.loads((run_dir / "leaderboard.json").read_text(encoding="utf-8"))
+    assert first["cells"] == second["cells"] and again.leaderboard.columns == board.columns
+
+
+async def test_run_dir_refuses_another_judge(fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:
+    fake_server.handler = default_handler
+    await run_benchmark(_settings(tmp_path, fake_server, bench_root, release=False))
+    other = EndpointConfig(model="other-judge", base_urls=(fake_server.base_url,))
+    with pytest.raises(ConfigError, match="another --run-dir"):
+        await run_benchmark(_settings(tmp_path, fake_server, bench_root, release=False, judge=other))
+
+
+async def test_given_writings_without_generation(fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:
+    fake_server.handler = default_handler
+    mine = tmp_path / "mine.jsonl"
+    first_guide = json.loads((bench_root / "guide" / "aligned.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    mine.write_text(
+        json.dumps({"infer_id": first_guide["infer_id"], "model": "mine", "output": "正文"}) + "\n", "utf-8"
+    )
+    settings = _settings(
+        tmp_path, fake_server, bench_root, writings=(mine,), generate=False, release=False, tasks=("guide",)
+    )
+    result = await run_benchmark(settings)
+    assert result.leaderboard.columns == ("mine",) and result.generation is None
+    assert all("response_format" in r for r in fake_server.requests)
