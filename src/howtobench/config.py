@@ -94,3 +94,18 @@ def load_config_file(path: Path | None) -> dict[str, Any]:
     if not isinstance(loaded, dict):
         raise ConfigError(f"config file {path} must hold a mapping of option names to values")
     return loaded
+
+
+def proxy_for(url: str) -> str | None:
+    """The HTTP(S) proxy for `url` from the standard *_PROXY / NO_PROXY variables; never for loopback.
+
+    Resolved once per base URL by the LLM client (looking it up per request costs a thread hop each).
+    """
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if host in ("localhost", "127.0.0.1", "::1") or urllib.request.proxy_bypass(host):
+        return None
+    return urllib.request.getproxies().get(parts.scheme) or None

@@ -1,0 +1,63 @@
+"""Throughput of the client layer against a fake server with fixed capacity (a benchmark, not a test).
+
+The fake server runs in its own process (64 slots x 100 ms latency = 640 calls/s capacity), so
+the client's CPU time is measured alone. Prints calls/s, the ratio to capacity and the client's
+CPU time per call (process time of this process / calls). Goal: ratio >= 0.9, << 1 ms CPU/call.
+
+    python bench/throughput.py [--calls 3000] [--concurrency 64] [--latency 0.1] [--cache off|on]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from fake_server import FakeServerProcess  # noqa: E402
+from howtobench.config import EndpointConfig  # noqa: E402
+from howtobench.llm.client import CacheMode, open_client  # noqa: E402
+from howtobench.llm.types import ChatRequest  # noqa: E402
+
+
+async def drive(base_url: str, calls: int, concurrency: int, cache: CacheMode, workspace: Path) -> tuple[float, float]:
+    endpoint = EndpointConfig(model="fake-model", base_urls=(base_url,), concurrency=concurrency, timeout_s=30)
+    prompt = "请根据下面的写作要求评价这篇文章。" * 20
+    requests = [ChatRequest(messages=({"role": "user", "content": f"{prompt} #{i}"},), purpose="bench")
+                for i in range(calls)]
+    async with open_client(endpoint, workspace=workspace, cache_mode=cache) as client:
+        await client.chat(ChatRequest(messages=({"role": "user", "content": "warm-up"},)))
+        wall, cpu = time.perf_counter(), time.process_time()
+        results = await asyncio.gather(*(client.chat(r) for r in requests))
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    failed = sum(not r.ok for r in results)
+    if failed:
+        print(f"warning: {failed} calls failed")
+    return wall, cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=3000)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--slots", type=int, default=64)
+    parser.add_argument("--latency", type=float, default=0.1)
+    parser.add_argument("--cache", choices=["off", "on"], default="off")
+    args = parser.parse_args()
+    capacity = args.slots / args.latency
+    with FakeServerProcess(latency=args.latency, capacity=args.slots) as server, \
+            tempfile.TemporaryDirectory() as tmp:
+        wall, cpu = asyncio.run(drive(server.base_url, args.calls, args.concurrency, args.cache, Path(tmp)))
+    rate = args.calls / wall
+    print(f"calls: {args.calls}  concurrency: {args.concurrency}  "
+          f"server: {args.slots} slots x {args.latency * 1000:g} ms = {capacity:g} calls/s  cache: {args.cache}")
+    print(f"throughput: {rate:.0f} calls/s  ratio to capacity: {rate / capacity:.3f}  "
+          f"client CPU: {cpu / args.calls * 1000:.3f} ms/call")
+
+
+if __name__ == "__main__":
+    main()

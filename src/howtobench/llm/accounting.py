@@ -1,0 +1,112 @@
+"""Tokens, calls and money: per run and per purpose, from the price table, and estimated before a run.
+
+`estimate()` is what `--dry-run` prints: it counts the calls a run would make and guesses their
+tokens from characters (CJK ≈ 1.5 characters per token, other text ≈ 4), with the completion
+budget taken from each request's `max_tokens` (or `completion_tokens` when unset). It ignores
+retries, re-asks and cache hits, so it errs towards the full price.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from importlib import resources
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from howtobench.errors import ConfigError
+from howtobench.llm.cache import CallStore
+from howtobench.llm.types import ChatRequest, Usage
+
+
+class Price(BaseModel):
+    """USD per million tokens."""
+
+    input: float
+    output: float
+    cached_input: float | None = None
+
+    def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
+        cached = min(cached_tokens, prompt_tokens)
+        cached_rate = self.input if self.cached_input is None else self.cached_input
+        total = (prompt_tokens - cached) * self.input + cached * cached_rate + completion_tokens * self.output
+        return total / 1_000_000
+
+
+PriceTable = dict[str, Price]
+
+
+def _read_table(text: str, origin: str) -> PriceTable:
+    try:
+        raw = yaml.safe_load(text) or {}
+        return {str(name): Price.model_validate(entry) for name, entry in raw.items()}
+    except (yaml.YAMLError, ValidationError, AttributeError) as exc:
+        raise ConfigError(f"bad price table {origin}: {exc}") from exc
+
+
+def load_prices(extra: Path | None = None) -> PriceTable:
+    """The built-in table, with entries of the user's YAML file (same shape) added or overriding."""
+    builtin = resources.files("howtobench.llm").joinpath("prices.yaml").read_text(encoding="utf-8")
+    table = _read_table(builtin, "(built-in)")
+    if extra is not None:
+        try:
+            table.update(_read_table(extra.read_text(encoding="utf-8"), str(extra)))
+        except OSError as exc:
+            raise ConfigError(f"cannot read price table {extra}: {exc}") from exc
+    return table
+
+
+def price_for(model: str, table: PriceTable) -> Price | None:
+    """Exact name first, else the longest table entry the model name starts with (dated variants)."""
+    if model in table:
+        return table[model]
+    matches = [name for name in table if model.startswith(name)]
+    return table[max(matches, key=len)] if matches else None
+
+
+def _is_cjk(ch: str) -> bool:
+    code = ord(ch)
+    return 0x3000 <= code <= 0x9FFF or 0xAC00 <= code <= 0xD7AF or 0xF900 <= code <= 0xFFEF or code >= 0x20000
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count: CJK characters / 1.5 plus other characters / 4 (no tokenizer needed)."""
+    cjk = sum(1 for ch in text if _is_cjk(ch))
+    return round(cjk / 1.5 + (len(text) - cjk) / 4)
+
+
+def estimate(requests: Iterable[ChatRequest], price: Price | None, *, completion_tokens: int = 1024) -> Usage:
+    """What the requests would cost if every one were sent once (4 tokens of overhead per message)."""
+    total = Usage()
+    for req in requests:
+        prompt = sum(estimate_tokens(m.get("content", "")) + 4 for m in req.messages)
+        out = req.sampling.max_tokens or completion_tokens
+        cost = price.cost(prompt, out) if price else 0.0
+        total = total + Usage(calls=1, prompt_tokens=prompt, completion_tokens=out, cost_usd=cost)
+    return total
+
+
+def usage_from_log(workspace: Path, run_id: str | None = None) -> dict[tuple[str, str], Usage]:
+    """(run_id, purpose) -> Usage, summed from the workspace's call log (fresh and cached calls)."""
+    if not (workspace / "calls.sqlite").exists():
+        raise ConfigError(f"no call log in {workspace} (expected {workspace / 'calls.sqlite'})")
+    store = CallStore.open(workspace)
+    try:
+        where, params = ("WHERE run_id = ?", (run_id,)) if run_id else ("", ())
+        rows = store.rows(
+            "SELECT run_id, purpose, COUNT(*) AS calls, SUM(from_cache) AS cached_calls, "
+            "SUM(prompt_tokens) AS p, SUM(completion_tokens) AS c, SUM(cached_tokens) AS k, "
+            f"SUM(cost_usd) AS cost, MIN(started_at) AS first FROM calls {where} "
+            "GROUP BY run_id, purpose ORDER BY first, purpose",
+            params,
+        )
+    finally:
+        store.close()
+    return {
+        (r["run_id"], r["purpose"]): Usage(
+            calls=r["calls"], cached_calls=r["cached_calls"], prompt_tokens=r["p"], completion_tokens=r["c"],
+            cached_tokens=r["k"], cost_usd=r["cost"],
+        )
+        for r in rows
+    }

@@ -1,0 +1,245 @@
+"""The call log and content-addressed cache: one SQLite file per workspace (`<workspace>/calls.sqlite`).
+
+Every finished call — success or failure, fresh or served from the cache — is one row, written
+and committed the moment the call finishes, so a run killed with SIGKILL loses at most the
+calls that were still in flight. WAL mode lets several processes read and write the same file.
+
+Writes go through one writer thread (`await store.write(call)`): a commit waits on the disk
+(~0.2-0.7 ms here), which would otherwise stall the event loop on every call; the thread
+commits whatever has queued up in one transaction (group commit) and only then lets the
+awaiting call return its result, so a caller never holds a result that is not yet durable.
+
+The schema grows only by appending named migrations to `MIGRATIONS` (as simonw/llm does); a
+migration that ran is recorded in `_migrations` and never runs again. Never edit one that shipped.
+
+No secret is ever written: the stored request is the JSON body sent to the server (no headers).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+DB_NAME = "calls.sqlite"
+
+
+def _m001_calls(db: sqlite3.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE calls (
+            id INTEGER PRIMARY KEY,
+            key TEXT NOT NULL,
+            run_id TEXT NOT NULL,
+            purpose TEXT NOT NULL,
+            model TEXT NOT NULL,
+            endpoint TEXT,
+            request_json TEXT,
+            response_json TEXT,
+            status TEXT NOT NULL,
+            error TEXT,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            asks INTEGER NOT NULL DEFAULT 0,
+            from_cache INTEGER NOT NULL DEFAULT 0,
+            prompt_tokens INTEGER NOT NULL DEFAULT 0,
+            completion_tokens INTEGER NOT NULL DEFAULT 0,
+            cached_tokens INTEGER NOT NULL DEFAULT 0,
+            cost_usd REAL NOT NULL DEFAULT 0,
+            latency_s REAL NOT NULL DEFAULT 0,
+            started_at TEXT NOT NULL,
+            finished_at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX calls_key ON calls (key, status)")
+    db.execute("CREATE INDEX calls_run ON calls (run_id, purpose)")
+
+
+MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
+    ("m001_calls", _m001_calls),
+]
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+@dataclass
+class CallRecord:
+    """One finished call, as stored."""
+
+    key: str
+    run_id: str
+    purpose: str
+    model: str
+    status: str  # "ok" | "failed"
+    started_at: str
+    endpoint: str | None = None
+    request: dict[str, Any] | None = None
+    response: dict[str, Any] | None = None
+    error: str | None = None
+    attempts: int = 0
+    asks: int = 0
+    from_cache: bool = False
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    finished_at: str = ""
+
+
+_COLUMNS = [
+    "key", "run_id", "purpose", "model", "endpoint", "request_json", "response_json", "status", "error", "attempts",
+    "asks", "from_cache", "prompt_tokens", "completion_tokens", "cached_tokens", "cost_usd", "latency_s",
+    "started_at", "finished_at",
+]
+_INSERT = f"INSERT INTO calls ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
+
+
+def _dumps(value: dict[str, Any] | None) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class CallStore:
+    """Open with `CallStore.open(workspace)`. Reads on the caller's thread; writes via `write` (async) or `record`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.db = _connect(path)
+        migrate(self.db)
+        self._queue: queue.SimpleQueue[tuple[CallRecord, asyncio.Future[None]] | None] = queue.SimpleQueue()
+        self._writer: threading.Thread | None = None
+
+    @classmethod
+    def open(cls, workspace: Path) -> CallStore:
+        workspace.mkdir(parents=True, exist_ok=True)
+        return cls(workspace / DB_NAME)
+
+    def lookup(self, key: str) -> dict[str, Any] | None:
+        """The stored response of the latest successful, fresh call with this key."""
+        row = self.db.execute(
+            "SELECT response_json FROM calls WHERE key = ? AND status = 'ok' AND from_cache = 0 "
+            "ORDER BY id DESC LIMIT 1",
+            (key,),
+        ).fetchone()
+        return None if row is None or row[0] is None else dict(json.loads(row[0]))
+
+    def record(self, call: CallRecord) -> None:
+        """Insert and commit now, on this thread (autocommit): the row survives a SIGKILL right after."""
+        self.db.execute(_INSERT, _params(call))
+
+    async def write(self, call: CallRecord) -> None:
+        """Insert via the writer thread; returns once the row is committed."""
+        if self._writer is None:
+            self._writer = threading.Thread(target=self._write_loop, name="howtobench-call-log", daemon=True)
+            self._writer.start()
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.put((call, done))
+        await done
+
+    def _write_loop(self) -> None:
+        db = _connect(self.path)
+        try:
+            while True:
+                first = self._queue.get()
+                if first is None:
+                    return
+                batch = [first]
+                stop = False
+                while not self._queue.empty():
+                    item = self._queue.get_nowait()
+                    if item is None:
+                        stop = True
+                        break
+                    batch.append(item)
+                _commit_batch(db, batch)
+                if stop:
+                    return
+        finally:
+            db.close()
+
+    def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        """Read-only helper for reports."""
+        cur = self.db.execute(sql, params)
+        cur.row_factory = sqlite3.Row
+        return list(cur.fetchall())
+
+    def close(self) -> None:
+        """Finish queued writes, then close."""
+        if self._writer is not None:
+            self._queue.put(None)
+            self._writer.join()
+            self._writer = None
+        self.db.close()
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")  # durable across a killed process; cheap commits
+    db.execute("PRAGMA busy_timeout=30000")
+    return db
+
+
+def _params(call: CallRecord) -> tuple[Any, ...]:
+    return (
+        call.key, call.run_id, call.purpose, call.model, call.endpoint, _dumps(call.request),
+        _dumps(call.response), call.status, call.error, call.attempts, call.asks, int(call.from_cache),
+        call.prompt_tokens, call.completion_tokens, call.cached_tokens, call.cost_usd, call.latency_s,
+        call.started_at, call.finished_at or utc_now(),
+    )
+
+
+def _commit_batch(db: sqlite3.Connection, batch: list[tuple[CallRecord, asyncio.Future[None]]]) -> None:
+    """One transaction for the batch, then wake each waiter on its own loop (one wake-up per loop)."""
+    error: BaseException | None = None
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        db.executemany(_INSERT, [_params(call) for call, _ in batch])
+        db.execute("COMMIT")
+    except sqlite3.Error as exc:
+        error = exc
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+    loops: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
+    for _, fut in batch:
+        loops.setdefault(fut.get_loop(), []).append(fut)
+    for loop, futures in loops.items():
+        loop.call_soon_threadsafe(_settle, futures, error)
+
+
+def _settle(futures: list[asyncio.Future[None]], error: BaseException | None) -> None:
+    for fut in futures:
+        if fut.done():
+            continue
+        if error is None:
+            fut.set_result(None)
+        else:
+            fut.set_exception(error)
+
+
+def migrate(db: sqlite3.Connection) -> list[str]:
+    """Apply the migrations not yet applied, in order, inside one immediate transaction; return their names."""
+    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    applied_now: list[str] = []
+    db.execute("BEGIN IMMEDIATE")  # serialises concurrent first opens of the same file
+    try:
+        done = {row[0] for row in db.execute("SELECT name FROM _migrations")}
+        for name, step in MIGRATIONS:
+            if name not in done:
+                step(db)
+                db.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", (name, utc_now()))
+                applied_now.append(name)
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return applied_now

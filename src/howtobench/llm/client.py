@@ -1,0 +1,345 @@
+"""The one client every model call goes through: OpenAI-compatible chat completions over HTTP.
+
+    async with open_client(endpoint, workspace=ws, cache_mode="on") as client:
+        result = await client.chat(ChatRequest(messages=(...), purpose="leaf:logic"))
+
+Per call: cache lookup (key = `cache_key(model, request)`) -> a slot on the least busy base URL
+(at most `endpoint.concurrency` in flight per URL, optional rpm limit) -> POST with retries
+(see `retry.py`) -> strip `<think>` -> validate JSON against the request's schema, re-asking at
+most `endpoint.reasks` times -> one row in the call log, committed at once -> a `ChatResult`.
+
+Cache modes: "on" reads and writes; "off" never reads but still logs; "replay" reads only and
+raises `CacheMiss` on a miss (a replay that silently called the model, or silently produced a
+failure row, would not be the replay the user asked for). Only successful calls are served
+from the cache; a failed call is tried again by the next run.
+
+Failures: a call that runs out of retries or re-asks returns `ChatResult(ok=False, error=...,
+raw_text=...)`; 401/403/404 raise `PermanentError` at once (the endpoint is misconfigured, every
+other call would fail the same way). Error messages name the URL and status, never the key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from howtobench.config import EndpointConfig
+from howtobench.errors import CacheMiss, PermanentError
+from howtobench.llm import structured
+from howtobench.llm.accounting import Price, load_prices, price_for
+from howtobench.llm.cache import CallRecord, CallStore, utc_now
+from howtobench.llm.limits import RpmLimiter, SlotPool
+from howtobench.llm.retry import RetryPolicy, classify_status, parse_retry_after
+from howtobench.llm.transport import AiohttpTransport, HttpResponse, Transport, TransportError
+from howtobench.llm.types import ChatRequest, ChatResult, Usage
+
+CacheMode = Literal["on", "off", "replay"]
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def cache_key(model: str, request: ChatRequest) -> str:
+    """sha256 of what determines the reply — never timeouts, retries, concurrency or the URL."""
+    identity = {
+        "model": model,
+        "messages": list(request.messages),
+        "sampling": request.sampling.model_dump(mode="json"),
+        "response_schema": request.response_schema,
+        "schema_name": request.schema_name,
+        "template_version": request.template_version,
+        "sample_index": request.sample_index,
+    }
+    return hashlib.sha256(canonical_json(identity).encode()).hexdigest()
+
+
+@dataclass
+class _Answer:
+    """The outcome of one ask (one completion, after its HTTP retries)."""
+
+    ok: bool
+    content: str = ""
+    reasoning: str | None = None
+    error: str | None = None
+    attempts: int = 0
+    endpoint: str | None = None
+    usage: Usage = field(default_factory=Usage)
+
+
+class OpenAIClient:
+    """An `LLMClient` for one endpoint; build it with `open_client`."""
+
+    def __init__(self, endpoint: EndpointConfig, store: CallStore, transport: Transport, *,
+                 cache_mode: CacheMode, run_id: str, retry: RetryPolicy, price: Price | None,
+                 seed: int | None = None) -> None:
+        self.endpoint = endpoint
+        self.run_id = run_id
+        self._store = store
+        self._transport = transport
+        self._cache_mode = cache_mode
+        self._retry = retry
+        self._price = price
+        self._rng = random.Random(seed)
+        self._pool = SlotPool(endpoint.base_urls, endpoint.concurrency)
+        self._rpm = RpmLimiter(endpoint.rpm) if endpoint.rpm else None
+        self._headers = _auth_headers(endpoint) if cache_mode != "replay" else {}
+        self._secret = self._headers.get("Authorization", "")[len("Bearer "):]
+        self._inflight: dict[str, asyncio.Future[ChatResult]] = {}
+        self._usage: dict[str, Usage] = {}
+
+    @property
+    def model(self) -> str:
+        return self.endpoint.model
+
+    def usage_by_purpose(self) -> dict[str, Usage]:
+        """What this client spent so far (this run), per request purpose."""
+        return dict(self._usage)
+
+    def usage(self) -> Usage:
+        return sum(self._usage.values(), Usage())
+
+    async def chat(self, request: ChatRequest) -> ChatResult:
+        key = cache_key(self.model, request)
+        if self._cache_mode != "off":
+            stored = self._store.lookup(key)
+            if stored is not None:
+                return await self._hit(request, key, ChatResult.model_validate(stored))
+            if self._cache_mode == "replay":
+                raise CacheMiss(f"replay mode: call {key[:12]} ({request.purpose}, model {self.model}) is not cached")
+        pending = self._inflight.get(key)
+        if pending is not None:  # an identical request is in flight: share its answer
+            return await self._hit(request, key, await asyncio.shield(pending))
+        future: asyncio.Future[ChatResult] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            result = await self._fresh(request, key)
+            future.set_result(result)
+            return result
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # mark retrieved: nobody else may be waiting
+            raise
+        finally:
+            del self._inflight[key]
+
+    # ------------------------------------------------------------------ one call
+
+    async def _fresh(self, request: ChatRequest, key: str) -> ChatResult:
+        started, t0 = utc_now(), time.perf_counter()
+        body = self._body(request)
+        result, asks = await self._ask_until_valid(request, body)
+        result.cache_key, result.latency_s = key, time.perf_counter() - t0
+        self._account(request.purpose, result.usage)
+        await self._store.write(CallRecord(
+            key=key, run_id=self.run_id, purpose=request.purpose, model=self.model, status=_status(result),
+            started_at=started, endpoint=result.endpoint, request=body,
+            response=result.model_dump(mode="json", include={"ok", "text", "data", "reasoning", "raw_text"}),
+            error=result.error, attempts=result.attempts, asks=asks,
+            prompt_tokens=result.usage.prompt_tokens, completion_tokens=result.usage.completion_tokens,
+            cached_tokens=result.usage.cached_tokens, cost_usd=result.usage.cost_usd, latency_s=result.latency_s,
+        ))
+        return result
+
+    async def _hit(self, request: ChatRequest, key: str, stored: ChatResult) -> ChatResult:
+        usage = Usage(calls=1, cached_calls=1)
+        self._account(request.purpose, usage)
+        now = utc_now()
+        await self._store.write(CallRecord(key=key, run_id=self.run_id, purpose=request.purpose, model=self.model,
+                                      status=_status(stored), started_at=now, finished_at=now, from_cache=True))
+        return stored.model_copy(update={"from_cache": True, "cache_key": key, "usage": usage, "latency_s": 0.0})
+
+    def _body(self, request: ChatRequest) -> dict[str, Any]:
+        """The JSON body sent to the server (what the log stores: no headers, so no key)."""
+        messages = [dict(m) for m in request.messages]
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        s = request.sampling
+        body["temperature"] = s.temperature
+        for name, value in (("top_p", s.top_p), ("stop", list(s.stop) if s.stop else None)):
+            if value is not None:
+                body[name] = value
+        if s.seed is not None:
+            body["seed"] = s.seed + request.sample_index  # distinct yet reproducible samples
+        if s.max_tokens is not None:
+            body["max_completion_tokens" if self.endpoint.use_max_completion_tokens else "max_tokens"] = s.max_tokens
+        if request.response_schema is not None:
+            fmt = structured.response_format(self.endpoint.response_format, request.response_schema,
+                                             request.schema_name)
+            if fmt is not None:
+                body["response_format"] = fmt
+            if self.endpoint.response_format != "json_schema":
+                messages.append({"role": "user", "content": structured.schema_instruction(request.response_schema)})
+        return body
+
+    async def _ask_until_valid(self, request: ChatRequest, body: dict[str, Any]) -> tuple[ChatResult, int]:
+        """Ask; if the reply must match a schema and does not, re-ask with the reason, up to `reasks` times.
+
+        Returns the result and the number of asks (completions obtained or attempted)."""
+        usage, attempts, asks = Usage(calls=1), 0, 0
+        schema = request.response_schema
+        schema_key = canonical_json(schema) if schema is not None else ""
+        base_messages = body["messages"]
+        extra: list[dict[str, str]] = []
+        answer, problem = _Answer(ok=False), ""
+        for _ in range(self.endpoint.reasks + 1):
+            asks += 1
+            ask_body = body if not extra else {**body, "messages": base_messages + extra}
+            answer = await self._complete(ask_body)
+            attempts += answer.attempts
+            usage = usage + answer.usage
+            if not answer.ok:
+                return _failure(answer.error or "failed", answer, attempts, usage), asks
+            text, think = structured.split_reasoning(answer.content)
+            reasoning = "\n".join(r for r in (answer.reasoning, think) if r) or None
+            if schema is None:
+                return ChatResult(ok=True, text=text, reasoning=reasoning, raw_text=answer.content,
+                                  attempts=attempts, usage=usage, endpoint=answer.endpoint), asks
+            data, why = structured.parse_reply(text, schema, schema_key)
+            if why is None:
+                return ChatResult(ok=True, text=text, data=data, reasoning=reasoning, raw_text=answer.content,
+                                  attempts=attempts, usage=usage, endpoint=answer.endpoint), asks
+            problem = why
+            extra += structured.reask_messages(text, problem)
+        reason = f"BadResponse: no valid reply after {asks} asks (last: {problem})"
+        return _failure(reason, answer, attempts, usage, raw_text=answer.content), asks
+
+    async def _complete(self, body: dict[str, Any]) -> _Answer:
+        """One completion with HTTP retries: 429 and transient errors back off; fatal errors raise."""
+        payload = json.dumps(body, ensure_ascii=False).encode()
+        last_error, used_url, attempt = "", None, 0
+        for attempt in range(1, self.endpoint.max_retries + 2):  # noqa: B007 - `attempt` is reported after
+            if self._rpm:
+                await self._rpm.wait()
+            retry_after: float | None = None
+            async with self._pool.slot() as url:
+                used_url = url
+                try:
+                    resp = await self._transport.post_json(
+                        url + "/chat/completions", payload, self._headers, self.endpoint.timeout_s
+                    )
+                except TransportError as exc:
+                    resp, last_error = None, f"TransientError: {exc}"
+            if resp is not None:
+                answer, last_error, retry_after = self._read(resp, url, attempt)
+                if answer is not None:
+                    return answer
+            if attempt <= self.endpoint.max_retries:
+                await asyncio.sleep(self._retry.delay(attempt, retry_after, self._rng))
+        return _Answer(ok=False, error=f"{last_error} (gave up after {attempt} attempts)", attempts=attempt,
+                       endpoint=used_url)
+
+    def _read(self, resp: HttpResponse, url: str, attempt: int) -> tuple[_Answer | None, str, float | None]:
+        """An answer (success or a request-specific failure), or (None, error, retry_after) to retry."""
+        kind = classify_status(resp.status)
+        if kind == "ok":
+            try:
+                return _parse_completion(resp.body, url, attempt, self._price), "", None
+            except (ValueError, KeyError, IndexError, TypeError) as exc:
+                return None, f"TransientError: {url} sent an unreadable 200 body ({exc})", None
+        message = self._scrub(_error_message(resp.body))
+        if kind == "fatal":
+            raise PermanentError(
+                f"{url}/chat/completions answered HTTP {resp.status} for model {self.model}: {message}. "
+                f"Check the base URL, the model name and the API key variable {self.endpoint.api_key_env or '(none)'}."
+            )
+        if kind == "request":
+            error = f"PermanentError: {url} refused the request with HTTP {resp.status}: {message}"
+            return _Answer(ok=False, error=error, attempts=attempt, endpoint=url), error, None
+        label = "RateLimited" if kind == "rate_limited" else "TransientError"
+        return None, f"{label}: {url} answered HTTP {resp.status}: {message}", parse_retry_after(
+            resp.headers.get("Retry-After"))
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._secret, "***") if self._secret else text
+
+    def _account(self, purpose: str, usage: Usage) -> None:
+        self._usage[purpose] = self._usage.get(purpose, Usage()) + usage
+
+
+def _auth_headers(endpoint: EndpointConfig) -> dict[str, str]:
+    key = endpoint.api_key()
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def _status(result: ChatResult) -> str:
+    return "ok" if result.ok else "failed"
+
+
+def _failure(error: str, answer: _Answer, attempts: int, usage: Usage, raw_text: str | None = None) -> ChatResult:
+    return ChatResult(ok=False, error=error, raw_text=raw_text, attempts=attempts, usage=usage,
+                      endpoint=answer.endpoint)
+
+
+def _error_message(body: bytes) -> str:
+    """The server's own error message, shortened; the raw body when it is not OpenAI-shaped."""
+    try:
+        parsed = json.loads(body)
+        err = parsed.get("error", parsed) if isinstance(parsed, dict) else parsed
+        text = err.get("message", str(err)) if isinstance(err, dict) else str(err)
+    except ValueError:
+        text = body.decode("utf-8", "replace")
+    return text.strip()[:300] or "(empty body)"
+
+
+def _parse_completion(raw: bytes, url: str, attempt: int, price: Price | None) -> _Answer:
+    """Content, reasoning and usage of an OpenAI-shaped completion (raises on a malformed body)."""
+    data = json.loads(raw)
+    message = data["choices"][0]["message"]
+    content = message.get("content") or ""
+    if not isinstance(content, str):
+        raise TypeError("message content is not a string")
+    reasoning = message.get("reasoning_content") or message.get("reasoning") or None
+    u = data.get("usage") or {}
+    prompt, completion = int(u.get("prompt_tokens") or 0), int(u.get("completion_tokens") or 0)
+    details = u.get("prompt_tokens_details") or {}
+    cached = int(details.get("cached_tokens") or u.get("prompt_cache_hit_tokens") or 0)
+    cost = price.cost(prompt, completion, cached) if price else 0.0
+    usage = Usage(prompt_tokens=prompt, completion_tokens=completion, cached_tokens=cached, cost_usd=cost)
+    return _Answer(ok=True, content=content, reasoning=reasoning, attempts=attempt, endpoint=url, usage=usage)
+
+
+def new_run_id() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
+
+
+@asynccontextmanager
+async def open_client(
+    endpoint: EndpointConfig,
+    *,
+    workspace: Path,
+    cache_mode: CacheMode = "on",
+    run_id: str | None = None,
+    transport: Transport | None = None,
+    retry: RetryPolicy | None = None,
+    prices: Path | None = None,
+    seed: int | None = None,
+) -> AsyncIterator[OpenAIClient]:
+    """A client bound to one endpoint and the workspace's call log; closes both on exit.
+
+    The API key is read now from `endpoint.api_key_env` (not in replay mode, which never calls out).
+    `transport` swaps the network (tests); `retry` tunes backoff; `prices` adds a price-table YAML;
+    `seed` makes backoff jitter reproducible.
+    """
+    if cache_mode not in ("on", "off", "replay"):
+        raise ValueError(f"cache_mode must be 'on', 'off' or 'replay', not {cache_mode!r}")
+    store = CallStore.open(workspace)
+    net = transport or AiohttpTransport()
+    try:
+        client = OpenAIClient(
+            endpoint, store, net, cache_mode=cache_mode, run_id=run_id or new_run_id(), retry=retry or RetryPolicy(),
+            price=price_for(endpoint.model, load_prices(prices)), seed=seed,
+        )
+        yield client
+    finally:
+        await net.close()
+        store.close()

@@ -1,0 +1,108 @@
+"""Structured replies: ask for JSON, pull it out of the reply, validate it, and word the re-ask.
+
+A reply either validates against the request's JSON schema or the call fails with the raw
+text; nothing here ever fills in a value.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+_validators: dict[str, Draft202012Validator] = {}
+
+
+def split_reasoning(text: str) -> tuple[str, str | None]:
+    """Separate `<think>…</think>` blocks (reasoning models) from the answer.
+
+    Also handles templates that drop the opening tag (only `</think>` appears) and a reply
+    cut off inside its thinking (an unclosed `<think>`: no answer at all).
+    """
+    parts = _THINK.findall(text)
+    answer = _THINK.sub("", text)
+    if "</think>" in answer:  # opening tag was part of the prompt template
+        head, _, answer = answer.rpartition("</think>")
+        parts.insert(0, head)
+    if "<think>" in answer:  # truncated while thinking
+        answer, _, tail = answer.partition("<think>")
+        parts.append(tail)
+    reasoning = "\n".join(p.strip() for p in parts if p.strip())
+    return answer.strip(), reasoning or None
+
+
+def response_format(mode: str, schema: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """The `response_format` body field for the endpoint's declared capability."""
+    if mode == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
+    if mode == "json_object":
+        return {"type": "json_object"}
+    return None
+
+
+def schema_instruction(schema: dict[str, Any]) -> str:
+    """Appended when the server cannot enforce the schema itself, so the model still knows the shape."""
+    text = json.dumps(schema, ensure_ascii=False)
+    return (
+        "请只输出一个符合下面 JSON Schema 的 JSON 对象，不要输出其他文字。\n"
+        "Reply with a single JSON object that satisfies this JSON schema, and nothing else.\n"
+        f"{text}"
+    )
+
+
+def extract_json(text: str) -> Any:
+    """Parse the JSON object in a reply: the whole text, a fenced block, or the outermost {...}."""
+    candidates = [text.strip()]
+    candidates += [m.strip() for m in _FENCE.findall(text)]
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start : end + 1])
+    for candidate in candidates:
+        try:
+            return json.loads(candidate)
+        except ValueError:
+            continue
+    raise ValueError("the reply holds no parseable JSON object")
+
+
+def validation_error(data: Any, schema: dict[str, Any], schema_key: str) -> str | None:
+    """None when `data` satisfies `schema`, else the most relevant error in one line."""
+    validator = _validators.get(schema_key)
+    if validator is None:
+        validator = _validators[schema_key] = Draft202012Validator(schema)
+    error = best_match(validator.iter_errors(data))
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+    return f"at {where}: {error.message}"
+
+
+def parse_reply(answer: str, schema: dict[str, Any], schema_key: str) -> tuple[Any, str | None]:
+    """(data, None) when the reply is valid JSON for the schema, else (None, reason)."""
+    try:
+        data = extract_json(answer)
+    except ValueError as exc:
+        return None, str(exc)
+    if not isinstance(data, dict):
+        return None, "the reply is JSON but not an object"
+    error = validation_error(data, schema, schema_key)
+    return (data, None) if error is None else (None, error)
+
+
+def reask_messages(bad_reply: str, reason: str) -> list[dict[str, str]]:
+    """The turn added after an invalid reply: the reply itself, then what was wrong with it."""
+    return [
+        {"role": "assistant", "content": bad_reply},
+        {
+            "role": "user",
+            "content": (
+                f"上面的回复不符合要求（{reason}）。请重新回答，只输出符合 JSON Schema 的 JSON 对象。\n"
+                f"The reply above is invalid ({reason}). Answer again with only a JSON object that fits the schema."
+            ),
+        },
+    ]

@@ -1,0 +1,219 @@
+"""The client against the fake server: retries, re-asks, failures, cache modes, keys and secrets."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from llm_helpers import FAST_RETRY, SCORE_SCHEMA, req
+
+from fake_server import FakeServer, Reply, script
+from howtobench.config import EndpointConfig
+from howtobench.errors import CacheMiss, PermanentError
+from howtobench.llm.client import cache_key, open_client
+from howtobench.llm.types import SamplingParams
+
+
+async def test_text_reply_think_stripped_and_logged(fake_server: FakeServer, endpoint: EndpointConfig,
+                                                    tmp_path: Path) -> None:
+    fake_server.handler = script(Reply.text("<think>先想想</think>答案", cached_tokens=5))
+    async with open_client(endpoint, workspace=tmp_path, run_id="r1") as client:
+        result = await client.chat(req(purpose="generation"))
+    assert result.ok and result.text == "答案" and result.reasoning == "先想想"
+    assert result.usage.cached_tokens == 5 and result.usage.prompt_tokens > 0
+    row = sqlite3.connect(tmp_path / "calls.sqlite").execute(
+        "SELECT run_id, purpose, status, attempts, cached_tokens, endpoint FROM calls").fetchall()
+    assert row == [("r1", "generation", "ok", 1, 5, fake_server.base_url)]
+
+
+async def test_retries_every_transient_fault_then_succeeds(fake_server: FakeServer, endpoint: EndpointConfig,
+                                                           tmp_path: Path) -> None:
+    fake_server.handler = script(Reply.rate_limited(0.01), Reply.server_error(), Reply.drop(), Reply.timeout(),
+                                 Reply.truncated_body(), Reply.json({"score": 4, "reason": "ok"}))
+    async with open_client(endpoint, workspace=tmp_path, retry=FAST_RETRY) as client:
+        result = await client.chat(req(response_schema=SCORE_SCHEMA))
+    assert result.ok and result.data == {"score": 4, "reason": "ok"}
+    assert result.attempts == 6 == len(fake_server.requests)
+
+
+async def test_retry_budget_exhausted_is_explicit_failure(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.handler = lambda _req: Reply.server_error(503)
+    ep = EndpointConfig(model="m", base_urls=(fake_server.base_url,), max_retries=2)
+    async with open_client(ep, workspace=tmp_path, retry=FAST_RETRY) as client:
+        result = await client.chat(req())
+    assert not result.ok and result.data is None and result.text is None
+    assert "TransientError" in (result.error or "") and "503" in (result.error or "")
+    assert result.attempts == 3 == len(fake_server.requests)
+
+
+async def test_retry_after_is_honoured(fake_server: FakeServer, endpoint: EndpointConfig, tmp_path: Path) -> None:
+    fake_server.handler = script(Reply.rate_limited(0.3))
+    async with open_client(endpoint, workspace=tmp_path, retry=FAST_RETRY) as client:
+        result = await client.chat(req())
+    assert result.ok and result.latency_s >= 0.3
+
+
+async def test_invalid_reply_reasked_then_fails_with_raw_text(fake_server: FakeServer, endpoint: EndpointConfig,
+                                                              tmp_path: Path) -> None:
+    fake_server.handler = lambda _req: Reply.json({"score": 11, "reason": "too high"})
+    async with open_client(endpoint, workspace=tmp_path) as client:
+        result = await client.chat(req(response_schema=SCORE_SCHEMA))
+    assert not result.ok and result.data is None
+    assert result.raw_text == '{"score": 11, "reason": "too high"}'
+    assert "BadResponse" in (result.error or "") and "score" in (result.error or "")
+    assert len(fake_server.requests) == 1 + endpoint.reasks
+    last = fake_server.requests[-1]["messages"]
+    assert last[1] == {"role": "assistant", "content": '{"score": 11, "reason": "too high"}'}
+    assert "invalid" in last[2]["content"]
+
+
+async def test_reask_recovers(fake_server: FakeServer, endpoint: EndpointConfig, tmp_path: Path) -> None:
+    good = {"score": 7, "reason": "x"}
+    fake_server.handler = script(Reply.truncated_json(good), Reply.json(good))
+    async with open_client(endpoint, workspace=tmp_path) as client:
+        result = await client.chat(req(response_schema=SCORE_SCHEMA))
+    assert result.ok and result.data == {"score": 7, "reason": "x"} and result.attempts == 2
+    row = sqlite3.connect(tmp_path / "calls.sqlite").execute("SELECT asks, attempts FROM calls").fetchone()
+    assert row == (2, 2)
+
+
+@pytest.mark.parametrize("status", [401, 403, 404])
+async def test_permanent_errors_fail_fast(fake_server: FakeServer, tmp_path: Path, status: int,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_KEY_VAR", "sk-secret-abc123")
+    fake_server.handler = lambda _req: Reply.error(status, "bad key sk-secret-abc123")
+    ep = EndpointConfig(model="m", base_urls=(fake_server.base_url,), api_key_env="FAKE_KEY_VAR")
+    async with open_client(ep, workspace=tmp_path, retry=FAST_RETRY) as client:
+        with pytest.raises(PermanentError) as info:
+            await client.chat(req())
+    message = str(info.value)
+    assert str(status) in message and fake_server.base_url in message and "FAKE_KEY_VAR" in message
+    assert "sk-secret-abc123" not in message
+    assert len(fake_server.requests) == 1
+
+
+async def test_bad_request_fails_this_call_only(fake_server: FakeServer, endpoint: EndpointConfig,
+                                                tmp_path: Path) -> None:
+    fake_server.handler = script(Reply.error(400, "context length exceeded"))
+    async with open_client(endpoint, workspace=tmp_path, retry=FAST_RETRY) as client:
+        first = await client.chat(req("long"))
+        second = await client.chat(req("short"))
+    assert not first.ok and "400" in (first.error or "") and "context length" in (first.error or "")
+    assert second.ok and len(fake_server.requests) == 2
+
+
+async def test_api_key_sent_but_never_stored(fake_server: FakeServer, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-test-DO-NOT-LEAK-9876"
+    monkeypatch.setenv("HTB_TEST_KEY", secret)
+    ep = EndpointConfig(model="m", base_urls=(fake_server.base_url,), api_key_env="HTB_TEST_KEY")
+    fake_server.handler = script(Reply.server_error(), Reply.error(400, f"echo {secret}"))
+    async with open_client(ep, workspace=tmp_path, retry=FAST_RETRY) as client:
+        ok = await client.chat(req("a"))
+        bad = await client.chat(req("b"))
+        await client.chat(req("c"))
+    assert fake_server.log[-1].headers["authorization"] == f"Bearer {secret}"
+    assert secret not in (bad.error or "") and secret not in ok.model_dump_json()
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+
+
+async def test_cache_hit_no_second_request(fake_server: FakeServer, endpoint: EndpointConfig, tmp_path: Path) -> None:
+    async with open_client(endpoint, workspace=tmp_path) as client:
+        first = await client.chat(req())
+    async with open_client(endpoint, workspace=tmp_path) as client:
+        again = await client.chat(req())
+        assert client.usage_by_purpose()["other"].cached_calls == 1
+    assert again.from_cache and again.text == first.text and len(fake_server.requests) == 1
+
+
+async def test_cache_key_ignores_timeouts_retries_concurrency_and_url(fake_server: FakeServer, tmp_path: Path) -> None:
+    first = EndpointConfig(model="m", base_urls=(fake_server.base_url,), timeout_s=5, max_retries=1, concurrency=1)
+    other = EndpointConfig(model="m", base_urls=(fake_server.base_url + "/",), timeout_s=99, max_retries=9,
+                           concurrency=50, rpm=600)
+    async with open_client(first, workspace=tmp_path) as client:
+        await client.chat(req())
+    async with open_client(other, workspace=tmp_path) as client:
+        assert (await client.chat(req())).from_cache
+    assert len(fake_server.requests) == 1
+
+
+def test_cache_key_covers_what_shapes_the_reply() -> None:
+    base = req()
+    keys = {
+        cache_key("m", base),
+        cache_key("other-model", base),
+        cache_key("m", req("不同")),
+        cache_key("m", req(sampling=SamplingParams(temperature=0.7))),
+        cache_key("m", req(response_schema=SCORE_SCHEMA)),
+        cache_key("m", req(template_version="v2")),
+        cache_key("m", req(sample_index=1)),
+    }
+    assert len(keys) == 7
+    assert cache_key("m", base) == cache_key("m", req(purpose="another-purpose"))
+
+
+async def test_samples_cached_per_index(fake_server: FakeServer, endpoint: EndpointConfig, tmp_path: Path) -> None:
+    sampling = SamplingParams(temperature=0.8, seed=10)
+    async with open_client(endpoint, workspace=tmp_path) as client:
+        for i in range(3):
+            await client.chat(req(sampling=sampling, sample_index=i))
+    async with open_client(endpoint, workspace=tmp_path) as client:
+        results = [await client.chat(req(sampling=sampling, sample_index=i)) for i in range(4)]
+    assert [r.from_cache for r in results] == [True, True, True, False]
+    assert [r["seed"] for r in fake_server.requests] == [10, 11, 12, 13]
+
+
+async def test_cache_off_calls_again_but_logs(fake_server: FakeServer, endpoint: EndpointConfig,
+                                              tmp_path: Path) -> None:
+    for _ in range(2):
+        async with open_client(endpoint, workspace=tmp_path, cache_mode="off") as client:
+            assert not (await client.chat(req())).from_cache
+    assert len(fake_server.requests) == 2
+    assert sqlite3.connect(tmp_path / "calls.sqlite").execute("SELECT COUNT(*) FROM calls").fetchone() == (2,)
+
+
+async def test_replay_serves_hits_and_raises_on_miss(fake_server: FakeServer, endpoint: EndpointConfig,
+                                                     tmp_path: Path) -> None:
+    async with open_client(endpoint, workspace=tmp_path) as client:
+        await client.chat(req("cached"))
+    async with open_client(endpoint, workspace=tmp_path, cache_mode="replay") as client:
+        assert (await client.chat(req("cached"))).from_cache
+        with pytest.raises(CacheMiss):
+            await client.chat(req("never seen"))
+    assert len(fake_server.requests) == 1
+
+
+async def test_failures_are_not_served_from_cache(fake_server: FakeServer, endpoint: EndpointConfig,
+                                                  tmp_path: Path) -> None:
+    fake_server.handler = script(Reply.error(400, "no"))
+    async with open_client(endpoint, workspace=tmp_path) as client:
+        assert not (await client.chat(req())).ok
+    async with open_client(endpoint, workspace=tmp_path) as client:
+        assert (await client.chat(req())).ok
+    assert len(fake_server.requests) == 2
+
+
+async def test_identical_concurrent_requests_share_one_call(fake_server: FakeServer, endpoint: EndpointConfig,
+                                                            tmp_path: Path) -> None:
+    import asyncio
+
+    fake_server.latency = 0.05
+    async with open_client(endpoint, workspace=tmp_path) as client:
+        results = await asyncio.gather(*(client.chat(req()) for _ in range(5)))
+    assert len(fake_server.requests) == 1
+    assert sum(r.from_cache for r in results) == 4 and len({r.text for r in results}) == 1
+
+
+async def test_max_completion_tokens_and_response_format_modes(fake_server: FakeServer, tmp_path: Path) -> None:
+    ep = EndpointConfig(model="m", base_urls=(fake_server.base_url,), use_max_completion_tokens=True,
+                        response_format="json_object")
+    fake_server.handler = lambda _req: Reply.json({"score": 2, "reason": "r"})
+    async with open_client(ep, workspace=tmp_path) as client:
+        result = await client.chat(req(sampling=SamplingParams(max_tokens=64), response_schema=SCORE_SCHEMA))
+    sent = fake_server.requests[0]
+    assert result.ok and sent["max_completion_tokens"] == 64 and "max_tokens" not in sent
+    assert sent["response_format"] == {"type": "json_object"}
+    assert "JSON" in sent["messages"][-1]["content"]
