@@ -60,9 +60,9 @@ def test_summarise_exact_numbers() -> None:
         _item(4, "open", "小说", "a", ""),
     ]
     writings = [
-        Writing(item_id="i1", model="m", output="12345"),
-        Writing(item_id="i2", model="m", output=""),
-        Writing(item_id="i4", model="m", output="123"),
+        Writing.model_validate({"infer_id": "i1", "model": "m", "output": "12345"}),
+        Writing.model_validate({"infer_id": "i2", "model": "m", "output": ""}),
+        Writing.model_validate({"infer_id": "i4", "model": "m", "output": "123"}),
     ]
     stats = summarise(items, writings, data="x", report=LoadReport())
     guide = stats.tasks["guide"]
