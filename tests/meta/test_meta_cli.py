@@ -62,3 +62,18 @@ def test_ablation_cli_markdown(tmp_path: Path) -> None:
     assert out.exit_code == 0, out.output
     assert "**Ablation of ToW nodes (system level)**" in out.output
     assert "| w Content | - | - | - | - | - | - | - | 1.00 [1.00, 1.00]" in out.output
+
+
+def test_inconsistency_cli_weights(tmp_path: Path) -> None:
+    path = tmp_path / "w.jsonl"
+    path.write_text(
+        '{"item_id": "A", "sample": 0, "weights": {"a": 0.5, "b": 0.5}}\n'
+        '{"item_id": "A", "sample": 1, "weights": {"a": 0.7, "b": 0.3}}\n',
+        encoding="utf-8",
+    )
+    out = CliRunner().invoke(app, ["meta", "inconsistency", str(path), "--format", "json"])
+    assert out.exit_code == 0, out.output
+    summary, per_leaf = json.loads(out.output)
+    assert abs(summary["rows"][0]["δ (mean)"] - 0.2) < 1e-12
+    assert summary["rows"][0]["instructions"] == 1
+    assert [r["leaf"] for r in per_leaf["rows"]] == ["a", "b"]

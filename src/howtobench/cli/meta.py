@@ -14,6 +14,14 @@ from rich.console import Console
 from howtobench.meta.ablation import ablation_rows
 from howtobench.meta.correlate import BootstrapSettings, correlate_results, correlation_table
 from howtobench.meta.human import agreement, average_scores, load_ratings
+from howtobench.meta.inconsistency import (
+    Inconsistency,
+    autoplan_trials,
+    detect_kind,
+    load_weight_samples,
+    summarize,
+    weight_trials,
+)
 from howtobench.meta.judgments import SkipReport, load_judgments, load_results
 from howtobench.report.tables import Table, print_tables
 
@@ -133,3 +141,49 @@ def ablation_cmd(
     ci = "columns" if fmt in ("json", "csv") else "inline"
     tables = [correlation_table(rows, lv, ci, title="Ablation of ToW nodes") for lv in (level or ["system", "sample"])]
     print_tables(tables, fmt)
+
+
+@meta_app.command("inconsistency")
+def inconsistency_cmd(
+    path: Annotated[
+        Path,
+        typer.Argument(
+            exists=True,
+            dir_okay=False,
+            help="Either a judgment JSONL of a sampled judge (e.g. auto-planning with n samples) or a weight-sample "
+            "JSONL ({item_id, sample, weights{leaf: w}} per line, written by the negotiator's --samples).",
+        ),
+    ],
+    kind: Annotated[
+        str, typer.Option("--kind", help="auto (decide from the first row), autoplan (judgments) or weights.")
+    ] = "auto",
+    fmt: FormatOpt = "rich",
+    strict: StrictOpt = False,
+) -> None:
+    """Negotiation inconsistency (section 5.3): mean δ and σ of each leaf's share across sampled trials.
+
+    Auto-planning: share l_k = s_k / S of each sample. ToW: l_k = the weight of each sampled negotiation.
+    δ = Σ_{t≥2} |l_k(t) − l_k(1)|, σ = sqrt(Σ_t (l_k(t) − mean)²), averaged over units and leaves.
+    """
+    if kind not in ("auto", "autoplan", "weights"):
+        raise typer.BadParameter(f"--kind must be auto, autoplan or weights, not {kind!r}")
+    kind = detect_kind(path) if kind == "auto" else kind
+    report = SkipReport()
+    if kind == "weights":
+        trials, skipped = weight_trials(load_weight_samples(path, strict=strict, report=report))
+    else:
+        trials, skipped = autoplan_trials(load_judgments(path, strict=strict, report=report))
+    _warn_skipped(Console(stderr=True), report)
+    print_tables(_inconsistency_tables(summarize(trials, skipped), kind), fmt)
+
+
+def _inconsistency_tables(result: Inconsistency, kind: str) -> list[Table]:
+    unit = "instructions" if kind == "weights" else "writings"
+    columns = ["δ (mean)", "σ (mean)", unit, "trials", "skipped"]
+    summary = Table(f"Negotiation inconsistency ({kind})", columns, digits=3)
+    summary.add_row(result.delta, result.sigma, result.units, result.trials, result.skipped_units)
+    summary.notes.append("skipped: units with fewer than two usable trials or no leaf shared by all trials")
+    per_leaf = Table("Per leaf", ["leaf", "δ (mean)", "σ (mean)", unit], digits=3)
+    for leaf, (delta, sigma, n) in result.per_leaf.items():
+        per_leaf.add_row(leaf, delta, sigma, n)
+    return [summary, per_leaf]

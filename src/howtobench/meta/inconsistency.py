@@ -1,0 +1,175 @@
+"""Negotiation inconsistency (section 5.3): how much the aggregation weights move between samples.
+
+For one unit (a writing judged n times by auto-planning, or an instruction whose ToW weights were
+negotiated n times) and one leaf k, let l_k^(t) be the leaf's share in trial t:
+  * auto-planning: l_k = s_k / S, the sub-score over the sample's total score;
+  * ToW: l_k = the weight J_W gave leaf k.
+Then delta = sum_{t=2..n} |l_k^(t) - l_k^(1)| and sigma = sqrt(sum_{t=1..n} (l_k^(t) - mean_t l_k)^2)
+(no 1/n, as in the paper), averaged over units and leaves. Only leaves present in every usable trial
+of a unit count; trials without a score (failures) or with S = 0 are left out, never imputed.
+
+Weight-sample file (what the negotiator's `--samples n` writes), one JSON object per line:
+    {"item_id": "infer_354", "sample": 0, "weights": {"opening_ending": 0.1, "logic": 0.4, ...}}
+`sample` is the trial index (0..n-1); `weights` maps leaf id to weight, flat (as `Judgment.weights`)
+or nested by node ({"content": {...}, "format": {...}}); optional fields such as `genre` or `task`
+are ignored. `WeightSample` below is the schema; `weight_sample_line` writes one line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from howtobench.errors import DataError, RowError
+from howtobench.judges.base import Judgment
+from howtobench.meta.judgments import SkipReport
+
+
+class WeightSample(BaseModel):
+    """One sampled negotiation of one instruction's weights."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    item_id: str
+    sample: int
+    weights: dict[str, float]
+
+    @field_validator("weights", mode="before")
+    @classmethod
+    def _flatten(cls, value: Any) -> Any:
+        """Accept {node: {leaf: w}} as well as {leaf: w}."""
+        if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
+            return {leaf: w for node in value.values() for leaf, w in node.items()}
+        return value
+
+
+def weight_sample_line(item_id: str, sample: int, weights: dict[str, float]) -> str:
+    """One line of a weight-sample file (for writers such as the negotiator's sampling command)."""
+    return json.dumps({"item_id": item_id, "sample": sample, "weights": weights}, ensure_ascii=False) + "\n"
+
+
+@dataclass
+class Inconsistency:
+    """Mean delta and sigma over (unit, leaf) pairs, with per-leaf means and counts."""
+
+    delta: float
+    sigma: float
+    units: int
+    trials: int
+    per_leaf: dict[str, tuple[float, float, int]] = field(default_factory=dict)
+    skipped_units: int = 0
+
+
+@dataclass(frozen=True)
+class Trials:
+    """The shares of one unit: rows = trials in order, columns = leaves."""
+
+    unit: str
+    leaves: list[str]
+    shares: np.ndarray
+
+
+def fluctuation(shares: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-leaf delta and sigma of a (trials, leaves) array."""
+    delta = np.abs(shares[1:] - shares[0]).sum(axis=0)
+    sigma = np.sqrt(((shares - shares.mean(axis=0)) ** 2).sum(axis=0))
+    return delta, sigma
+
+
+def _shared_matrix(unit: str, trials: list[dict[str, float]]) -> Trials | None:
+    """Keep leaves present in every trial; None when fewer than two trials or no shared leaf remain."""
+    if len(trials) < 2:
+        return None
+    common = [k for k in trials[0] if all(k in t for t in trials[1:])]
+    if not common:
+        return None
+    return Trials(unit, common, np.array([[t[k] for k in common] for t in trials], dtype=float))
+
+
+def autoplan_trials(judgments: list[Judgment]) -> tuple[list[Trials], int]:
+    """l_k = s_k / S for each usable sample of each sampled judgment; also the number of units skipped."""
+    out: list[Trials] = []
+    skipped = 0
+    for j in judgments:
+        if len(j.samples) < 2:
+            continue
+        trials = [
+            {leaf.name: leaf.score / s.score for leaf in s.leaves if leaf.score is not None}
+            for s in sorted(j.samples, key=lambda s: s.index)
+            if s.score is not None and s.score != 0 and s.status != "failed"
+        ]
+        found = _shared_matrix(f"{j.item_id}/{j.model}", trials)
+        if found is None:
+            skipped += 1
+        else:
+            out.append(found)
+    return out, skipped
+
+
+def weight_trials(samples: list[WeightSample]) -> tuple[list[Trials], int]:
+    """Weights of each instruction's sampled negotiations, in sample order."""
+    by_item: dict[str, list[WeightSample]] = defaultdict(list)
+    for s in samples:
+        by_item[s.item_id].append(s)
+    out: list[Trials] = []
+    skipped = 0
+    for item, group in by_item.items():
+        found = _shared_matrix(item, [s.weights for s in sorted(group, key=lambda s: s.sample)])
+        if found is None:
+            skipped += 1
+        else:
+            out.append(found)
+    return out, skipped
+
+
+def summarize(trials: list[Trials], skipped: int = 0) -> Inconsistency:
+    """Average delta and sigma over every (unit, leaf) pair."""
+    if not trials:
+        raise DataError("no unit has two or more usable trials with a shared leaf: nothing to measure")
+    deltas: dict[str, list[float]] = defaultdict(list)
+    sigmas: dict[str, list[float]] = defaultdict(list)
+    for t in trials:
+        delta, sigma = fluctuation(t.shares)
+        for k, leaf in enumerate(t.leaves):
+            deltas[leaf].append(float(delta[k]))
+            sigmas[leaf].append(float(sigma[k]))
+    all_d = [d for v in deltas.values() for d in v]
+    all_s = [s for v in sigmas.values() for s in v]
+    per_leaf = {k: (float(np.mean(deltas[k])), float(np.mean(sigmas[k])), len(deltas[k])) for k in deltas}
+    n_trials = max(t.shares.shape[0] for t in trials)
+    return Inconsistency(float(np.mean(all_d)), float(np.mean(all_s)), len(trials), n_trials, per_leaf, skipped)
+
+
+def load_weight_samples(path: Path, *, strict: bool = False, report: SkipReport | None = None) -> list[WeightSample]:
+    """Rows of a weight-sample file; bad rows are RowErrors (file:line), skipped and counted unless strict."""
+    out: list[WeightSample] = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append(WeightSample.model_validate_json(line))
+        except ValidationError as exc:
+            err = RowError(path, lineno, f"not a weight sample: {exc.errors()[0]['msg']}")
+            if strict:
+                raise err from None
+            if report is not None:
+                report.skipped.append(err)
+    return out
+
+
+def detect_kind(path: Path) -> str:
+    """'weights' for a weight-sample file, 'autoplan' for a judgment file (decided by the first row)."""
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                raise RowError(path, lineno, "first row is not JSON") from None
+            return "autoplan" if isinstance(row, dict) and "method" in row else "weights"
+    raise DataError(f"{path}: empty file")

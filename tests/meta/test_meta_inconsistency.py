@@ -1,0 +1,73 @@
+"""Negotiation inconsistency delta / sigma on hand-computed trials."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from meta_helpers import sampled, write_jsonl
+
+from howtobench.errors import DataError, RowError
+from howtobench.judges.base import SampleResult
+from howtobench.meta.inconsistency import (
+    WeightSample,
+    autoplan_trials,
+    detect_kind,
+    load_weight_samples,
+    summarize,
+    weight_sample_line,
+    weight_trials,
+)
+from howtobench.meta.judgments import SkipReport
+
+
+def _weights_file(tmp_path: Path) -> Path:
+    lines = [
+        weight_sample_line("A", 1, {"a": 0.6, "b": 0.4}),
+        weight_sample_line("A", 0, {"a": 0.5, "b": 0.5}),  # out of order on purpose: sample 0 is the reference
+        weight_sample_line("A", 2, {"a": 0.4, "b": 0.6}),
+        '{"item_id": "B", "sample": 0, "weights": {"content": {"a": 0.3, "b": 0.7}}}\n',  # nested by node
+        weight_sample_line("B", 1, {"a": 0.3, "b": 0.7}),
+        '{"item_id": "C", "sample": 0}\n',
+        weight_sample_line("D", 0, {"a": 1.0}),  # a single trial: nothing to compare
+    ]
+    path = tmp_path / "weights.jsonl"
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+def test_weight_samples_delta_sigma(tmp_path: Path) -> None:
+    path = _weights_file(tmp_path)
+    with pytest.raises(RowError, match=r":6: not a weight sample"):
+        load_weight_samples(path, strict=True)
+    report = SkipReport()
+    samples = load_weight_samples(path, report=report)
+    assert report.count == 1 and samples[3] == WeightSample(item_id="B", sample=0, weights={"a": 0.3, "b": 0.7})
+    trials, skipped = weight_trials(samples)
+    assert skipped == 1
+    result = summarize(trials, skipped)
+    # A: each leaf delta = 0.1 + 0.1, sigma = sqrt(0.01 + 0 + 0.01); B: 0 and 0
+    assert result.delta == pytest.approx(0.2 / 2)
+    assert result.sigma == pytest.approx(math.sqrt(0.02) / 2)
+    assert result.units == 2 and result.trials == 3 and result.skipped_units == 1
+    assert result.per_leaf["a"] == pytest.approx((0.1, math.sqrt(0.02) / 2, 2))
+    assert detect_kind(path) == "weights"
+
+
+def test_autoplan_shares(tmp_path: Path) -> None:
+    j = sampled("i", "m", [5.0, 10.0, None], leaves=[{"x": 5.0, "y": 2.5, "z": 1.0}, {"x": 5.0, "y": 5.0}, {"x": 1.0}])
+    j.samples.append(SampleResult(index=3, score=0.0))  # S = 0 cannot give shares: left out
+    single = sampled("i", "n", [5.0], leaves=[{"x": 5.0}])
+    trials, skipped = autoplan_trials([j, single])
+    assert skipped == 0 and trials[0].leaves == ["x", "y"]
+    result = summarize(trials)
+    # x: shares 1.0 then 0.5 -> delta 0.5, sigma sqrt(2 * 0.25^2); y: 0.5, 0.5 -> 0, 0
+    assert result.delta == pytest.approx(0.25)
+    assert result.sigma == pytest.approx(0.25 * math.sqrt(2) / 2)
+    assert detect_kind(write_jsonl(tmp_path / "ap.jsonl", [j])) == "autoplan"
+
+
+def test_nothing_to_measure_is_an_error() -> None:
+    with pytest.raises(DataError, match="nothing to measure"):
+        summarize([])
