@@ -1,0 +1,72 @@
+"""Matplotlib set-up shared by every figure: headless backend, a CJK font, PNG + SVG output.
+
+Genre names are Chinese, and matplotlib's default DejaVu Sans has no CJK glyphs (they would
+print as empty boxes). The font comes from the `mplfonts` dependency, which ships Noto Sans CJK SC
+(SIL Open Font License) inside the wheel, so `pip install howtobench` is enough on any machine; a
+system font (Debian `fonts-noto-cjk` or `fonts-wqy-microhei`) is used when that package is missing.
+SVGs store text as paths, so they render without the font installed on the viewer's machine.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib import font_manager  # noqa: E402
+
+BUNDLED_FONT = ("mplfonts", "fonts/NotoSansCJKsc-Regular.otf")
+SYSTEM_HINTS = ("notosanscjk", "notosans-cjk", "wqy", "sourcehansans", "simhei", "droidsansfallback")
+
+
+def _bundled_font() -> Path | None:
+    try:
+        path = Path(str(resources.files(BUNDLED_FONT[0]).joinpath(BUNDLED_FONT[1])))
+    except ModuleNotFoundError:
+        return None
+    return path if path.is_file() else None
+
+
+def _system_font() -> Path | None:
+    for found in sorted(font_manager.findSystemFonts()):
+        if any(h in Path(found).name.lower().replace("_", "") for h in SYSTEM_HINTS):
+            return Path(found)
+    return None
+
+
+@lru_cache(maxsize=1)
+def setup_fonts() -> str | None:
+    """Register a CJK font and make it the first sans-serif choice; returns its family name (None if none)."""
+    path = _bundled_font() or _system_font()
+    if path is None:
+        return None
+    font_manager.fontManager.addfont(str(path))
+    family = font_manager.FontProperties(fname=str(path)).get_name()
+    plt.rcParams["font.family"] = "sans-serif"
+    plt.rcParams["font.sans-serif"] = [family, "DejaVu Sans"]
+    plt.rcParams["axes.unicode_minus"] = False  # the CJK font lacks U+2212; use '-'
+    plt.rcParams["svg.fonttype"] = "path"
+    return family
+
+
+def new_figure(width: float = 7.0, height: float = 5.0) -> tuple[Any, Any]:
+    """A figure and axes with the CJK font ready."""
+    setup_fonts()
+    return plt.subplots(figsize=(width, height))
+
+
+def save_figure(fig: Any, out_dir: Path, stem: str) -> list[Path]:
+    """Write `stem`.png (150 dpi) and `stem`.svg under out_dir, close the figure, return both paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / f"{stem}.png", out_dir / f"{stem}.svg"]
+    fig.tight_layout()
+    for path in paths:
+        fig.savefig(path, dpi=150)
+    plt.close(fig)
+    return paths
