@@ -21,6 +21,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "data",
     "build",
     "leaderboard",
+    "perturb",
+    "robustness",
 )
 
 app = typer.Typer(

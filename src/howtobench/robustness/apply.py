@@ -62,6 +62,7 @@ async def perturb_text(
 def perturbed_writing(source: Writing, kind: str, base_seed: int, result: Perturbed) -> Writing:
     """The perturbed text as a writing in the release layout, with its provenance."""
     return Writing.model_validate({
+        **(source.model_extra or {}),
         "infer_id": source.item_id,
         "model": f"{source.model}+{kind}",
         "output": result.text or "",

@@ -1,0 +1,83 @@
+"""`howtobench perturb`: damage writings in one documented, seeded way so any judge can score them."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from howtobench.cli.options import WorkspaceOpt
+from howtobench.config import resolve_data_dir, resolve_workspace
+from howtobench.robustness.apply import ALL_KINDS
+from howtobench.robustness.perturb_file import perturb_file
+
+KIND_HELP = (
+    "Perturbation: drop (1-3 paragraphs, or sentences in texts under 4 paragraphs), repeat (1-3 paragraphs copied "
+    "elsewhere), shuffle (paragraphs), truncate (last third), pad (off-topic text of equal length), inject-start / "
+    "inject-middle / inject-end (a line asking the judge for full marks), strip-headings (the markers the heading "
+    "parser reads), reference (the human reference as the candidate; needs --data), transfer-comment / "
+    "transfer-letter / transfer-official / transfer-poem (an LLM rewrites the genre)."
+)
+KindOpt = Annotated[str, typer.Option("--kind", help=KIND_HELP)]
+SeedOpt = Annotated[
+    int, typer.Option("--seed", help="Base seed; each writing's seed is derived from it, its item, model and kind.")
+]
+InputArg = Annotated[
+    Path,
+    typer.Argument(
+        help="Writings JSONL (release inferences or your own: infer_id, model, output) or a judgment results JSONL "
+        "(its texts are looked up in the release writings under --data).",
+        metavar="INPUT",
+        exists=True,
+        dir_okay=False,
+    ),
+]
+OutOpt = Annotated[
+    Path, typer.Option("--output", "-o", help="Where to write the perturbed writings (JSONL, release layout).")
+]
+DataForPerturbOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--data",
+        help="Benchmark root. Gives each item's language, the reference (needed by --kind reference), other items' "
+        "references as filler for pad, and the texts of a judgment file. Without it, language is detected and pad "
+        "uses the bundled filler.",
+    ),
+]
+
+
+def perturb(
+    source: InputArg,
+    kind: KindOpt,
+    output: OutOpt,
+    seed: SeedOpt = 0,
+    data: DataForPerturbOpt = None,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Perturb every writing of INPUT with one kind and write them in the release layout.
+
+    Each output row keeps `infer_id` and `output`, renames `model` to `<model>+<kind>` (so a judge, the resume key
+    and the leaderboard treat it as one more model), and adds `source_model`, `base_seed` and `perturbation` (the
+    kind, the derived seed and every change with its positions). Failed perturbations (a transfer call that
+    failed) go to `<output>.failures.jsonl`, never into the output.
+    """
+    summary = asyncio.run(
+        perturb_file(
+            source, kind, seed, output,
+            data_root=resolve_data_dir(data) if data else None,
+            workspace=resolve_workspace(workspace),
+        )
+    )
+    console = Console(stderr=True)
+    for line in summary.skipped_rows:
+        console.print(f"[yellow]{line}[/]", highlight=False)
+    console.print(f"{summary.kind}: wrote {summary.written} perturbed writings to {summary.out}", highlight=False)
+    if summary.failures_out:
+        console.print(f"[red]{summary.failed} failed[/] (recorded in {summary.failures_out})", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("perturb", help=f"Perturb writings for a robustness test. Kinds: {', '.join(ALL_KINDS)}.")(perturb)

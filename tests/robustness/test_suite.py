@@ -1,0 +1,78 @@
+"""The suite end to end with the overlap methods (no model needed), sampling, resume and the CLI commands."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from howtobench.cli.main import app
+from howtobench.data.models import Item, Writing
+from howtobench.errors import ConfigError
+from howtobench.robustness.suite import SuiteConfig, run_suite, sample_writings
+
+
+@pytest.fixture
+def data_root() -> Path:
+    return Path(os.environ.get("HOWTOBENCH_DATA", "/work/shared/howtobench-data"))
+
+
+def _item(i: int) -> Item:
+    return Item(infer_id=f"i{i}", task_type="open", basic_instruction="写", reference="参考。")
+
+
+def test_sample_is_per_model_seeded_and_order_independent() -> None:
+    items = {f"i{i}": _item(i) for i in range(10)}
+    writings = [Writing(infer_id=f"i{i}", model=m, output="文" if i != 3 else " ") for m in "abc" for i in range(10)]
+    first = sample_writings(writings, items, n=50, per_model=2, seed=1)
+    assert [w.model for w in first] == ["a", "a", "b", "b", "c", "c"]
+    assert all(w.item_id != "i3" for w in first)  # empty writings are never sampled
+    assert sample_writings(list(reversed(writings)), items, 50, 2, 1) == first
+    capped = sample_writings(writings, items, n=4, per_model=2, seed=1)
+    assert len(capped) == 4 and set(capped) <= set(first)
+
+
+async def test_suite_with_overlap_methods_resumes(data_root: Path, tmp_path: Path) -> None:
+    config = SuiteConfig(methods=("bleu",), kinds=("drop", "inject-end", "reference"), n=3, per_model=1, seed=0,
+                         tasks=("open",), n_boot=100)
+    run = tmp_path / "run"
+    table = await run_suite(config, data_root=data_root, run_dir=run, workspace=tmp_path / "ws", progress=False)
+    row = table.rows[0]
+    assert row.label == "bleu" and row.n_initial == 3
+    assert row.cells["reference"].mean_score == pytest.approx(100.0) and row.cells["reference"].flag == ""
+    assert all(row.cells[k].n == 3 for k in ("drop", "inject-end"))
+    lines = (run / "judgments" / "bleu" / "drop.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 3 and all(json.loads(x)["model"].endswith("+drop") for x in lines)
+    stamp = (run / "perturbed" / "drop.jsonl").stat().st_mtime_ns
+    again = await run_suite(config, data_root=data_root, run_dir=run, workspace=tmp_path / "ws", progress=False)
+    assert again == table and (run / "perturbed" / "drop.jsonl").stat().st_mtime_ns == stamp
+    assert json.loads((run / "table.json").read_text(encoding="utf-8"))["rows"][0]["label"] == "bleu"
+    with pytest.raises(ConfigError, match="new --run-dir"):
+        await run_suite(SuiteConfig(methods=("bleu",), kinds=("drop",), n=5, per_model=1, tasks=("open",)),
+                        data_root=data_root, run_dir=run, workspace=tmp_path / "ws", progress=False)
+
+
+def test_perturb_command_writes_release_layout(tmp_path: Path) -> None:
+    source = tmp_path / "w.jsonl"
+    rows = [{"infer_id": "x1", "model": "me", "output": "第一段。\n\n第二段。\n\n第三段。"},
+            {"infer_id": "x2", "model": "me", "output": "One. Two.\nThree."}]
+    source.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    out = tmp_path / "p.jsonl"
+    result = CliRunner().invoke(app, ["perturb", str(source), "--kind", "inject-start", "--seed", "3", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    written = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert [w["model"] for w in written] == ["me+inject-start"] * 2
+    assert written[0]["output"].startswith("（致评分人") and written[1]["output"].startswith("(Note to the evaluator")
+    assert written[0]["source_model"] == "me" and written[0]["perturbation"]["kind"] == "inject-start"
+
+
+def test_perturb_command_rejects_unknown_kind_and_reference_without_data(tmp_path: Path) -> None:
+    source = tmp_path / "w.jsonl"
+    source.write_text('{"infer_id": "x", "model": "m", "output": "t"}\n', encoding="utf-8")
+    bad = CliRunner().invoke(app, ["perturb", str(source), "--kind", "nope", "-o", str(tmp_path / "o.jsonl")])
+    assert bad.exit_code != 0 and "unknown perturbation kind" in str(bad.exception or bad.output)
+    ref = CliRunner().invoke(app, ["perturb", str(source), "--kind", "reference", "-o", str(tmp_path / "o.jsonl")])
+    assert ref.exit_code != 0 and "--data" in str(ref.exception or ref.output)
