@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "leaderboard",
     "perturb",
     "robustness",
+    "llm",
 )
 
 app = typer.Typer(

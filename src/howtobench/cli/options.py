@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
+from pydantic import ValidationError
+
+from howtobench.config import EndpointConfig
+from howtobench.errors import ConfigError
 
 DataOpt = Annotated[
     Optional[Path],
@@ -53,3 +57,142 @@ FormatOpt = Annotated[
         help="How tables are printed: rich (terminal table), markdown, csv or json (raw numbers, for scripts).",
     ),
 ]
+
+
+# ------------------------------------------------------------------ endpoints (the model under test and the judge)
+# Every command that calls a model takes the same flags. Each may also be set in the --config file under the
+# same name with underscores (base_url, model, judge_model, judge_concurrency, ...); a flag overrides the file.
+# With neither a base URL nor a model configured, commands use the embedded local model.
+
+BaseUrlOpt = Annotated[
+    list[str] | None,
+    typer.Option("--base-url", help="OpenAI-compatible base URL of the model under test, e.g. "
+                 "http://localhost:8000/v1. Repeat it to spread calls over several servers of the same model."),
+]
+ModelOpt = Annotated[str | None, typer.Option("--model", help="Model name of the model under test, as the "
+                                                 "server knows it.")]
+ApiKeyEnvOpt = Annotated[
+    str | None,
+    typer.Option("--api-key-env", help="NAME of the environment variable holding the API key (the key itself is "
+                 "never passed on the command line, stored or logged). Omit for servers without a key."),
+]
+ConcurrencyOpt = Annotated[
+    int | None,
+    typer.Option("--concurrency", min=1, help="Requests in flight at once per base URL of the model under test "
+                 "(default 8)."),
+]
+RpmOpt = Annotated[
+    int | None,
+    typer.Option("--rpm", min=1, help="At most this many requests per minute to the model under test (default: "
+                 "no limit)."),
+]
+TimeoutOpt = Annotated[
+    float | None,
+    typer.Option("--timeout", min=0.001, help="Seconds one HTTP attempt may take before it is retried "
+                 "(default 300)."),
+]
+JudgeBaseUrlOpt = Annotated[
+    list[str] | None,
+    typer.Option("--judge-base-url", help="OpenAI-compatible base URL of the judge model; repeatable."),
+]
+JudgeModelOpt = Annotated[str | None, typer.Option("--judge-model", help="Model name of the judge.")]
+JudgeApiKeyEnvOpt = Annotated[
+    str | None,
+    typer.Option("--judge-api-key-env", help="NAME of the environment variable holding the judge's API key."),
+]
+JudgeConcurrencyOpt = Annotated[
+    int | None,
+    typer.Option("--judge-concurrency", min=1, help="Judge requests in flight at once per judge base URL "
+                 "(default 8)."),
+]
+JudgeRpmOpt = Annotated[
+    int | None, typer.Option("--judge-rpm", min=1, help="At most this many judge requests per minute.")
+]
+JudgeTimeoutOpt = Annotated[
+    float | None,
+    typer.Option("--judge-timeout", min=0.001, help="Seconds one judge HTTP attempt may take (default 300)."),
+]
+NoCacheOpt = Annotated[
+    bool,
+    typer.Option("--no-cache", help="Call the model even when the workspace cache holds the answer (calls are "
+                 "still logged)."),
+]
+ReplayOpt = Annotated[
+    bool,
+    typer.Option("--replay", help="Read-only replay: answer every call from the workspace cache and stop with an "
+                 "error at the first call that is not cached. Needs no endpoint or key."),
+]
+DryRunOpt = Annotated[
+    bool,
+    typer.Option("--dry-run", help="Estimate calls, tokens and cost (from the price table) and exit without "
+                 "calling any model."),
+]
+PricesOpt = Annotated[
+    Path | None,
+    typer.Option("--prices", help="YAML price table (USD per million input / cached_input / output tokens per "
+                 "model) added to the built-in one."),
+]
+
+# EndpointConfig fields that may only come from the config file (no flag), per prefix.
+_FILE_ONLY = ("max_retries", "reasks", "response_format", "use_max_completion_tokens")
+
+
+def cache_mode(no_cache: bool, replay: bool) -> str:
+    """The client's cache mode from --no-cache / --replay ("on", "off", "replay")."""
+    if no_cache and replay:
+        raise typer.BadParameter("--no-cache and --replay contradict each other; give one")
+    return "off" if no_cache else "replay" if replay else "on"
+
+
+def endpoint_from_flags(prefix: str, flags: dict[str, Any], config: dict[str, Any]) -> EndpointConfig | None:
+    """An EndpointConfig from flags (None = not given) over config-file keys `<prefix><name>`.
+
+    `flags` uses the names base_url, model, api_key_env, concurrency, rpm, timeout. Returns None when
+    neither a base URL nor a model is configured (callers then use the embedded local model).
+    """
+    def pick(name: str) -> Any:
+        value = flags.get(name)
+        return value if value not in (None, []) else config.get(prefix + name)
+
+    base_url, model = pick("base_url"), pick("model")
+    if not base_url and not model:
+        return None
+    flag = f"--{prefix.replace('_', '-')}"
+    if not base_url or not model:
+        missing = "base-url" if not base_url else "model"
+        raise ConfigError(f"{flag}{missing} is missing: give both {flag}base-url and {flag}model")
+    fields: dict[str, Any] = {
+        "model": model,
+        "base_urls": tuple([base_url] if isinstance(base_url, str) else base_url),
+        "api_key_env": pick("api_key_env"),
+        "concurrency": pick("concurrency"),
+        "rpm": pick("rpm"),
+        "timeout_s": pick("timeout"),
+        **{name: config.get(prefix + name) for name in _FILE_ONLY},
+    }
+    try:
+        return EndpointConfig(**{k: v for k, v in fields.items() if v is not None})
+    except ValidationError as exc:
+        raise ConfigError(f"bad {prefix or 'model'} endpoint settings: {exc}") from exc
+
+
+def writer_endpoint(
+    config: dict[str, Any], *, base_url: list[str] | None = None, model: str | None = None,
+    api_key_env: str | None = None, concurrency: int | None = None, rpm: int | None = None,
+    timeout: float | None = None,
+) -> EndpointConfig | None:
+    """The model under test (flags --base-url, --model, ...), or None when not configured."""
+    flags = {"base_url": base_url, "model": model, "api_key_env": api_key_env, "concurrency": concurrency,
+             "rpm": rpm, "timeout": timeout}
+    return endpoint_from_flags("", flags, config)
+
+
+def judge_endpoint(
+    config: dict[str, Any], *, base_url: list[str] | None = None, model: str | None = None,
+    api_key_env: str | None = None, concurrency: int | None = None, rpm: int | None = None,
+    timeout: float | None = None,
+) -> EndpointConfig | None:
+    """The judge (flags --judge-base-url, --judge-model, ...), or None when not configured."""
+    flags = {"base_url": base_url, "model": model, "api_key_env": api_key_env, "concurrency": concurrency,
+             "rpm": rpm, "timeout": timeout}
+    return endpoint_from_flags("judge_", flags, config)

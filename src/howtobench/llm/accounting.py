@@ -9,6 +9,7 @@ retries, re-asks and cache hits, so it errs towards the full price.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from howtobench.errors import ConfigError
-from howtobench.llm.cache import CallStore
+from howtobench.llm.cache import DB_NAME, CallStore
 from howtobench.llm.types import ChatRequest, Usage
 
 
@@ -87,26 +88,38 @@ def estimate(requests: Iterable[ChatRequest], price: Price | None, *, completion
     return total
 
 
-def usage_from_log(workspace: Path, run_id: str | None = None) -> dict[tuple[str, str], Usage]:
-    """(run_id, purpose) -> Usage, summed from the workspace's call log (fresh and cached calls)."""
-    if not (workspace / "calls.sqlite").exists():
-        raise ConfigError(f"no call log in {workspace} (expected {workspace / 'calls.sqlite'})")
+@dataclass(frozen=True)
+class UsageRow:
+    """What one run spent on one purpose, from the call log."""
+
+    run_id: str
+    purpose: str
+    usage: Usage
+    failed: int
+    retries: int
+
+
+def usage_from_log(workspace: Path, run_id: str | None = None) -> list[UsageRow]:
+    """Calls, tokens, cost, failures and retries per (run, purpose), oldest run first, from the call log."""
+    if not (workspace / DB_NAME).exists():
+        raise ConfigError(f"no call log in {workspace} (expected {workspace / DB_NAME})")
     store = CallStore.open(workspace)
     try:
         where, params = ("WHERE run_id = ?", (run_id,)) if run_id else ("", ())
         rows = store.rows(
             "SELECT run_id, purpose, COUNT(*) AS calls, SUM(from_cache) AS cached_calls, "
-            "SUM(prompt_tokens) AS p, SUM(completion_tokens) AS c, SUM(cached_tokens) AS k, "
-            f"SUM(cost_usd) AS cost, MIN(started_at) AS first FROM calls {where} "
-            "GROUP BY run_id, purpose ORDER BY first, purpose",
+            "SUM(prompt_tokens) AS p, SUM(completion_tokens) AS c, SUM(cached_tokens) AS k, SUM(cost_usd) AS cost, "
+            "SUM(status != 'ok') AS failed, SUM(MAX(attempts - asks, 0)) AS retries, MIN(started_at) AS first "
+            f"FROM calls {where} GROUP BY run_id, purpose ORDER BY first, purpose",
             params,
         )
     finally:
         store.close()
-    return {
-        (r["run_id"], r["purpose"]): Usage(
-            calls=r["calls"], cached_calls=r["cached_calls"], prompt_tokens=r["p"], completion_tokens=r["c"],
-            cached_tokens=r["k"], cost_usd=r["cost"],
+    return [
+        UsageRow(
+            run_id=r["run_id"], purpose=r["purpose"], failed=r["failed"], retries=r["retries"],
+            usage=Usage(calls=r["calls"], cached_calls=r["cached_calls"], prompt_tokens=r["p"],
+                        completion_tokens=r["c"], cached_tokens=r["k"], cost_usd=r["cost"]),
         )
         for r in rows
-    }
+    ]
