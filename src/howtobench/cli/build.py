@@ -1,41 +1,90 @@
 """`howtobench build ...`: make a benchmark of your own from human-written texts (paper 4.2-4.6).
 
-Steps, each reading the previous step's file in the build directory (`--dir`) and writing its own, so a
-user can stop after any step, inspect or correct the file by hand, and go on:
+Each step reads the previous step's file in the build directory (`--dir`) and writes its own, so a user can
+stop after any step, inspect or correct the file by hand, and go on:
 ingest -> classify -> filter -> make -> export -> (edit) -> import.
 """
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
+from howtobench.config import load_config_file, resolve_workspace
+from howtobench.construct import pipeline
+from howtobench.construct.classify import ClassifyReport
 from howtobench.construct.ingest import IngestLimits, IngestReport, ingest
+from howtobench.construct.make import MakeReport
+from howtobench.construct.quality import SCORES, ScoreTable
+from howtobench.construct.review import export_review, import_review
+from howtobench.construct.workfile import REVIEW, REVIEW_HTML
+from howtobench.data.models import TASKS
+
+from .options import (
+    ApiKeyEnvOpt,
+    BaseUrlOpt,
+    ConcurrencyOpt,
+    ConfigOpt,
+    DryRunOpt,
+    ModelOpt,
+    NoCacheOpt,
+    PricesOpt,
+    ReplayOpt,
+    WorkspaceOpt,
+    cache_mode,
+    writer_endpoint,
+)
 
 console = Console()
 
-DirOpt = Annotated[
-    Path,
-    typer.Option("--dir", help="Build directory holding one JSONL file per step (created if missing)."),
-]
+HELP = ("Build a benchmark of your own from human-written texts: ingest -> classify -> filter -> make -> "
+        "export -> (edit the review file) -> import. Every step writes one JSONL file in --dir and can be "
+        "resumed, inspected and corrected by hand. The model that classifies, rates and back-constructs is given "
+        "with --base-url/--model (as for the model under test); without them the embedded local model is used.")
+
+DirOpt = Annotated[Path, typer.Option("--dir", help="Build directory holding one JSONL file per step (created "
+                                                    "if missing).")]
+RetryOpt = Annotated[bool, typer.Option("--retry-failed", help="Ask again for texts whose call failed before. "
+                                        "A reply rejected by our checks is cached; to reach the model again "
+                                        "for it add --no-cache.")]
 
 
-def _print_ingest(report: IngestReport) -> None:
-    console.print(
-        f"read {report.read} texts, kept {report.kept} "
-        f"(zh {report.by_language.get('zh', 0)}, en {report.by_language.get('en', 0)}); dropped: "
-        f"{report.already_present} already in the build, {report.exact_duplicates} exact and "
-        f"{report.near_duplicates} near duplicates, {report.too_short} too short, {report.too_long} too long, "
-        f"{report.empty} empty",
-        highlight=False,
-    )
-    if report.bad_rows:
-        console.print(f"[yellow]skipped {len(report.bad_rows)} bad input rows:[/]")
-        for line in report.bad_rows[:20]:
-            console.print(f"  {line}", markup=False, highlight=False)
+class _Model:
+    """The endpoint flags of a model-backed step, resolved once (no endpoint: the embedded local model)."""
+
+    def __init__(self, config: Path | None, base_url: list[str] | None, model: str | None, api_key_env: str | None,
+                 concurrency: int | None, workspace: Path | None, no_cache: bool, replay: bool,
+                 prices: Path | None) -> None:
+        self.endpoint = writer_endpoint(load_config_file(config), base_url=base_url, model=model,
+                                        api_key_env=api_key_env, concurrency=concurrency)
+        self.workspace = resolve_workspace(workspace)
+        self.cache = cache_mode(no_cache, replay)
+        self.prices = prices
+
+
+def _run(step: pipeline.Step, build_dir: Path, opts: pipeline.StepOptions, m: _Model, dry_run: bool) -> Any:
+    """Estimate (dry run) or run a model-backed step with a progress bar; None for a dry run."""
+    if dry_run:
+        requests = pipeline.plan(step, build_dir, opts)
+        model = m.endpoint.model if m.endpoint else "local model"
+        usage = pipeline.estimate_cost(requests, model, m.prices)
+        console.print(f"{step}: {usage.calls} calls, ~{usage.prompt_tokens} prompt + ~{usage.completion_tokens} "
+                      f"completion tokens (upper bound), ~${usage.cost_usd:.4f} for {model}", highlight=False)
+        return None
+    total = pipeline.pending_count(step, build_dir, opts)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as progress:
+        bar = progress.add_task(f"{step} texts", total=total)
+        return asyncio.run(pipeline.run(
+            step, build_dir, opts, endpoint=m.endpoint, local=m.endpoint is None, workspace=m.workspace,
+            cache_mode=m.cache,  # type: ignore[arg-type]
+            on_done=lambda _: progress.advance(bar)))
 
 
 def ingest_cmd(
@@ -48,12 +97,12 @@ def ingest_cmd(
                                                                       "non-whitespace characters.")] = 200,
     max_chars: Annotated[int, typer.Option("--max-chars", min=1, help="Drop texts longer than this many "
                                                                       "non-whitespace characters.")] = 20000,
-    language: Annotated[str, typer.Option("--language", help="auto (zh when CJK > 30% of letters, else en), "
-                                                             "zh or en.")] = "auto",
+    language: Annotated[str, typer.Option("--language", help="auto (zh when CJK ideographs are over 30% of the "
+                                                             "letters, else en), zh or en.")] = "auto",
     strict: Annotated[bool, typer.Option("--strict", help="Stop at the first bad JSONL row instead of skipping "
                                                           "and counting it.")] = False,
 ) -> None:
-    """Step 1: read texts, drop duplicates (exact and 5-gram Jaccard >= 0.9) and out-of-range lengths."""
+    """Step 1: read texts; drop exact and near duplicates (5-gram Jaccard >= 0.9) and out-of-range lengths."""
     if language not in ("auto", "zh", "en"):
         raise typer.BadParameter("must be auto, zh or en", param_hint="--language")
     report = ingest(inputs, build_dir, license=license, limits=IngestLimits(min_chars, max_chars),
@@ -61,8 +110,115 @@ def ingest_cmd(
     _print_ingest(report)
 
 
+def _print_ingest(report: IngestReport) -> None:
+    console.print(
+        f"read {report.read} texts, kept {report.kept} (zh {report.by_language.get('zh', 0)}, en "
+        f"{report.by_language.get('en', 0)}); dropped {report.already_present} already in the build, "
+        f"{report.exact_duplicates} exact and {report.near_duplicates} near duplicates, {report.too_short} too "
+        f"short, {report.too_long} too long, {report.empty} empty", highlight=False)
+    if report.bad_rows:
+        console.print(f"[yellow]skipped {len(report.bad_rows)} bad input rows:[/]")
+        for line in report.bad_rows[:20]:
+            console.print(f"  {line}", markup=False, highlight=False)
+
+
+def classify_cmd(
+    build_dir: DirOpt, model: ModelOpt = None, base_url: BaseUrlOpt = None, api_key_env: ApiKeyEnvOpt = None,
+    concurrency: ConcurrencyOpt = None, config: ConfigOpt = None, workspace: WorkspaceOpt = None,
+    no_cache: NoCacheOpt = False, replay: ReplayOpt = False, prices: PricesOpt = None,
+    retry_failed: RetryOpt = False, dry_run: DryRunOpt = False,
+) -> None:
+    """Step 2: an LLM gives each text one genre and a reason; correct 02_classify.jsonl by hand if needed."""
+    opts = pipeline.StepOptions(retry_failed=retry_failed)
+    m = _Model(config, base_url, model, api_key_env, concurrency, workspace, no_cache, replay, prices)
+    report: ClassifyReport | None = _run("classify", build_dir, opts, m, dry_run)
+    if report is not None:
+        genres = ", ".join(f"{g} {n}" for g, n in sorted(report.by_genre.items()))
+        console.print(f"classified {report.classified} texts ({genres}); {report.failed} failed (genre null, "
+                      f"skipped by filter). Review {build_dir / '02_classify.jsonl'}.", highlight=False)
+
+
+def filter_cmd(build_dir: DirOpt, min_quality: Annotated[int, typer.Option(
+                   "--min-quality", min=1, max=5, help="Keep texts scoring at least this (1-5; the paper uses 4). "
+                   "Changing it re-applies without new calls.")] = 4,
+    model: ModelOpt = None, base_url: BaseUrlOpt = None, api_key_env: ApiKeyEnvOpt = None,
+    concurrency: ConcurrencyOpt = None, config: ConfigOpt = None, workspace: WorkspaceOpt = None,
+    no_cache: NoCacheOpt = False, replay: ReplayOpt = False, prices: PricesOpt = None,
+    retry_failed: RetryOpt = False, dry_run: DryRunOpt = False,
+) -> None:
+    """Step 3: score each text 1-5 against its genre's rubric and keep those at or above --min-quality."""
+    opts = pipeline.StepOptions(threshold=min_quality, retry_failed=retry_failed)
+    m = _Model(config, base_url, model, api_key_env, concurrency, workspace, no_cache, replay, prices)
+    table: ScoreTable | None = _run("filter", build_dir, opts, m, dry_run)
+    if table is not None:
+        console.print(score_table(table))
+
+
+def score_table(table: ScoreTable) -> Table:
+    """Texts per source and score, like the paper's Table 13, with failed and kept counts."""
+    out = Table(title=f"Quality scores per source (kept: score >= {table.threshold})")
+    out.add_column("source")
+    for s in SCORES:
+        out.add_column(str(s), justify="right")
+    for name in ("failed", "total", "kept"):
+        out.add_column(name, justify="right")
+    for source, counts in sorted(table.counts.items()):
+        out.add_row(source, *(str(counts[s]) for s in SCORES), str(table.failed.get(source, 0)),
+                    str(table.total(source)), str(table.kept.get(source, 0)))
+    if table.unclassified:
+        out.caption = f"{table.unclassified} texts without a genre were not scored"
+    return out
+
+
+def make_cmd(build_dir: DirOpt,
+             task: Annotated[list[str] | None, typer.Option("--task", help="Make items for these tasks only "
+                             "(completion, guide, open); repeatable. Default: all three.")] = None,
+             seed: Annotated[int, typer.Option("--seed", help="Seed for choosing the blanked paragraphs.")] = 0,
+    model: ModelOpt = None, base_url: BaseUrlOpt = None, api_key_env: ApiKeyEnvOpt = None,
+    concurrency: ConcurrencyOpt = None, config: ConfigOpt = None, workspace: WorkspaceOpt = None,
+    no_cache: NoCacheOpt = False, replay: ReplayOpt = False, prices: PricesOpt = None,
+    retry_failed: RetryOpt = False, dry_run: DryRunOpt = False,
+) -> None:
+    """Step 4: Completion items by blanking 1-10 paragraphs; Guide/Open items by back-construction (S, T, G)."""
+    opts = pipeline.StepOptions(tasks=tuple(task) if task else TASKS, seed=seed, retry_failed=retry_failed)
+    m = _Model(config, base_url, model, api_key_env, concurrency, workspace, no_cache, replay, prices)
+    report: MakeReport | None = _run("make", build_dir, opts, m, dry_run)
+    if report is not None:
+        made = ", ".join(f"{t} {n}" for t, n in report.made.items()) or "none"
+        failed = ", ".join(f"{t} {n}" for t, n in report.failed.items()) or "none"
+        console.print(f"made: {made}; failed: {failed}", highlight=False)
+        for line in report.errors[:20]:
+            console.print(f"  {line}", markup=False, highlight=False)
+
+
+def export_cmd(build_dir: DirOpt) -> None:
+    """Step 5: write the review file (JSONL) and a static HTML page to check and edit every item."""
+    total, added = export_review(build_dir)
+    console.print(f"{total} items for review ({added} new): edit {build_dir / REVIEW} or open "
+                  f"{build_dir / REVIEW_HTML}, then run `howtobench build import`.", highlight=False)
+
+
+def import_cmd(build_dir: DirOpt,
+               out: Annotated[Path, typer.Option("--out", help="Benchmark directory to write "
+                                                 "(<out>/<task>/aligned.jsonl, the release layout).")],
+               review: Annotated[Path | None, typer.Option("--review", help="Edited review file. Default: "
+                                                              "05_review.jsonl in --dir.")] = None,
+               overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing benchmark "
+                                                       "in --out.")] = False) -> None:
+    """Step 6: apply the review edits (validated) and write the benchmark that every other command reads."""
+    report = import_review(build_dir, out, review=review, overwrite=overwrite)
+    written = ", ".join(f"{t} {n}" for t, n in report.written.items())
+    console.print(f"wrote {written} items to {out} ({report.edited} edited, {report.dropped} dropped); try "
+                  f"`howtobench data stats --data {out}`.", highlight=False)
+
+
 def register(app: typer.Typer) -> None:
     """Add the `build` sub-app to the main command."""
-    build = typer.Typer(name="build", no_args_is_help=True, help=__doc__)
+    build = typer.Typer(name="build", no_args_is_help=True, help=HELP)
     build.command("ingest")(ingest_cmd)
+    build.command("classify")(classify_cmd)
+    build.command("filter")(filter_cmd)
+    build.command("make")(make_cmd)
+    build.command("export")(export_cmd)
+    build.command("import")(import_cmd)
     app.add_typer(build, name="build")

@@ -1,0 +1,94 @@
+"""Run one model-backed build step with a client, or plan it for a cost estimate (the CLI's one call).
+
+`plan` lists the requests a step would send now (only pending texts, so a resumed run is priced for what is
+left); `estimate_cost` prices them with the client layer's accounting. `run` opens the client — an endpoint
+from flags, or the embedded local model — and runs the step; calls are cached by the client layer, so a
+killed run resumes from the stage file and the cache without repeating a finished call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from howtobench.config import EndpointConfig
+from howtobench.construct import classify, make, quality
+from howtobench.data.models import TASKS
+from howtobench.errors import ConfigError
+from howtobench.llm.types import ChatRequest, LLMClient, Usage
+
+Step = Literal["classify", "filter", "make"]
+CacheMode = Literal["on", "off", "replay"]
+
+
+@dataclass(frozen=True)
+class StepOptions:
+    threshold: int = quality.DEFAULT_THRESHOLD
+    tasks: tuple[str, ...] = TASKS
+    seed: int = 0
+    retry_failed: bool = False
+
+
+def plan(step: Step, build_dir: Path, opts: StepOptions) -> list[ChatRequest]:
+    """The requests the step would send now."""
+    if step == "classify":
+        return [classify.request_for(t) for t in classify.pending(build_dir, retry_failed=opts.retry_failed)]
+    if step == "filter":
+        return [quality.request_for(t, g) for t, g in quality.pending(build_dir, retry_failed=opts.retry_failed)]
+    return make.planned_requests(build_dir, opts.tasks, retry_failed=opts.retry_failed)
+
+
+def pending_count(step: Step, build_dir: Path, opts: StepOptions) -> int:
+    """How many units (texts) the step has left: the length of its progress bar."""
+    if step == "classify":
+        return len(classify.pending(build_dir, retry_failed=opts.retry_failed))
+    if step == "filter":
+        return len(quality.pending(build_dir, retry_failed=opts.retry_failed))
+    return len(make.pending(build_dir, opts.tasks, retry_failed=opts.retry_failed))
+
+
+def estimate_cost(requests: list[ChatRequest], model: str, prices: Path | None = None) -> Usage:
+    from howtobench.llm.accounting import estimate, load_prices, price_for
+
+    return estimate(requests, price_for(model, load_prices(prices)))
+
+
+def needs_model(step: Step, opts: StepOptions) -> bool:
+    return step != "make" or bool({"guide", "open"} & set(opts.tasks))
+
+
+@contextlib.asynccontextmanager
+async def client_for(endpoint: EndpointConfig | None, *, local: bool, workspace: Path, cache_mode: CacheMode
+                     ) -> AsyncIterator[LLMClient]:
+    """A client on the given endpoint, or on the embedded local model when `local`."""
+    from howtobench.llm.client import open_client
+
+    if local:
+        from howtobench.llm.local import local_endpoint
+
+        async with local_endpoint() as ep, open_client(ep, workspace=workspace, cache_mode=cache_mode) as client:
+            yield client
+        return
+    if endpoint is None:
+        raise ConfigError("this step calls a model: pass --model and --base-url, or --local")
+    async with open_client(endpoint, workspace=workspace, cache_mode=cache_mode) as client:
+        yield client
+
+
+async def run(step: Step, build_dir: Path, opts: StepOptions, *, endpoint: EndpointConfig | None, local: bool,
+              workspace: Path, cache_mode: CacheMode = "on", on_done: Callable[[Any], None] | None = None) -> Any:
+    """Run the step and return its report (ClassifyReport, ScoreTable or MakeReport)."""
+    if not needs_model(step, opts):
+        return await make.make(build_dir, None, tasks=opts.tasks, seed=opts.seed,
+                               retry_failed=opts.retry_failed, on_done=on_done)
+    async with client_for(endpoint, local=local, workspace=workspace, cache_mode=cache_mode) as client:
+        if step == "classify":
+            return await classify.classify(build_dir, client, retry_failed=opts.retry_failed, on_done=on_done)
+        if step == "filter":
+            return await quality.rate(build_dir, client, threshold=opts.threshold, retry_failed=opts.retry_failed,
+                                      on_done=on_done)
+        return await make.make(build_dir, client, tasks=opts.tasks, seed=opts.seed,
+                               retry_failed=opts.retry_failed, on_done=on_done)

@@ -1,0 +1,55 @@
+"""`howtobench build ...` end to end on the fake server: every step, then the built benchmark loads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from construct_helpers import EN_TEXT, ZH_TEXT, write_inputs
+from typer.testing import CliRunner
+
+from howtobench.cli import build
+from howtobench.construct.workfile import ITEMS, REVIEW
+from howtobench.data.loader import load_items
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer()
+    build.register(app)
+
+    @app.callback()
+    def root() -> None:
+        """Test root."""
+
+    return app
+
+
+def test_pipeline_on_fake_server(fake_server, tmp_path: Path) -> None:
+    runner, app = CliRunner(), _app()
+    src = write_inputs(tmp_path / "in.jsonl", [(ZH_TEXT, "site-a"), (EN_TEXT, "site-b"), (ZH_TEXT, "dup")])
+    d = str(tmp_path / "b")
+    endpoint = ["--base-url", fake_server.base_url, "--model", "fake", "--workspace", str(tmp_path / "ws")]
+
+    def run(*args: str) -> str:
+        result = runner.invoke(app, ["build", *args])
+        assert result.exit_code == 0, (result.output, result.exception)
+        return result.output
+
+    assert "kept 2 (zh 1, en 1)" in run("ingest", str(src), "--dir", d, "--min-chars", "50")
+    assert "classify: 2 calls" in run("classify", "--dir", d, *endpoint, "--dry-run")
+    assert fake_server.requests == []  # a dry run calls nothing
+    assert "classified 2 texts" in run("classify", "--dir", d, *endpoint)
+    out = run("filter", "--dir", d, "--min-quality", "1", *endpoint)
+    assert "site-a" in out and "site-b" in out and "Quality scores per source" in out
+    assert "make: 2 calls" in run("make", "--dir", d, *endpoint, "--dry-run")
+    assert "made: completion 2, guide 2, open 2" in run("make", "--dir", d, *endpoint)
+    calls = len(fake_server.requests)
+    assert "made: completion 2, guide 2, open 2" in run("make", "--dir", d, *endpoint)  # resumed: nothing to do
+    assert len(fake_server.requests) == calls
+    assert (tmp_path / "b" / ITEMS).exists()
+    assert "6 items for review (6 new)" in run("export", "--dir", d)
+    assert (tmp_path / "b" / REVIEW).exists()
+    bench = tmp_path / "bench"
+    assert "wrote completion 2, guide 2, open 2 items" in run("import", "--dir", d, "--out", str(bench))
+    items = load_items(bench)
+    assert len(items) == 6 and {i.language for i in items} == {"zh", "en"}
