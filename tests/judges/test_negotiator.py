@@ -100,9 +100,9 @@ async def test_failed_call_gives_no_weights(fake_server: FakeServer, tmp_path: P
 async def test_samples_are_distinct_calls(fake_server: FakeServer, tmp_path: Path) -> None:
     fake_server.handler = tow_handler()
     async with fake_client(fake_server, tmp_path) as client:
-        samples = await negotiator(client).sample(item(), 4)
+        samples, fresh = await negotiator(client).sample(item(), 4)
     requests = weight_requests(fake_server)
-    assert [s.sample_index for s in samples] == [0, 1, 2, 3]
+    assert fresh and [s.sample_index for s in samples] == [0, 1, 2, 3]
     assert len(requests) == 4 and all(r["temperature"] == 0.7 for r in requests)
 
 

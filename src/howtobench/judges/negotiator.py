@@ -119,32 +119,38 @@ class Negotiator:
         self.client, self.tree, self.prompts = client, tree, prompts
         self.sampling = sampling or SamplingParams(temperature=0.0, max_tokens=512)
         self.reasks = reasks
-        self._memo: dict[tuple[str, int], Negotiation] = {}
-        self._locks: dict[tuple[str, int], asyncio.Lock] = {}
+        self._memo: dict[tuple[str, int, float | None], Negotiation] = {}
+        self._locks: dict[tuple[str, int, float | None], asyncio.Lock] = {}
         self.calls = 0
 
-    async def weights(self, item: Item, *, sample_index: int = 0) -> tuple[Negotiation, bool]:
-        """The item's negotiation and whether this call produced it (False: shared from the memo)."""
-        key = (item.id, sample_index)
+    async def weights(
+        self, item: Item, *, sample_index: int = 0, temperature: float | None = None
+    ) -> tuple[Negotiation, bool]:
+        """The item's negotiation and whether this call produced it (False: shared from the memo).
+
+        `temperature` overrides the default sampling (used with distinct `sample_index` values to draw samples).
+        """
+        key = (item.id, sample_index, temperature)
         lock = self._locks.setdefault(key, asyncio.Lock())
         async with lock:
             if key in self._memo:
                 return self._memo[key], False
-            negotiation = await self._negotiate(item, sample_index)
+            sampling = self.sampling if temperature is None else self.sampling.model_copy(
+                update={"temperature": temperature})
+            negotiation = await self._negotiate(item, sample_index, sampling)
             self._memo[key] = negotiation
             return negotiation, True
 
-    async def sample(self, item: Item, n: int, *, temperature: float = 0.7) -> list[Negotiation]:
-        """n independently sampled weight sets for one item (negotiation-inconsistency analysis)."""
-        sampler = Negotiator(
-            self.client, self.tree, self.prompts,
-            sampling=self.sampling.model_copy(update={"temperature": temperature}), reasks=self.reasks,
-        )
-        results = await asyncio.gather(*(sampler.weights(item, sample_index=i) for i in range(n)))
-        self.calls += sampler.calls
-        return [negotiation for negotiation, _ in results]
+    async def sample(self, item: Item, n: int, *, temperature: float = 0.7) -> tuple[list[Negotiation], bool]:
+        """n independently sampled weight sets for one item (negotiation-inconsistency analysis), memoised.
 
-    async def _negotiate(self, item: Item, sample_index: int) -> Negotiation:
+        Returns the samples and whether this call produced any of them."""
+        results = await asyncio.gather(
+            *(self.weights(item, sample_index=i, temperature=temperature) for i in range(n))
+        )
+        return [negotiation for negotiation, _ in results], any(fresh for _, fresh in results)
+
+    async def _negotiate(self, item: Item, sample_index: int, sampling: SamplingParams) -> Negotiation:
         nodes = self.tree.negotiated_nodes(item.task)
         if not nodes:
             return Negotiation(weights={}, sample_index=sample_index)
@@ -155,7 +161,7 @@ class Negotiator:
         result: ChatResult | None = None
         broken: list[str] = []
         for _ in range(self.reasks + 1):
-            result = await self._ask(nodes, messages, prompts.hash, sample_index)
+            result = await self._ask(nodes, messages, prompts.hash, sample_index, sampling)
             keys.append(result.cache_key)
             usage = usage + result.usage
             if not result.ok or result.data is None:
@@ -186,12 +192,17 @@ class Negotiator:
         return weights, repairs
 
     async def _ask(
-        self, nodes: tuple[Node, ...], messages: list[dict[str, str]], template_version: str, sample_index: int
+        self,
+        nodes: tuple[Node, ...],
+        messages: list[dict[str, str]],
+        template_version: str,
+        sample_index: int,
+        sampling: SamplingParams,
     ) -> ChatResult:
         self.calls += 1
         request = ChatRequest(
             messages=tuple(messages),
-            sampling=self.sampling,
+            sampling=sampling,
             response_schema=weights_schema(nodes),
             schema_name="weights",
             purpose="weights",

@@ -1,0 +1,198 @@
+"""The Tree-of-Writing judge (method "tow"): leaves scored by LLM experts and rules, weights by J_W.
+
+For one writing: the item's edge weights (negotiated once per item, shared across models) and every
+leaf of the task's nodes are requested concurrently; the LLM leaves share one prompt prefix so a
+prefix-caching server reads the writing once. Each leaf reply is an enum-constrained JSON score with a
+short reason. Then `aggregate` computes the nodes and the root. Failures are recorded with their raw
+text and leave the root empty (unless `renormalize`); an empty writing gets every leaf's lowest score
+without any call (status "empty").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+from pathlib import Path
+from typing import Any
+
+from howtobench.data.models import Item, Writing
+from howtobench.errors import JudgeError
+from howtobench.judges.aggregate import Aggregate, NodeWeights, aggregate
+from howtobench.judges.base import Judgment, LeafResult, SampleResult, Status, register_judge
+from howtobench.judges.headings import score_formatting
+from howtobench.judges.negotiator import Negotiation, Negotiator
+from howtobench.judges.prompts import Prompts, leaf_schema
+from howtobench.judges.tree import Leaf, Tree, load_tree
+from howtobench.llm.types import ChatRequest, LLMClient, SamplingParams, Usage
+
+
+class _PromptsByLanguage(dict[str, Prompts]):
+    """Prompts built on first use for each item language."""
+
+    def __init__(self, tree: Tree, with_reference: bool, prompts_dir: Path | None) -> None:
+        super().__init__()
+        self.tree, self.with_reference, self.prompts_dir = tree, with_reference, prompts_dir
+
+    def __missing__(self, language: str) -> Prompts:
+        prompts = Prompts(self.tree, language, with_reference=self.with_reference, prompts_dir=self.prompts_dir)
+        self[language] = prompts
+        return prompts
+
+
+class TreeOfWriting:
+    """ToW over one judge model. Pure given (item, writing, settings): all state is in the client's cache."""
+
+    method = "tow"
+
+    def __init__(
+        self,
+        client: LLMClient,
+        *,
+        tree: Tree | str | Path = "default",
+        with_reference: bool = True,
+        renormalize: bool = False,
+        samples: int = 1,
+        sample_temperature: float = 0.7,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+        reasks: int = 2,
+        prompts_dir: Path | None = None,
+    ) -> None:
+        self.client = client
+        self.tree = tree if isinstance(tree, Tree) else load_tree(tree)
+        self.with_reference, self.renormalize = with_reference, renormalize
+        self.samples, self.sample_temperature = max(1, samples), sample_temperature
+        self.sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens)
+        self.prompts = _PromptsByLanguage(self.tree, with_reference, prompts_dir)
+        self.negotiator = Negotiator(client, self.tree, self.prompts, sampling=self.sampling, reasks=reasks)
+
+    async def judge(self, item: Item, writing: Writing) -> Judgment:
+        if writing.is_empty:
+            return await self._judge_empty(item, writing)
+        leaves = self.tree.leaves_for(item.task)
+        weights_job = asyncio.ensure_future(self._negotiations(item))
+        leaf_jobs = asyncio.gather(*(self._score_leaf(item, writing, leaf) for leaf in leaves))
+        try:
+            scored = await leaf_jobs
+            negotiations, fresh = await weights_job
+        finally:
+            weights_job.cancel()  # no-op when done; frees the task if a leaf raised
+        usage = sum((u for _, u in scored), Usage())
+        return self._record(item, writing, [r for r, _ in scored], negotiations, fresh, usage)
+
+    # ------------------------------------------------------------------ weights
+
+    async def _negotiations(self, item: Item) -> tuple[list[Negotiation], bool]:
+        """The weight set(s) for this item: one, or `samples` sampled ones; and whether this call made them."""
+        if self.samples == 1:
+            negotiation, fresh = await self.negotiator.weights(item)
+            return [negotiation], fresh
+        return await self.negotiator.sample(item, self.samples, temperature=self.sample_temperature)
+
+    # ------------------------------------------------------------------ leaves
+
+    async def _score_leaf(self, item: Item, writing: Writing, leaf: Leaf) -> tuple[LeafResult, Usage]:
+        node = self._node_of(leaf)
+        if leaf.kind == "regex-headings":
+            reference = item.reference if self.with_reference else None
+            step, why = score_formatting(writing.output, reference)
+            return LeafResult(name=leaf.id, node=node, raw_score=step, score=leaf.score_of(step), reason=why), Usage()
+        prompts = self.prompts[item.language]
+        request = ChatRequest(
+            messages=prompts.leaf_messages(item, writing.output, leaf),
+            sampling=self.sampling,
+            response_schema=leaf_schema(leaf),
+            schema_name="leaf_score",
+            purpose=f"leaf:{leaf.id}",
+            template_version=prompts.hash,
+        )
+        result = await self.client.chat(request)
+        base: dict[str, Any] = {"name": leaf.id, "node": node, "cache_key": result.cache_key,
+                                "raw_text": result.raw_text}
+        if not result.ok or result.data is None:
+            return LeafResult(**base, status="failed", error=result.error or "no reply"), result.usage
+        raw: Any = result.data.get("score")
+        if not isinstance(raw, int) or isinstance(raw, bool) or raw not in leaf.scale:
+            error = f"score {raw!r} is not one of {list(leaf.scale)}"
+            return LeafResult(**base, status="failed", error=error), result.usage
+        reason = str(result.data.get("reason", ""))
+        return LeafResult(**base, raw_score=raw, score=leaf.score_of(raw), reason=reason), result.usage
+
+    def _node_of(self, leaf: Leaf) -> str:
+        return next(node.id for node in self.tree.nodes if leaf in node.leaves)
+
+    # ------------------------------------------------------------------ empty writings
+
+    async def _judge_empty(self, item: Item, writing: Writing) -> Judgment:
+        """Every leaf at its lowest, no leaf call; weights are asked only if they could change the result."""
+        leaves = []
+        for node in self.tree.nodes_for(item.task):
+            for leaf in node.leaves:
+                raw, score = leaf.lowest
+                leaves.append(LeafResult(name=leaf.id, node=node.id, raw_score=raw, score=score, status="empty",
+                                         reason="empty writing: lowest score without a judge call"))
+        needs_weights = any(len({x.lowest[1] for x in n.leaves}) > 1 for n in self.tree.negotiated_nodes(item.task))
+        if needs_weights:
+            negotiations, fresh = await self._negotiations(item)
+        else:  # all leaves of each node share their lowest: any weights summing to 1 give that value
+            negotiations, fresh = [Negotiation(weights=None)], False
+        return self._record(item, writing, leaves, negotiations, fresh, Usage(), empty=True)
+
+    # ------------------------------------------------------------------ the record
+
+    def _aggregate(self, item: Item, scores: dict[str, float | None], weights: NodeWeights | None,
+                   empty: bool) -> Aggregate:
+        if empty and weights is None:
+            weights = {n.id: {x.id: 1 / len(n.leaves) for x in n.leaves} for n in self.tree.negotiated_nodes()}
+        return aggregate(self.tree, item.task, scores, weights or {}, renormalize=self.renormalize)
+
+    def _record(self, item: Item, writing: Writing, leaves: list[LeafResult], negotiations: list[Negotiation],
+                fresh: bool, usage: Usage, *, empty: bool = False) -> Judgment:
+        scores = {leaf.name: leaf.score for leaf in leaves}
+        aggregates = [self._aggregate(item, scores, n.weights, empty) for n in negotiations]
+        root, status, samples = self._combine(negotiations, aggregates)
+        if root is None:
+            status = "failed"
+        elif empty:
+            status = "empty"
+        failures = [f"leaf {x.name}: {x.error}" for x in leaves if x.status == "failed"]
+        failures += [n.error for n in negotiations if n.error] + aggregates[0].notes
+        if fresh:  # the shared weights call is accounted once, on the judgment that made it
+            usage = usage + sum((n.usage for n in negotiations), Usage())
+        return Judgment(
+            method=self.method, item_id=item.id, model=writing.model, task=item.task, genre=item.genre,
+            score=root, status=status, nodes=aggregates[0].nodes, leaves=leaves, weights=negotiations[0].flat(),
+            weight_repairs=[r for n in negotiations for r in n.repairs], failures=failures, samples=samples,
+            judge_model=self.client.model, tree_hash=self.tree.hash, prompt_hash=self.prompts[item.language].hash,
+            usage=usage,
+            cache_keys=[x.cache_key for x in leaves if x.cache_key] + [k for n in negotiations for k in n.cache_keys],
+            meta={"reference": self.with_reference and bool(item.reference.strip()), "language": item.language,
+                  "weights_shared": not fresh, "renormalize": self.renormalize,
+                  "sample_weights": [n.flat() for n in negotiations] if len(negotiations) > 1 else []},
+        )
+
+    def _combine(
+        self, negotiations: list[Negotiation], aggregates: list[Aggregate]
+    ) -> tuple[float | None, Status, list[SampleResult]]:
+        """Root and status: the single aggregate, or with `samples` > 1 the mean root over the weight samples.
+
+        A sample without a root makes the mean unavailable unless `renormalize` (then: mean of the others)."""
+        if len(aggregates) == 1:
+            return aggregates[0].root, aggregates[0].status, []
+        samples = [
+            SampleResult(index=n.sample_index, score=a.root, status=a.status, error="; ".join(a.notes) or None)
+            for n, a in zip(negotiations, aggregates, strict=True)
+        ]
+        roots = [a.root for a in aggregates if a.root is not None]
+        complete = len(roots) == len(aggregates)
+        root = statistics.fmean(roots) if roots and (complete or self.renormalize) else None
+        status: Status = "ok" if complete and all(a.status == "ok" for a in aggregates) else "renormalized"
+        return root, status, samples
+
+
+@register_judge("tow")
+def make_tow(*, client: LLMClient | None = None, **options: Any) -> TreeOfWriting:
+    """Factory for `--method tow`; options are `TreeOfWriting` keyword arguments (tree, with_reference, ...)."""
+    if client is None:
+        raise JudgeError("the tow judge needs a judge model endpoint")
+    return TreeOfWriting(client, **options)

@@ -1,0 +1,168 @@
+"""The ToW judge end to end over the fake server: formulas, shared weights, failures, empty, reference-free."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from tow_fakes import GUIDE_WEIGHTS, fake_client, leaf_of, schema_name, tow_handler
+
+from fake_server import FakeServer, Reply
+from howtobench.data.models import Item, Writing
+from howtobench.judges.base import JUDGES
+from howtobench.judges.runner import run_judge
+from howtobench.judges.tree import TREES_DIR, default_tree, load_tree
+from howtobench.judges.tree_of_writing import TreeOfWriting
+
+REFERENCE = "参考范文第一段。\n\n参考范文第二段，独有句子：落霞与孤鹜齐飞。"
+WRITING = "第一段正文。\n\n第二段正文。"
+GUIDE_ROOT = (4 * 6.9 + 3 * 8.5 + 7) / 8  # content 6.9, format 0.5*10 + 0.3*5 + 0.2*10, impression 7
+
+
+def item(k: int = 0, task: str = "guide", reference: str = REFERENCE) -> Item:
+    return Item(infer_id=f"i{k}", task_type=task, basic_instruction=f"写第{k}篇", reference=reference, genre="essay")
+
+
+def writing(k: int = 0, model: str = "m1", text: str = WRITING) -> Writing:
+    return Writing(infer_id=f"i{k}", model=model, output=text)
+
+
+def leaf_requests(server: FakeServer) -> list:
+    return [r for r in server.requests if schema_name(r) == "leaf_score"]
+
+
+async def test_guide_judgment_matches_hand_computation(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.handler = tow_handler()
+    async with fake_client(fake_server, tmp_path) as client:
+        judgment = await TreeOfWriting(client).judge(item(), writing())
+    assert judgment.status == "ok" and judgment.failures == []
+    assert judgment.score == pytest.approx(GUIDE_ROOT)
+    assert judgment.nodes == pytest.approx({"content": 6.9, "format": 8.5, "impression": 7.0})
+    leaves = {x.name: x for x in judgment.leaves}
+    assert leaves["paragraphing"].raw_score == 2 and leaves["paragraphing"].score == 5.0
+    assert leaves["formatting"].score == 10.0 and leaves["formatting"].cache_key is None
+    assert judgment.weights == {**GUIDE_WEIGHTS["content"], **GUIDE_WEIGHTS["format"]}
+    assert judgment.judge_model == "fake-judge" and judgment.tree_hash == default_tree().hash
+    assert len(judgment.cache_keys) == 8  # 7 LLM leaves + 1 weights call
+    assert judgment.usage.calls == 8
+    assert len(leaf_requests(fake_server)) == 7
+
+
+async def test_completion_has_content_and_impression_only(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.handler = tow_handler()
+    async with fake_client(fake_server, tmp_path) as client:
+        judgment = await TreeOfWriting(client).judge(item(task="completion"), writing())
+    assert judgment.score == pytest.approx((4 * 6.9 + 7) / 5)
+    assert set(judgment.nodes) == {"content", "impression"}
+    assert {x.name for x in judgment.leaves} == {"opening_ending", "language", "logic", "emotion", "impression"}
+
+
+async def test_leaf_prompts_of_one_writing_share_their_prefix(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.handler = tow_handler()
+    async with fake_client(fake_server, tmp_path) as client:
+        await TreeOfWriting(client).judge(item(), writing())
+    users = [r["messages"][-1]["content"] for r in leaf_requests(fake_server)]
+    prefixes = {u[: u.index("<<<END WRITING>>>")] for u in users}
+    assert len(prefixes) == 1 and len(set(users)) == 7
+    assert len({r["messages"][0]["content"] for r in leaf_requests(fake_server)}) == 1
+
+
+async def test_weight_calls_equal_instructions_not_writings(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.handler = tow_handler()
+    models = ("m1", "m2", "m3", "m4")
+    pairs = [(item(k), writing(k, model=m, text=f"{m} 写的。\n\n正文。")) for k in range(3) for m in models]
+    async with fake_client(fake_server, tmp_path) as client:
+        judgments = await run_judge(TreeOfWriting(client), pairs, tmp_path / "out.jsonl", progress=False)
+    assert len([r for r in fake_server.requests if schema_name(r) == "weights"]) == 3
+    assert len(leaf_requests(fake_server)) == 12 * 7
+    assert all(j.score == pytest.approx(GUIDE_ROOT) for j in judgments)
+    assert sum(not j.meta["weights_shared"] for j in judgments) == 3
+    assert sum(j.usage.calls for j in judgments) == 3 + 12 * 7
+
+
+async def test_failed_leaf_is_recorded_and_root_withheld(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.handler = tow_handler(scores={"logic": Reply.text("I refuse to give JSON")})
+    async with fake_client(fake_server, tmp_path, reasks=0) as client:
+        judgment = await TreeOfWriting(client).judge(item(), writing())
+        renormalized = await TreeOfWriting(client, renormalize=True).judge(item(), writing())
+    logic = next(x for x in judgment.leaves if x.name == "logic")
+    assert logic.status == "failed" and logic.score is None and logic.raw_text == "I refuse to give JSON"
+    assert judgment.status == "failed" and judgment.score is None and judgment.nodes["content"] is None
+    assert any(f.startswith("leaf logic:") for f in judgment.failures)
+    content = (0.4 * 8 + 0.3 * 6 + 0.1 * 5) / 0.8
+    assert renormalized.status == "renormalized"
+    assert renormalized.score == pytest.approx((3 * content + 3 * 8.5 + 7) / 7)
+
+
+async def test_out_of_scale_score_fails_the_leaf(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.handler = tow_handler(scores={"impression": Reply.json({"reason": "x", "score": 42})})
+    async with fake_client(fake_server, tmp_path, reasks=0) as client:
+        judgment = await TreeOfWriting(client).judge(item(), writing())
+    impression = next(x for x in judgment.leaves if x.name == "impression")
+    assert impression.status == "failed" and impression.score is None and judgment.score is None
+
+
+async def test_failed_weights_mean_no_root(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.handler = tow_handler(weights=lambda _: Reply.text("no"))
+    async with fake_client(fake_server, tmp_path, reasks=0) as client:
+        judgment = await TreeOfWriting(client).judge(item(), writing())
+    assert judgment.status == "failed" and judgment.score is None and judgment.weights == {}
+    assert any(f.startswith("weights:") for f in judgment.failures)
+    assert all(x.status == "ok" for x in judgment.leaves)  # leaf scores are still kept
+
+
+async def test_empty_writing_gets_lowest_scores_without_calls(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.handler = tow_handler()
+    async with fake_client(fake_server, tmp_path) as client:
+        judgment = await TreeOfWriting(client).judge(item(), writing(text="  \n "))
+    assert fake_server.requests == []
+    assert judgment.status == "empty" and judgment.score == pytest.approx((4 * 1 + 3 * 0 + 1) / 8)
+    assert all(x.status == "empty" for x in judgment.leaves)
+    assert {x.name: x.score for x in judgment.leaves}["paragraphing"] == 0.0
+
+
+async def test_reference_free_sends_no_reference(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.handler = tow_handler()
+    headed = "# 标题\n## 一\n正文\n## 二\n正文"
+    async with fake_client(fake_server, tmp_path) as client:
+        judgment = await TreeOfWriting(client, with_reference=False).judge(item(), writing(text=headed))
+    bodies = [str(r["messages"]) for r in fake_server.requests]
+    assert bodies and not any("落霞与孤鹜" in b or "参考范文" in b for b in bodies)
+    assert judgment.meta["reference"] is False
+    # with the (unheaded) reference this writing would lose formatting points; without it, it keeps 10
+    assert next(x for x in judgment.leaves if x.name == "formatting").score == 10.0
+
+
+async def test_a_yaml_only_extra_leaf_is_judged(fake_server: FakeServer, tmp_path: Path) -> None:
+    spec = yaml.safe_load((TREES_DIR / "default.yaml").read_text(encoding="utf-8"))
+    spec["nodes"][0]["leaves"].append({
+        "id": "examples", "label": {"zh": "举例", "en": "Use of examples"}, "kind": "llm-rubric",
+        "scale": list(range(1, 11)), "criteria": {"zh": "例子是否贴切。", "en": "Are examples apt?"},
+    })
+    path = tmp_path / "tree.yaml"
+    path.write_text(yaml.safe_dump(spec, allow_unicode=True), encoding="utf-8")
+    tree = load_tree(path)
+    weights = {"content": {"opening_ending": 0.2, "language": 0.2, "logic": 0.2, "emotion": 0.2, "examples": 0.2}}
+    fake_server.handler = tow_handler(weights=weights, scores={"examples": 9}, tree=tree)
+    async with fake_client(fake_server, tmp_path) as client:
+        judgment = await TreeOfWriting(client, tree=path).judge(item(task="completion"), writing())
+    content = 0.2 * (8 + 6 + 7 + 5 + 9)
+    assert judgment.nodes["content"] == pytest.approx(content)
+    assert judgment.score == pytest.approx((5 * content + 7) / 6)
+    assert "examples" in {leaf_of(r, tree) for r in leaf_requests(fake_server)}
+
+
+async def test_weight_samples_are_shared_and_averaged(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.handler = tow_handler()
+    async with fake_client(fake_server, tmp_path) as client:
+        judge = TreeOfWriting(client, samples=3)
+        first = await judge.judge(item(), writing(model="m1"))
+        second = await judge.judge(item(), writing(model="m2"))
+    assert len([r for r in fake_server.requests if schema_name(r) == "weights"]) == 3
+    assert [s.index for s in first.samples] == [0, 1, 2] and len(second.samples) == 3
+    assert first.score == pytest.approx(GUIDE_ROOT) and len(first.meta["sample_weights"]) == 3
+
+
+def test_registered_as_tow() -> None:
+    assert "tow" in JUDGES
