@@ -17,6 +17,7 @@ from howtobench.errors import HowtobenchError
 
 COMMAND_MODULES: tuple[str, ...] = (
     "meta",
+    "analyze",
     "headings",
     "data",
     "build",
@@ -43,5 +44,7 @@ def main() -> None:
     try:
         app()
     except HowtobenchError as exc:
-        Console(stderr=True).print(f"[bold red]error:[/] {exc}", highlight=False, markup=False)
+        console = Console(stderr=True, soft_wrap=True)
+        console.print("error:", style="bold red", end=" ")
+        console.print(str(exc), highlight=False, markup=False)
         sys.exit(2)
