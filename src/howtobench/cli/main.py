@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "meta",
     "analyze",
     "headings",
+    "judge",
     "data",
     "build",
     "leaderboard",

@@ -32,6 +32,8 @@ class Table:
     rows: list[list[Cell]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     digits: int = 2
+    formats: dict[str, str] = field(default_factory=dict)
+    """Per-column format spec for floats in display formats (e.g. {"p": ".1e"}); JSON stays raw."""
 
     def add_row(self, *cells: Cell) -> None:
         """Append one row; its length must match the columns (caught here, not in a renderer)."""
@@ -39,17 +41,22 @@ class Table:
             raise ValueError(f"row has {len(cells)} cells, table {self.title!r} has {len(self.columns)} columns")
         self.rows.append(list(cells))
 
+    def display_rows(self) -> list[list[str]]:
+        """Rows as display text: floats in their column's format, else rounded to `digits`."""
+        specs = [self.formats.get(col) for col in self.columns]
+        return [[format_cell(v, self.digits, spec) for v, spec in zip(row, specs, strict=True)] for row in self.rows]
+
     def records(self) -> list[dict[str, Cell]]:
         """Rows as dicts keyed by column name (the JSON shape)."""
         return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
 
 
-def format_cell(value: Cell, digits: int = 2) -> str:
-    """Display text of one value: floats rounded, None and NaN as '-'."""
+def format_cell(value: Cell, digits: int = 2, spec: str | None = None) -> str:
+    """Display text of one value: floats rounded (or in `spec`), None and NaN as '-'."""
     if value is None:
         return "-"
     if isinstance(value, float):
-        return "-" if math.isnan(value) else f"{value:.{digits}f}"
+        return "-" if math.isnan(value) else format(value, spec or f".{digits}f")
     return str(value)
 
 
@@ -61,7 +68,7 @@ def _json_value(value: Cell) -> Cell:
 
 def to_markdown(table: Table) -> str:
     """A GitHub-flavoured Markdown table with the title as a heading line and notes below."""
-    cells = [[format_cell(v, table.digits).replace("|", "\\|") for v in row] for row in table.rows]
+    cells = [[v.replace("|", "\\|") for v in row] for row in table.display_rows()]
     lines = [f"**{table.title}**", "", "| " + " | ".join(table.columns) + " |"]
     lines.append("|" + "|".join("---" for _ in table.columns) + "|")
     lines += ["| " + " | ".join(row) + " |" for row in cells]
@@ -75,7 +82,7 @@ def to_csv(table: Table) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(table.columns)
-    writer.writerows([[format_cell(v, table.digits) for v in row] for row in table.rows])
+    writer.writerows(table.display_rows())
     return buf.getvalue()
 
 
@@ -92,8 +99,8 @@ def to_rich(table: Table) -> RichTable:
     for i, col in enumerate(table.columns):
         numeric = any(isinstance(row[i], (int, float)) and not isinstance(row[i], bool) for row in table.rows)
         out.add_column(col, justify="right" if numeric else "left", overflow="fold")
-    for row in table.rows:
-        out.add_row(*(format_cell(v, table.digits) for v in row))
+    for row in table.display_rows():
+        out.add_row(*row)
     return out
 
 
