@@ -10,7 +10,7 @@ from construct_helpers import fake_client
 from fake_server import Reply
 from howtobench.construct.backconstruct import traits_of
 from howtobench.construct.completion import BLANK
-from howtobench.construct.make import make, pending, planned_requests
+from howtobench.construct.make import make, pending, planned_requests, tasks_for
 from howtobench.construct.records import Classified, DraftItem, Rated, SourceText
 from howtobench.construct.text import theme_length
 from howtobench.construct.workfile import CLASSIFY, FILTER, INGEST, ITEMS, read_stage, write_rows
@@ -79,4 +79,13 @@ async def test_long_theme_is_reasked_then_failed(fake_server, build_dir: Path, t
 async def test_completion_needs_no_model(build_dir: Path) -> None:
     _keep_all(build_dir)
     report = await make(build_dir, None, tasks=("completion",))
+    assert report.made == {"completion": 2}
+
+
+async def test_split_gives_each_text_one_task(build_dir: Path) -> None:
+    _keep_all(build_dir)
+    picks = {tasks_for(f"t{i:012x}", ("completion", "guide", "open"), split=True, seed=0) for i in range(40)}
+    assert picks == {("completion",), ("guide",), ("open",)}  # every task drawn, one per text
+    assert tasks_for("t000000000001", ("open",), split=True, seed=0) == ("open",)
+    report = await make(build_dir, None, tasks=("completion",), split=True)
     assert report.made == {"completion": 2}

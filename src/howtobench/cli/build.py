@@ -173,14 +173,19 @@ def score_table(table: ScoreTable) -> Table:
 def make_cmd(build_dir: DirOpt,
              task: Annotated[list[str] | None, typer.Option("--task", help="Make items for these tasks only "
                              "(completion, guide, open); repeatable. Default: all three.")] = None,
-             seed: Annotated[int, typer.Option("--seed", help="Seed for choosing the blanked paragraphs.")] = 0,
+             seed: Annotated[int, typer.Option("--seed", help="Seed for choosing the blanked paragraphs (and the "
+                                               "task of each text with --split).")] = 0,
+             split: Annotated[bool, typer.Option("--split", help="Make each text into ONE task, drawn per text "
+                                                 "(disjoint references, as in the release) instead of one item "
+                                                 "per task.")] = False,
     model: ModelOpt = None, base_url: BaseUrlOpt = None, api_key_env: ApiKeyEnvOpt = None,
     concurrency: ConcurrencyOpt = None, config: ConfigOpt = None, workspace: WorkspaceOpt = None,
     no_cache: NoCacheOpt = False, replay: ReplayOpt = False, prices: PricesOpt = None,
     retry_failed: RetryOpt = False, dry_run: DryRunOpt = False,
 ) -> None:
     """Step 4: Completion items by blanking 1-10 paragraphs; Guide/Open items by back-construction (S, T, G)."""
-    opts = pipeline.StepOptions(tasks=tuple(task) if task else TASKS, seed=seed, retry_failed=retry_failed)
+    opts = pipeline.StepOptions(tasks=tuple(task) if task else TASKS, seed=seed, retry_failed=retry_failed,
+                                split=split)
     m = _Model(config, base_url, model, api_key_env, concurrency, workspace, no_cache, replay, prices)
     report: MakeReport | None = _run("make", build_dir, opts, m, dry_run)
     if report is not None:

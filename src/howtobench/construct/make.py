@@ -1,7 +1,8 @@
 """Step 4 (paper 4.4-4.5): turn each kept text into Completion, Guide and Open items.
 
 Every kept text yields one item per requested task, all sharing the text's id as `bench_id` (the same
-reference seen at three levels of guidance). Completion needs no model (completion.py); Guide and Open share
+reference seen at three levels of guidance) — or, with `split`, one item for one task drawn per text, so each
+reference appears once, as in the release. Completion needs no model (completion.py); Guide and Open share
 one back-construction call per text: Guide gets S and T in the instruction and G as information, Open gets
 S and T only. Items whose making failed are written with `ok=false` and the reason, and are left out of the
 review file. Re-running skips texts whose items are all present (failed ones too, unless `retry_failed`).
@@ -74,21 +75,35 @@ def written_item(text: SourceText, genre: str, task: str, back: BackConstruction
         "summary": back.summary, "theme": back.theme})
 
 
-def pending(build_dir: Path, tasks: tuple[str, ...], *, retry_failed: bool = False) -> list[tuple[SourceText, str]]:
+def tasks_for(text_id: str, tasks: tuple[str, ...], *, split: bool, seed: int) -> tuple[str, ...]:
+    """The tasks one text is made into: all of them, or (split) one, chosen by a seeded draw per text.
+
+    Split gives disjoint references per task, as in the release; the draw depends only on (seed, text), so
+    adding texts later does not move earlier ones to another task.
+    """
+    if not split or len(tasks) == 1:
+        return tasks
+    return (tasks[int(rng_for(seed + 1, text_id).integers(len(tasks)))],)
+
+
+def pending(build_dir: Path, tasks: tuple[str, ...], *, retry_failed: bool = False, split: bool = False,
+            seed: int = 0) -> list[tuple[SourceText, str, tuple[str, ...]]]:
+    """(text, genre, its tasks) for kept texts with an item missing (or failed, when `retry_failed`)."""
     done = read_existing(build_dir / ITEMS, DraftItem, "item_id")
     todo = []
     for text, rated in kept_texts(build_dir):
-        rows = [done.get(item_id(text.text_id, t)) for t in tasks]
+        mine = tasks_for(text.text_id, tasks, split=split, seed=seed)
+        rows = [done.get(item_id(text.text_id, t)) for t in mine]
         if any(r is None or (retry_failed and not r.ok) for r in rows):
-            todo.append((text, rated.genre))
+            todo.append((text, rated.genre, mine))
     return todo
 
 
-def planned_requests(build_dir: Path, tasks: tuple[str, ...], *, retry_failed: bool = False) -> list[ChatRequest]:
+def planned_requests(build_dir: Path, tasks: tuple[str, ...], *, retry_failed: bool = False, split: bool = False,
+                     seed: int = 0) -> list[ChatRequest]:
     """The back-construction calls a run would make (for --dry-run cost estimates)."""
-    if not {"guide", "open"} & set(tasks):
-        return []
-    return [back_request(text, genre) for text, genre in pending(build_dir, tasks, retry_failed=retry_failed)]
+    jobs = pending(build_dir, tasks, retry_failed=retry_failed, split=split, seed=seed)
+    return [back_request(text, genre) for text, genre, mine in jobs if {"guide", "open"} & set(mine)]
 
 
 async def make_text(client: LLMClient | None, text: SourceText, genre: str, tasks: tuple[str, ...], seed: int
@@ -106,7 +121,8 @@ async def make_text(client: LLMClient | None, text: SourceText, genre: str, task
 
 
 async def make(build_dir: Path, client: LLMClient | None, *, tasks: tuple[str, ...] = TASKS, seed: int = 0,
-               retry_failed: bool = False, on_done: Callable[[list[DraftItem]], None] | None = None) -> MakeReport:
+               retry_failed: bool = False, split: bool = False,
+               on_done: Callable[[list[DraftItem]], None] | None = None) -> MakeReport:
     """Make the items of every pending kept text, then rewrite 04_items.jsonl in ingest and task order."""
     unknown = set(tasks) - set(TASKS)
     if unknown:
@@ -114,13 +130,13 @@ async def make(build_dir: Path, client: LLMClient | None, *, tasks: tuple[str, .
     path = build_dir / ITEMS
     with StageWriter(path) as writer:
 
-        async def work(job: tuple[SourceText, str]) -> list[DraftItem]:
-            rows = await make_text(client, job[0], job[1], tasks, seed)
+        async def work(job: tuple[SourceText, str, tuple[str, ...]]) -> list[DraftItem]:
+            rows = await make_text(client, *job, seed)
             for row in rows:
                 writer.write(row)
             return rows
 
-        await run_all(pending(build_dir, tasks, retry_failed=retry_failed), work, on_done)
+        await run_all(pending(build_dir, tasks, retry_failed=retry_failed, split=split, seed=seed), work, on_done)
     rows = read_stage(path, DraftItem, "item_id")
     order = [item_id(tid, t) for tid in read_stage(build_dir / INGEST, SourceText, "text_id")
              for t in TASKS]

@@ -30,6 +30,7 @@ class StepOptions:
     tasks: tuple[str, ...] = TASKS
     seed: int = 0
     retry_failed: bool = False
+    split: bool = False
 
 
 def plan(step: Step, build_dir: Path, opts: StepOptions) -> list[ChatRequest]:
@@ -38,7 +39,8 @@ def plan(step: Step, build_dir: Path, opts: StepOptions) -> list[ChatRequest]:
         return [classify.request_for(t) for t in classify.pending(build_dir, retry_failed=opts.retry_failed)]
     if step == "filter":
         return [quality.request_for(t, g) for t, g in quality.pending(build_dir, retry_failed=opts.retry_failed)]
-    return make.planned_requests(build_dir, opts.tasks, retry_failed=opts.retry_failed)
+    return make.planned_requests(build_dir, opts.tasks, retry_failed=opts.retry_failed, split=opts.split,
+                                 seed=opts.seed)
 
 
 def pending_count(step: Step, build_dir: Path, opts: StepOptions) -> int:
@@ -47,7 +49,7 @@ def pending_count(step: Step, build_dir: Path, opts: StepOptions) -> int:
         return len(classify.pending(build_dir, retry_failed=opts.retry_failed))
     if step == "filter":
         return len(quality.pending(build_dir, retry_failed=opts.retry_failed))
-    return len(make.pending(build_dir, opts.tasks, retry_failed=opts.retry_failed))
+    return len(make.pending(build_dir, opts.tasks, retry_failed=opts.retry_failed, split=opts.split, seed=opts.seed))
 
 
 def estimate_cost(requests: list[ChatRequest], model: str, prices: Path | None = None) -> Usage:
@@ -82,13 +84,13 @@ async def run(step: Step, build_dir: Path, opts: StepOptions, *, endpoint: Endpo
               workspace: Path, cache_mode: CacheMode = "on", on_done: Callable[[Any], None] | None = None) -> Any:
     """Run the step and return its report (ClassifyReport, ScoreTable or MakeReport)."""
     if not needs_model(step, opts):
-        return await make.make(build_dir, None, tasks=opts.tasks, seed=opts.seed,
-                               retry_failed=opts.retry_failed, on_done=on_done)
+        return await make.make(build_dir, None, tasks=opts.tasks, seed=opts.seed, retry_failed=opts.retry_failed,
+                               split=opts.split, on_done=on_done)
     async with client_for(endpoint, local=local, workspace=workspace, cache_mode=cache_mode) as client:
         if step == "classify":
             return await classify.classify(build_dir, client, retry_failed=opts.retry_failed, on_done=on_done)
         if step == "filter":
             return await quality.rate(build_dir, client, threshold=opts.threshold, retry_failed=opts.retry_failed,
                                       on_done=on_done)
-        return await make.make(build_dir, client, tasks=opts.tasks, seed=opts.seed,
-                               retry_failed=opts.retry_failed, on_done=on_done)
+        return await make.make(build_dir, client, tasks=opts.tasks, seed=opts.seed, retry_failed=opts.retry_failed,
+                               split=opts.split, on_done=on_done)
