@@ -78,9 +78,9 @@ def test_pathological_inputs_never_raise() -> None:
         assert parse_headings(text)["type"] == "root"
 
 
-def test_every_release_writing_parses(release_root: Path) -> None:
+def test_every_release_writing_parses(bench_root: Path) -> None:
     count = 0
-    for path in sorted(release_root.glob("*/inferences/*.jsonl")):
+    for path in sorted(bench_root.glob("*/inferences/*.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 parse_headings(json.loads(line).get("output") or "")

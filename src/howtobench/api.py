@@ -1,0 +1,87 @@
+"""Score one writing from Python: `howtobench.score(...)` (sync) and `howtobench.ascore(...)` (async).
+
+For writing apps and RL reward loops: one call judges a text with a ToW tree, with or without a
+reference. The judge is an `EndpointConfig` (any OpenAI-compatible server), an already open
+`LLMClient` (reuse it across many calls: its cache and connection pool are shared), or None for the
+embedded local model. To score many writings of one instruction, build one
+`howtobench.judges.tree_of_writing.TreeOfWriting` and call its `judge` repeatedly: the edge weights
+are then negotiated once for all of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from howtobench.config import EndpointConfig, resolve_workspace
+from howtobench.data.models import Item, Language, Task, Writing
+from howtobench.errors import ConfigError
+from howtobench.judges.base import Judgment
+from howtobench.judges.tree import Tree
+from howtobench.judges.tree_of_writing import TreeOfWriting
+from howtobench.llm.types import LLMClient
+
+
+def adhoc_item(instruction: str, reference: str | None, information: str, task: Task, language: Language) -> Item:
+    """An Item for a text outside the benchmark; its id is a hash of its content (stable for the cache)."""
+    digest = hashlib.sha256("\0".join((instruction, information, reference or "", task)).encode()).hexdigest()
+    return Item(infer_id=f"adhoc-{digest[:16]}", task_type=task, basic_instruction=instruction,
+                information=information, reference=reference or "", language=language)
+
+
+@asynccontextmanager
+async def _client(judge: EndpointConfig | LLMClient | None, workspace: Path | None) -> AsyncIterator[LLMClient]:
+    if judge is not None and not isinstance(judge, EndpointConfig):
+        yield judge
+        return
+    from howtobench.llm.client import open_client
+
+    if judge is not None:
+        async with open_client(judge, workspace=resolve_workspace(workspace)) as client:
+            yield client
+        return
+    try:
+        from howtobench.llm.local import local_endpoint
+    except ImportError as exc:
+        raise ConfigError(f"no judge given and the local model is unavailable ({exc})") from exc
+    async with local_endpoint() as endpoint, open_client(endpoint, workspace=resolve_workspace(workspace)) as client:
+        yield client
+
+
+async def ascore(
+    instruction: str,
+    writing: str,
+    reference: str | None = None,
+    *,
+    information: str = "",
+    task: Task = "open",
+    language: Language = "zh",
+    tree: Tree | str | Path = "default",
+    judge: EndpointConfig | LLMClient | None = None,
+    workspace: Path | None = None,
+    **options: Any,
+) -> Judgment:
+    """Judge one writing with ToW. Without `reference`, the reference-free prompts (absolute anchors) are used.
+
+    `task` picks the tree's nodes (the default "open" has Content, Format and Impression; "completion" has no
+    Format). `options` go to `TreeOfWriting` (renormalize, samples, max_tokens, ...). Returns the full Judgment:
+    `.score` is the root (None when a leaf failed), `.leaves` every sub-score with its reason.
+    """
+    item = adhoc_item(instruction, reference, information, task, language)
+    text = Writing(infer_id=item.id, model="user", output=writing)
+    with_reference = bool(reference and reference.strip())
+    async with _client(judge, workspace) as client:
+        return await TreeOfWriting(client, tree=tree, with_reference=with_reference, **options).judge(item, text)
+
+
+def score(instruction: str, writing: str, reference: str | None = None, **kwargs: Any) -> Judgment:
+    """Synchronous `ascore` (for scripts and notebooks without a running event loop)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(ascore(instruction, writing, reference, **kwargs))
+    raise RuntimeError("howtobench.score() was called inside a running event loop; use `await howtobench.ascore()`")

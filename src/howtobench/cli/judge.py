@@ -1,0 +1,143 @@
+"""`howtobench judge`: judge the release writings (or your own) with ToW or any registered method, resumably."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from howtobench.config import load_config_file, resolve_data_dir, resolve_workspace
+from howtobench.judges.base import Judgment
+from howtobench.judges.job import JudgeJob, judge_job
+
+from .options import (
+    ConfigOpt,
+    DataOpt,
+    GenreOpt,
+    JudgeApiKeyEnvOpt,
+    JudgeBaseUrlOpt,
+    JudgeConcurrencyOpt,
+    JudgeModelOpt,
+    JudgeRpmOpt,
+    JudgeTimeoutOpt,
+    LimitOpt,
+    NoCacheOpt,
+    ReplayOpt,
+    TaskOpt,
+    WorkspaceOpt,
+    cache_mode,
+    judge_endpoint,
+)
+
+console = Console(stderr=True)
+
+MethodOpt = Annotated[str, typer.Option("--method", help="Judge method from the registry: tow (Tree-of-Writing), "
+                                        "bleu, rouge, or a baseline (single, autoplan, rubric, average).")]
+OutOpt = Annotated[Path, typer.Option("-o", "--out", help="Output JSONL, one judgment per (method, item, model). "
+                                      "Re-running with the same file resumes: finished judgments are skipped.")]
+ModelsOpt = Annotated[list[str] | None, typer.Option("--models", help="Only writings of these models (release "
+                                                     "file names such as gpt-4o-2024-11-20); repeatable.")]
+WritingsOpt = Annotated[list[Path] | None, typer.Option("--writings", help="Judge the writings in this JSONL file "
+                        "(infer_id, model, output per line) instead of the release's; repeatable.")]
+NoReferenceOpt = Annotated[bool, typer.Option("--no-reference", help="Reference-free judging: the prompts carry "
+                           "absolute score anchors and no reference text (paper Appendix B.2).")]
+RenormalizeOpt = Annotated[bool, typer.Option("--renormalize", help="When a leaf fails, still compute the root over "
+                           "the scored leaves (weights renormalised); such judgments are flagged 'renormalized'. "
+                           "Without it a failed leaf leaves the root empty.")]
+SamplesOpt = Annotated[int, typer.Option("--samples", min=1, help="Negotiate the edge weights n times per item "
+                       "(sampled, temperature 0.7) and report the mean root and every sample's root "
+                       "(negotiation-inconsistency analysis). Default 1: one deterministic negotiation.")]
+TreeOpt = Annotated[Path | None, typer.Option("--tree", help="Tree spec YAML (default: the paper's tree). Add a "
+                    "leaf or change a scale by editing a copy of src/howtobench/judges/trees/default.yaml.")]
+MaxTokensOpt = Annotated[int | None, typer.Option("--judge-max-tokens", min=16, help="Max tokens of each judge "
+                         "reply (default 512).")]
+ParallelOpt = Annotated[int, typer.Option("--parallel", min=1, help="Writings judged at once (each runs its leaf "
+                        "calls concurrently; the judge endpoint's --judge-concurrency bounds the calls).")]
+NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="Do not draw the progress bar.")]
+
+
+def _options(no_reference: bool, renormalize: bool, samples: int, tree: Path | None,
+             max_tokens: int | None) -> dict[str, Any]:
+    """Only the options the user set, so methods that do not take them are not bothered by defaults."""
+    options: dict[str, Any] = {}
+    if no_reference:
+        options["with_reference"] = False
+    if renormalize:
+        options["renormalize"] = True
+    if samples > 1:
+        options["samples"] = samples
+    if tree is not None:
+        options["tree"] = tree
+    if max_tokens is not None:
+        options["max_tokens"] = max_tokens
+    return options
+
+
+def _summary(judgments: list[Judgment], out: Path) -> None:
+    statuses = Counter(j.status for j in judgments)
+    scores = [j.score for j in judgments if j.score is not None]
+    mean = f"{sum(scores) / len(scores):.3f}" if scores else "n/a"
+    parts = ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()))
+    console.print(f"{len(judgments)} judgments ({parts}); mean score {mean}; written to {out}", highlight=False)
+
+
+def judge(
+    out: OutOpt,
+    method: MethodOpt = "tow",
+    data: DataOpt = None,
+    task: TaskOpt = None,
+    genre: GenreOpt = None,
+    models: ModelsOpt = None,
+    limit: LimitOpt = None,
+    writings: WritingsOpt = None,
+    no_reference: NoReferenceOpt = False,
+    renormalize: RenormalizeOpt = False,
+    samples: SamplesOpt = 1,
+    tree: TreeOpt = None,
+    judge_max_tokens: MaxTokensOpt = None,
+    judge_base_url: JudgeBaseUrlOpt = None,
+    judge_model: JudgeModelOpt = None,
+    judge_api_key_env: JudgeApiKeyEnvOpt = None,
+    judge_concurrency: JudgeConcurrencyOpt = None,
+    judge_rpm: JudgeRpmOpt = None,
+    judge_timeout: JudgeTimeoutOpt = None,
+    parallel: ParallelOpt = 8,
+    config: ConfigOpt = None,
+    workspace: WorkspaceOpt = None,
+    no_cache: NoCacheOpt = False,
+    replay: ReplayOpt = False,
+    no_progress: NoProgressOpt = False,
+) -> None:
+    """Judge writings and append one judgment per (method, item, model) to --out.
+
+    Without a judge endpoint (--judge-base-url/--judge-model or the config file) the embedded local model judges: fine to try the pipeline, meaningless as scores.
+
+    Every call is cached in the workspace, so a killed run resumes without repeating a finished call.
+    """  # noqa: E501
+    settings = load_config_file(config)
+    job = JudgeJob(
+        data_dir=resolve_data_dir(data),
+        out_path=out,
+        workspace=resolve_workspace(workspace),
+        method=method,
+        tasks=tuple(task) if task else None,
+        genres=tuple(genre) if genre else None,
+        models=tuple(models) if models else None,
+        limit=limit,
+        writings=tuple(writings or ()),
+        endpoint=judge_endpoint(settings, base_url=judge_base_url, model=judge_model, api_key_env=judge_api_key_env,
+                                concurrency=judge_concurrency, rpm=judge_rpm, timeout=judge_timeout),
+        cache_mode=cache_mode(no_cache, replay),  # type: ignore[arg-type]
+        options=_options(no_reference, renormalize, samples, tree, judge_max_tokens),
+        concurrency=parallel,
+        progress=not no_progress,
+    )
+    _summary(asyncio.run(judge_job(job)), out)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("judge")(judge)

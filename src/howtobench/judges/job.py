@@ -1,0 +1,118 @@
+"""Judge the benchmark (or a user's writings file) with any registered method: what `howtobench judge` runs.
+
+Selects the (item, writing) pairs by task / genre / model / limit, opens the judge endpoint (the
+embedded local model when none is configured, and no model at all for the overlap metrics), builds
+the judge from the `JUDGES` registry and hands everything to the resumable `run_judge`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from howtobench.config import EndpointConfig
+from howtobench.data.loader import load_items, load_release_writings, load_writings_file, select_items
+from howtobench.data.models import Item, Writing
+from howtobench.errors import ConfigError, JudgeError
+from howtobench.judges.base import JUDGES, Judge, Judgment
+from howtobench.judges.runner import run_judge
+from howtobench.llm.client import CacheMode, open_client
+from howtobench.llm.types import LLMClient
+
+JUDGE_MODULES: tuple[str, ...] = (
+    "howtobench.judges.tree_of_writing",
+    "howtobench.judges.overlap",
+    "howtobench.judges.baselines",
+)
+NO_MODEL_METHODS: frozenset[str] = frozenset({"bleu", "rouge"})
+
+
+@dataclass(frozen=True)
+class JudgeJob:
+    """Everything one `howtobench judge` run needs (no secrets: the endpoint names its key variable only)."""
+
+    data_dir: Path
+    out_path: Path
+    workspace: Path
+    method: str = "tow"
+    tasks: tuple[str, ...] | None = None
+    genres: tuple[str, ...] | None = None
+    models: tuple[str, ...] | None = None
+    limit: int | None = None
+    writings: tuple[Path, ...] = ()
+    endpoint: EndpointConfig | None = None
+    cache_mode: CacheMode = "on"
+    options: dict[str, Any] = field(default_factory=dict)
+    concurrency: int = 8
+    progress: bool = True
+
+
+def import_judges() -> None:
+    """Import the judge modules so their `register_judge` decorators fill the registry (missing ones are skipped)."""
+    for module in JUDGE_MODULES:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+
+
+def build_judge(method: str, client: LLMClient | None, options: dict[str, Any]) -> Judge:
+    """A judge from the registry; an option the method does not take is a clear error, not ignored."""
+    import_judges()
+    if method not in JUDGES:
+        raise JudgeError(f"unknown judge method {method!r}; known: {', '.join(sorted(JUDGES)) or 'none'}")
+    try:
+        return JUDGES[method](client=client, **options)
+    except TypeError as exc:
+        raise JudgeError(f"method {method!r} does not take the options {sorted(options)}: {exc}") from exc
+
+
+def select_pairs(job: JudgeJob) -> list[tuple[Item, Writing]]:
+    """The (item, writing) pairs to judge, in item order then writing order."""
+    items = select_items(load_items(job.data_dir, job.tasks), job.tasks, job.genres, job.limit)
+    by_id = {it.id: it for it in items}
+    if job.writings:
+        every_item = load_items(job.data_dir)  # a writing for an unknown item is an error naming its line
+        writings = [w for path in job.writings for w in load_writings_file(path, every_item, strict=True)]
+    else:
+        writings = load_release_writings(job.data_dir, sorted({it.task for it in items}), job.models, items=items)
+    wanted = set(job.models) if job.models else None
+    order = {it.id: k for k, it in enumerate(items)}
+    chosen = [w for w in writings if w.item_id in by_id and (wanted is None or w.model in wanted)]
+    chosen.sort(key=lambda w: order[w.item_id])
+    return [(by_id[w.item_id], w) for w in chosen]
+
+
+@asynccontextmanager
+async def judge_client(job: JudgeJob) -> AsyncIterator[LLMClient | None]:
+    """The judge model's client: the configured endpoint, else the embedded local model; none for overlap metrics."""
+    if job.method in NO_MODEL_METHODS:
+        yield None
+        return
+    if job.endpoint is not None:
+        async with open_client(job.endpoint, workspace=job.workspace, cache_mode=job.cache_mode) as client:
+            yield client
+        return
+    try:
+        from howtobench.llm.local import local_endpoint
+    except ImportError as exc:
+        raise ConfigError(f"no judge endpoint configured and the local model is unavailable ({exc})") from exc
+    async with local_endpoint() as local, open_client(
+        local, workspace=job.workspace, cache_mode=job.cache_mode
+    ) as client:
+        yield client
+
+
+async def judge_job(job: JudgeJob) -> list[Judgment]:
+    """Judge every selected pair not yet in `job.out_path`; returns all their judgments."""
+    pairs = select_pairs(job)
+    if not pairs:
+        raise JudgeError("nothing to judge: no writing matches the filters")
+    async with judge_client(job) as client:
+        judge = build_judge(job.method, client, job.options)
+        return await run_judge(judge, pairs, job.out_path, concurrency=job.concurrency, progress=job.progress)

@@ -1,0 +1,64 @@
+"""`howtobench judge` over the release with the fake server as judge: weights once per item, resume, no-reference."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from fake_server import FakeServer, Reply, default_handler
+from howtobench.cli.main import app
+
+MODELS = ["gpt-4o-2024-11-20", "deepseek-chat"]
+
+
+def valid_weights(request: dict) -> Reply:
+    """Uniform weights (the default fake reply would break the sum-to-1 rule and be re-asked)."""
+    schema = (request.get("response_format") or {}).get("json_schema") or {}
+    if schema.get("name") != "weights":
+        return default_handler(request)
+    groups = schema["schema"]["properties"]
+    return Reply.json({g: {leaf: 1 / len(s["required"]) for leaf in s["required"]} for g, s in groups.items()})
+
+
+def run(server: FakeServer, data: Path, tmp_path: Path, *extra: str) -> list[dict]:
+    server.handler = valid_weights
+    out = tmp_path / "tow.jsonl"
+    args = ["judge", "--data", str(data), "--task", "guide", "--limit", "2", "--judge-base-url", server.base_url,
+            "--judge-model", "fake-judge", "--workspace", str(tmp_path / "ws"), "-o", str(out), "--no-progress"]
+    for model in MODELS:
+        args += ["--models", model]
+    result = CliRunner().invoke(app, args + list(extra))
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+
+
+def weights_calls(server: FakeServer) -> int:
+    return sum(r["response_format"]["json_schema"]["name"] == "weights" for r in server.requests)
+
+
+def test_judge_release_writings_and_resume(fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:
+    rows = run(fake_server, bench_root, tmp_path)
+    assert len(rows) == 4 and {r["model"] for r in rows} == set(MODELS)
+    assert weights_calls(fake_server) == 2  # one per instruction, shared by both models
+    assert all(r["method"] == "tow" and r["status"] == "ok" and r["score"] is not None for r in rows)
+    assert all(len(r["leaves"]) == 8 and r["tree_hash"] and r["prompt_hash"] for r in rows)
+    before = len(fake_server.requests)
+    again = run(fake_server, bench_root, tmp_path)
+    assert len(again) == 4 and len(fake_server.requests) == before  # resumed: nothing judged twice
+
+
+def test_no_reference_sends_no_reference(fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:
+    first = json.loads((bench_root / "guide" / "aligned.jsonl").open(encoding="utf-8").readline())
+    snippet = first["reference"][:40]
+    rows = run(fake_server, bench_root, tmp_path, "--no-reference")
+    assert rows and all(r["meta"]["reference"] is False for r in rows)
+    assert not any(snippet in json.dumps(r["messages"], ensure_ascii=False) for r in fake_server.requests)
+
+
+def test_unknown_method_is_a_clear_error(tmp_path: Path, bench_root: Path) -> None:
+    result = CliRunner().invoke(app, ["judge", "--data", str(bench_root), "--method", "nope", "--task", "guide",
+                                      "--limit", "1", "-o", str(tmp_path / "x.jsonl"), "--judge-base-url",
+                                      "http://127.0.0.1:9", "--judge-model", "m", "--no-progress"])
+    assert result.exit_code != 0 and "unknown judge method 'nope'" in str(result.exception)
