@@ -36,6 +36,9 @@ class EndpointConfig(BaseModel):
     reasks: int = Field(default=2, ge=0)
     response_format: Literal["json_schema", "json_object", "none"] = "json_schema"
     use_max_completion_tokens: bool = False
+    # llama-cpp-python's server constrains decoding by a schema sent as {"type": "json_object", "schema": ...}
+    # (it has no "json_schema" type); with response_format="json_object" this sends the schema that way.
+    json_object_schema: bool = False
 
     @field_validator("base_urls")
     @classmethod

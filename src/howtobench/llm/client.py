@@ -174,7 +174,7 @@ class OpenAIClient:
             body["max_completion_tokens" if self.endpoint.use_max_completion_tokens else "max_tokens"] = s.max_tokens
         if request.response_schema is not None:
             fmt = structured.response_format(self.endpoint.response_format, request.response_schema,
-                                             request.schema_name)
+                                             request.schema_name, inline_schema=self.endpoint.json_object_schema)
             if fmt is not None:
                 body["response_format"] = fmt
             if self.endpoint.response_format != "json_schema":

@@ -36,12 +36,17 @@ def split_reasoning(text: str) -> tuple[str, str | None]:
     return answer.strip(), reasoning or None
 
 
-def response_format(mode: str, schema: dict[str, Any], name: str) -> dict[str, Any] | None:
-    """The `response_format` body field for the endpoint's declared capability."""
+def response_format(mode: str, schema: dict[str, Any], name: str, *, inline_schema: bool = False
+                    ) -> dict[str, Any] | None:
+    """The `response_format` body field for the endpoint's declared capability.
+
+    `inline_schema` is the llama-cpp-python dialect: json_object plus a "schema" key, which its
+    server turns into a grammar (so an enum-valued score cannot leave its scale).
+    """
     if mode == "json_schema":
         return {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
     if mode == "json_object":
-        return {"type": "json_object"}
+        return {"type": "json_object", "schema": schema} if inline_schema else {"type": "json_object"}
     return None
 
 
