@@ -76,3 +76,26 @@ def test_perturb_command_rejects_unknown_kind_and_reference_without_data(tmp_pat
     assert bad.exit_code != 0 and "unknown perturbation kind" in str(bad.exception or bad.output)
     ref = CliRunner().invoke(app, ["perturb", str(source), "--kind", "reference", "-o", str(tmp_path / "o.jsonl")])
     assert ref.exit_code != 0 and "--data" in str(ref.exception or ref.output)
+
+
+def test_robustness_command_with_tow_and_transfer_on_fake_server(fake_server, data_root: Path, tmp_path: Path) -> None:
+    """ToW judges through the judge endpoint and the writer rewrites through its own: both on the fake server."""
+    run = tmp_path / "run"
+    args = ["robustness", "--run-dir", str(run), "--methods", "tow,bleu", "--kinds", "drop,transfer-poem",
+            "--n", "2", "--per-model", "1", "--task", "open", "--bootstrap", "50", "--data", str(data_root),
+            "--workspace", str(tmp_path / "ws"), "--format", "json",
+            "--judge-base-url", fake_server.base_url, "--judge-model", "fake-judge",
+            "--base-url", fake_server.base_url, "--model", "fake-writer"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, (result.output, result.exception)
+    table = json.loads((run / "table.json").read_text(encoding="utf-8"))
+    rows = {r["label"]: r for r in table["rows"]}
+    assert rows["tow"]["n_initial"] == 2 and rows["tow"]["initial"] is not None
+    assert rows["tow"]["cells"]["transfer-poem"]["n"] == 2 and rows["bleu"]["cells"]["drop"]["n"] == 2
+    rewritten = [json.loads(x) for x in (run / "perturbed" / "transfer-poem.jsonl").read_text("utf-8").splitlines()]
+    assert all(w["output"].startswith("echo: 请把下面这篇文章改写成一篇诗歌") for w in rewritten)
+    models = {r["model"] for r in fake_server.requests}
+    assert models == {"fake-judge", "fake-writer"}
+    calls = len(fake_server.requests)
+    again = CliRunner().invoke(app, args)  # resumed: every stage is on disk, no call is made again
+    assert again.exit_code == 0 and len(fake_server.requests) == calls

@@ -9,8 +9,21 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from howtobench.cli.options import WorkspaceOpt
-from howtobench.config import resolve_data_dir, resolve_workspace
+from howtobench.cli.options import (
+    ApiKeyEnvOpt,
+    BaseUrlOpt,
+    ConcurrencyOpt,
+    ConfigOpt,
+    ModelOpt,
+    NoCacheOpt,
+    ReplayOpt,
+    RpmOpt,
+    TimeoutOpt,
+    WorkspaceOpt,
+    cache_mode,
+    writer_endpoint,
+)
+from howtobench.config import load_config_file, resolve_data_dir, resolve_workspace
 from howtobench.robustness.apply import ALL_KINDS
 from howtobench.robustness.perturb_file import perturb_file
 
@@ -55,7 +68,16 @@ def perturb(
     output: OutOpt,
     seed: SeedOpt = 0,
     data: DataForPerturbOpt = None,
+    base_url: BaseUrlOpt = None,
+    model: ModelOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    rpm: RpmOpt = None,
+    timeout: TimeoutOpt = None,
+    config: ConfigOpt = None,
     workspace: WorkspaceOpt = None,
+    no_cache: NoCacheOpt = False,
+    replay: ReplayOpt = False,
 ) -> None:
     """Perturb every writing of INPUT with one kind and write them in the release layout.
 
@@ -63,12 +85,20 @@ def perturb(
     and the leaderboard treat it as one more model), and adds `source_model`, `base_seed` and `perturbation` (the
     kind, the derived seed and every change with its positions). Failed perturbations (a transfer call that
     failed) go to `<output>.failures.jsonl`, never into the output.
+
+    The transfer kinds rewrite with the model given by --base-url/--model (the "writer"); without one, the embedded
+    local model rewrites (fine for trying the pipeline, not for real results). Every call is cached.
     """
+    settings = load_config_file(config)
+    endpoint = writer_endpoint(settings, base_url=base_url, model=model, api_key_env=api_key_env,
+                               concurrency=concurrency, rpm=rpm, timeout=timeout)
     summary = asyncio.run(
         perturb_file(
             source, kind, seed, output,
             data_root=resolve_data_dir(data) if data else None,
+            endpoint=endpoint,
             workspace=resolve_workspace(workspace),
+            cache_mode=cache_mode(no_cache, replay),  # type: ignore[arg-type]
         )
     )
     console = Console(stderr=True)

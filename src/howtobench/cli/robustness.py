@@ -11,8 +11,30 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from howtobench.cli.options import DataOpt, FormatOpt, WorkspaceOpt
-from howtobench.config import resolve_data_dir, resolve_workspace
+from howtobench.cli.options import (
+    ApiKeyEnvOpt,
+    BaseUrlOpt,
+    ConcurrencyOpt,
+    ConfigOpt,
+    DataOpt,
+    FormatOpt,
+    JudgeApiKeyEnvOpt,
+    JudgeBaseUrlOpt,
+    JudgeConcurrencyOpt,
+    JudgeModelOpt,
+    JudgeRpmOpt,
+    JudgeTimeoutOpt,
+    ModelOpt,
+    NoCacheOpt,
+    ReplayOpt,
+    RpmOpt,
+    TimeoutOpt,
+    WorkspaceOpt,
+    cache_mode,
+    judge_endpoint,
+    writer_endpoint,
+)
+from howtobench.config import load_config_file, resolve_data_dir, resolve_workspace
 from howtobench.report.tables import print_tables
 from howtobench.robustness.apply import ALL_KINDS, PAPER_KINDS
 from howtobench.robustness.suite import SuiteConfig, run_suite
@@ -64,17 +86,38 @@ def robustness(
     task: TasksOpt = None,
     bootstrap: BootOpt = 1000,
     data: DataOpt = None,
+    judge_base_url: JudgeBaseUrlOpt = None,
+    judge_model: JudgeModelOpt = None,
+    judge_api_key_env: JudgeApiKeyEnvOpt = None,
+    judge_concurrency: JudgeConcurrencyOpt = None,
+    judge_rpm: JudgeRpmOpt = None,
+    judge_timeout: JudgeTimeoutOpt = None,
+    base_url: BaseUrlOpt = None,
+    model: ModelOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    rpm: RpmOpt = None,
+    timeout: TimeoutOpt = None,
+    config: ConfigOpt = None,
     workspace: WorkspaceOpt = None,
+    no_cache: NoCacheOpt = False,
+    replay: ReplayOpt = False,
     fmt: FormatOpt = "rich",
 ) -> None:
     """Sample writings (per model, seeded), perturb them, judge originals and perturbed sets, print Table 7.
 
     Each cell is the mean change of the score (perturbed − original) with a 95% bootstrap interval; ▲ marks a
     score that rose under damage, ≠ a reference control whose interval misses the reference anchor (ToW 6).
-    Transfers are rewritten by the writer endpoint, else the judge endpoint, else the embedded local model; LLM
-    judges use the judge endpoint, else the local model (a 270M model for smoke runs: its numbers mean nothing).
+    Transfers are rewritten by the writer (--base-url/--model), else the judge endpoint, else the embedded local
+    model; LLM judges use the judge endpoint (--judge-base-url/--judge-model), else the local model (a 270M model
+    for smoke runs: its numbers mean nothing). Every call is cached in the workspace.
     """
-    config = SuiteConfig(
+    settings = load_config_file(config)
+    judge = judge_endpoint(settings, base_url=judge_base_url, model=judge_model, api_key_env=judge_api_key_env,
+                           concurrency=judge_concurrency, rpm=judge_rpm, timeout=judge_timeout)
+    writer = writer_endpoint(settings, base_url=base_url, model=model, api_key_env=api_key_env,
+                             concurrency=concurrency, rpm=rpm, timeout=timeout)
+    suite = SuiteConfig(
         methods=tuple(m.strip() for m in methods.split(",") if m.strip()),
         kinds=parse_kinds(kinds),
         n=n,
@@ -84,7 +127,10 @@ def robustness(
         n_boot=bootstrap,
     )
     table = asyncio.run(
-        run_suite(config, data_root=resolve_data_dir(data), run_dir=run_dir, workspace=resolve_workspace(workspace))
+        run_suite(
+            suite, data_root=resolve_data_dir(data), run_dir=run_dir, workspace=resolve_workspace(workspace),
+            judge_endpoint=judge, writer_endpoint=writer, cache_mode=cache_mode(no_cache, replay),  # type: ignore[arg-type]
+        )
     )
     if fmt == "json":
         typer.echo(json.dumps(asdict(table), ensure_ascii=False, indent=2))

@@ -7,6 +7,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
 from howtobench.config import EndpointConfig
+from howtobench.llm.client import CacheMode, open_client
 from howtobench.llm.types import LLMClient
 
 
@@ -24,17 +25,16 @@ async def endpoint_or_local(endpoint: EndpointConfig | None) -> AsyncIterator[En
 
 @asynccontextmanager
 async def optional_client(
-    needed: bool, endpoint: EndpointConfig | None, *, workspace: Path, cache_mode: str = "on", run_id: str | None = None
+    needed: bool, endpoint: EndpointConfig | None, *, workspace: Path, cache_mode: CacheMode = "on",
+    run_id: str | None = None,
 ) -> AsyncIterator[LLMClient | None]:
     """A cached client when `needed` (no model is started otherwise), else None."""
     if not needed:
         yield None
         return
-    from howtobench.llm.client import open_client
-
     async with AsyncExitStack() as stack:
         resolved = await stack.enter_async_context(endpoint_or_local(endpoint))
         client = await stack.enter_async_context(
-            open_client(resolved, workspace=workspace, cache_mode=cache_mode, run_id=run_id)  # type: ignore[arg-type]
+            open_client(resolved, workspace=workspace, cache_mode=cache_mode, run_id=run_id)
         )
         yield client

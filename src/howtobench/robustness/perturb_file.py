@@ -11,6 +11,7 @@ from howtobench.config import EndpointConfig
 from howtobench.data.loader import LoadReport, load_items, load_release_writings, load_writings_file
 from howtobench.data.models import Item, Writing
 from howtobench.errors import ConfigError
+from howtobench.llm.client import CacheMode
 from howtobench.robustness.apply import check_kinds, perturb_writings
 from howtobench.robustness.clients import optional_client
 from howtobench.robustness.files import (
@@ -55,6 +56,7 @@ async def perturb_file(
     data_root: Path | None = None,
     endpoint: EndpointConfig | None = None,
     workspace: Path,
+    cache_mode: CacheMode = "on",
     progress: bool = True,
 ) -> PerturbSummary:
     """Perturb every writing of `source` with `kind` and write them to `out` (failures beside it)."""
@@ -63,7 +65,7 @@ async def perturb_file(
     writings, items = load_sources(source, data_root, report)
     if kind == "reference" and not items:
         raise ConfigError("the reference control needs the benchmark's references: pass --data")
-    async with optional_client(kind in TRANSFER_KINDS, endpoint, workspace=workspace) as client:
+    async with optional_client(kind in TRANSFER_KINDS, endpoint, workspace=workspace, cache_mode=cache_mode) as client:
         with Progress(disable=not progress) as bar:
             task = bar.add_task(f"perturb · {kind}", total=len(writings))
             done, failed = await perturb_writings(

@@ -17,7 +17,6 @@ local model is started only when something needs it.
 
 from __future__ import annotations
 
-import importlib
 import json
 import random
 from collections import defaultdict
@@ -30,9 +29,12 @@ from typing import Any
 from howtobench.config import EndpointConfig
 from howtobench.data.loader import load_items, load_release_writings, load_writings_file
 from howtobench.data.models import Item, Writing
-from howtobench.errors import ConfigError, JudgeError
-from howtobench.judges.base import JUDGES, Judge, Judgment
+from howtobench.errors import ConfigError
+from howtobench.judges.base import Judgment
+from howtobench.judges.job import NO_MODEL_METHODS, build_judge
+from howtobench.judges.overlap import OVERLAP_METHODS
 from howtobench.judges.runner import run_judge
+from howtobench.llm.client import CacheMode
 from howtobench.llm.types import LLMClient
 from howtobench.robustness.apply import check_kinds, derive_seed, perturb_writings
 from howtobench.robustness.clients import optional_client
@@ -40,8 +42,7 @@ from howtobench.robustness.files import Contexts, failures_path, write_writings
 from howtobench.robustness.table import ORIGINAL, RobustnessTable, robustness_table
 from howtobench.robustness.transfer import TRANSFER_KINDS
 
-JUDGE_MODULES = ("overlap", "tree_of_writing", "baselines", "single", "autoplan", "rubric", "average")
-NO_LLM_METHODS = frozenset({"bleu", "rouge", "sacrebleu"})
+NO_LLM_METHODS = NO_MODEL_METHODS | frozenset(OVERLAP_METHODS)
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class SuiteConfig:
     seed: int = 0
     tasks: tuple[str, ...] | None = None
     n_boot: int = 1000
+    judge_options: tuple[tuple[str, Any], ...] = ()
 
     def sampling(self) -> dict[str, Any]:
         """The settings that fix the sample (a resumed run must not change them)."""
@@ -116,24 +118,13 @@ async def _perturbed(run_dir: Path, kind: str, sample: list[Writing], items: dic
     return done
 
 
-def make_judge(method: str, client: LLMClient | None) -> Judge:
-    """Build a registered judge (importing the judge modules that register themselves)."""
-    for module in JUDGE_MODULES:
-        try:
-            importlib.import_module(f"howtobench.judges.{module}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"howtobench.judges.{module}":
-                raise
-    if method not in JUDGES:
-        raise JudgeError(f"unknown judge method {method!r}; registered: {', '.join(sorted(JUDGES)) or 'none'}")
-    return JUDGES[method](client=client)
-
-
 async def _judge_all(run_dir: Path, methods: Sequence[str], sets: dict[str, list[Writing]], items: dict[str, Item],
-                     client: LLMClient | None, progress: bool) -> dict[str, dict[str, list[Judgment]]]:
+                     client: LLMClient | None, options: dict[str, Any],
+                     progress: bool) -> dict[str, dict[str, list[Judgment]]]:
     out: dict[str, dict[str, list[Judgment]]] = {}
     for method in methods:
-        judge = make_judge(method, client)
+        judge = build_judge(method, None if method in NO_LLM_METHODS else client,
+                            {} if method in NO_LLM_METHODS else options)
         out[method] = {}
         for name, writings in sets.items():
             pairs = [(items[w.item_id], w) for w in writings]
@@ -154,6 +145,7 @@ async def run_suite(
     workspace: Path,
     judge_endpoint: EndpointConfig | None = None,
     writer_endpoint: EndpointConfig | None = None,
+    cache_mode: CacheMode = "on",
     progress: bool = True,
 ) -> RobustnessTable:
     """Run (or resume) the whole suite in `run_dir` and return the table (also saved as table.json)."""
@@ -169,15 +161,16 @@ async def run_suite(
     need_writer = any(k in TRANSFER_KINDS and not (run_dir / "perturbed" / f"{k}.jsonl").exists() for k in kinds)
     async with AsyncExitStack() as stack:
         judge_client = await stack.enter_async_context(
-            optional_client(need_judge, judge_endpoint, workspace=workspace))
+            optional_client(need_judge, judge_endpoint, workspace=workspace, cache_mode=cache_mode))
         writer_client = judge_client if need_writer and writer_endpoint is None and judge_client else None
         if need_writer and writer_client is None:
             writer_client = await stack.enter_async_context(
-                optional_client(True, writer_endpoint or judge_endpoint, workspace=workspace))
+                optional_client(True, writer_endpoint or judge_endpoint, workspace=workspace, cache_mode=cache_mode))
         sets: dict[str, list[Writing]] = {ORIGINAL: sample}
         for kind in kinds:
             sets[kind] = await _perturbed(run_dir, kind, sample, items, config.seed, writer_client)
-        judgments = await _judge_all(run_dir, config.methods, sets, items, judge_client, progress)
+        judgments = await _judge_all(run_dir, config.methods, sets, items, judge_client, dict(config.judge_options),
+                                     progress)
     table = robustness_table(judgments, kinds, seed=config.seed, n_boot=config.n_boot)
     _write_table(run_dir, table)
     return table
