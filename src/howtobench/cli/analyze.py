@@ -12,8 +12,11 @@ import typer
 from rich.console import Console
 
 from howtobench.config import resolve_data_dir
-from howtobench.meta.judgments import load_results
+from howtobench.meta.human import average_scores, load_ratings
+from howtobench.meta.judges import HUMAN, heatmap, judge_matrix, labelled_scores, matrix_table
+from howtobench.meta.judgments import load_judgments, load_results
 from howtobench.meta.length_report import analyze_length
+from howtobench.meta.weights import weight_plots, weight_sets, weight_table
 from howtobench.report.tables import print_tables
 
 from .options import DataOpt, FormatOpt, StrictOpt, TaskOpt
@@ -38,7 +41,7 @@ def register(app: typer.Typer) -> None:
 def _print_figures(console: Console, figures: list[Path]) -> None:
     pngs = [p for p in figures if p.suffix == ".png"]
     if pngs:
-        console.print(f"wrote {len(pngs)} figures (PNG + SVG) to {pngs[0].parent}", highlight=False)
+        console.print(f"wrote {len(pngs)} figure(s) (PNG + SVG) to {pngs[0].parent}", highlight=False)
 
 
 @analyze_app.command("length")
@@ -69,3 +72,57 @@ def length_cmd(
                                 out_dir=out, strict=strict)
     print_tables(report.tables, fmt)
     _print_figures(err, report.figures)
+
+
+@analyze_app.command("weights")
+def weights_cmd(
+    results: Annotated[
+        Path, typer.Argument(exists=True, dir_okay=False, help="ToW judgment JSONL (its negotiated weights are read).")
+    ],
+    node: Annotated[
+        str, typer.Option("--node", help="Leaves of this node only (content, format), or 'all' for every leaf.")
+    ] = "content",
+    out: OutOpt = None,
+    fmt: FormatOpt = "rich",
+    strict: StrictOpt = False,
+) -> None:
+    """Figures 3 and 6: how the negotiated edge weights are distributed per genre and leaf (one set per instruction).
+
+    Prints min / quartiles / max per genre and leaf; with --out, writes one horizontal box plot per genre.
+    """
+    sets = weight_sets(load_judgments(results, strict=strict), None if node == "all" else node)
+    if not sets:
+        raise typer.BadParameter(f"no weights for node {node!r} in {results}", param_hint="RESULTS")
+    print_tables([weight_table(sets, node)], fmt)
+    if out is not None:
+        _print_figures(Console(stderr=True), weight_plots(sets, out, node))
+
+
+@analyze_app.command("judges")
+def judges_cmd(
+    results: Annotated[
+        list[Path],
+        typer.Argument(exists=True, dir_okay=False,
+                       help="Judgment JSONL files, one per judge (labelled by judge model, else method, else file)."),
+    ],
+    human: Annotated[
+        Path | None,
+        typer.Option("--human", exists=True, dir_okay=False, help="Human ratings (JSONL/CSV) to add as a row."),
+    ] = None,
+    task: TaskOpt = None,
+    out: OutOpt = None,
+    fmt: FormatOpt = "rich",
+    strict: StrictOpt = False,
+) -> None:
+    """Appendix B.1 / Figure 4: sample-level Pearson r between judges (and humans) over the writings both scored.
+
+    Scores of all models are concatenated into one vector per judge. With --out, writes the heatmap.
+    """
+    files = {path: load_judgments(path, strict=strict) for path in results}
+    scores = labelled_scores(files, task)
+    if human is not None:
+        scores[HUMAN] = average_scores(load_ratings(human, strict=strict))
+    matrix = judge_matrix(scores)
+    print_tables([matrix_table(matrix)], fmt)
+    if out is not None:
+        _print_figures(Console(stderr=True), heatmap(matrix, out))

@@ -67,6 +67,6 @@ def save_figure(fig: Any, out_dir: Path, stem: str) -> list[Path]:
     paths = [out_dir / f"{stem}.png", out_dir / f"{stem}.svg"]
     fig.tight_layout()
     for path in paths:
-        fig.savefig(path, dpi=150)
+        fig.savefig(path, dpi=150, bbox_inches="tight")
     plt.close(fig)
     return paths
