@@ -52,7 +52,8 @@ def test_weights_cli_writes_box_plots(tmp_path: Path) -> None:
                                    "--format", "csv"])
     assert out.exit_code == 0, out.output
     assert "小说 Fiction,logic,4,0.250" in out.stdout
-    assert (tmp_path / "f" / "weights-fiction.png").is_file() and (tmp_path / "f" / "weights-argumentative.svg").is_file()
+    assert (tmp_path / "f" / "weights-fiction.png").is_file()
+    assert (tmp_path / "f" / "weights-argumentative.svg").is_file()
 
 
 def test_judge_matrix_exact() -> None:
