@@ -1,0 +1,149 @@
+"""Overlap judges ("bleu", "rouge", "sacrebleu"): reference-overlap baselines of the paper's Table 3.
+
+They write the same `Judgment` records as ToW (no usage, no judge model), so the shared runner, the
+leaderboard and the meta-evaluation read one format. Scales: "bleu" (the authors' BLEU-1) and "sacrebleu"
+0-100, "rouge" (ROUGE-L F1) 0-1 like rouge-chinese; `meta["scale"]` says which.
+
+An empty writing scores 0 (the lowest value, what the metric gives to no tokens) flagged `empty`, like ToW
+gives empty writings the lowest leaf scores. An item without a reference cannot be scored: `failed`, no score.
+
+Two paths, same numbers: `OverlapJudge.judge` scores one writing (references are prepared once and
+memoised, so the 10 models of an item share them), and `score_overlap` scores a whole list, tokenizing every
+distinct text once, optionally on several processes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from howtobench.data.models import Item, Language, Writing
+from howtobench.judges.base import Judge, Judgment, register_judge
+from howtobench.judges.overlap_metrics import (
+    LcsIndex,
+    TextTokens,
+    bleu1,
+    rouge_l,
+    sacrebleu_sentence,
+    sacrebleu_signature,
+    tokenize,
+    tokenize_many,
+)
+from howtobench.llm.types import LLMClient
+
+OVERLAP_METHODS: tuple[str, ...] = ("bleu", "rouge", "sacrebleu")
+
+
+@dataclass(frozen=True)
+class PreparedReference:
+    """A reference tokenized once: unigram counts for BLEU-1, LCS masks for ROUGE-L."""
+
+    text: str
+    language: Language
+    tokens: TextTokens
+    counts: Counter[str]
+    lcs: LcsIndex
+
+
+def prepare_reference(text: str, language: Language, tokens: TextTokens | None = None) -> PreparedReference:
+    """Tokenize (unless given) and index one reference."""
+    toks = tokens if tokens is not None else tokenize(text, language)
+    return PreparedReference(text, language, toks, Counter(toks.bleu), LcsIndex(toks.rouge))
+
+
+@lru_cache(maxsize=512)
+def _prepared(text: str, language: Language) -> PreparedReference:
+    return prepare_reference(text, language)
+
+
+def _tokenizer_name(language: Language) -> str:
+    return "13a-lowercase" if language == "en" else "jieba"
+
+
+def _bleu(ref: PreparedReference, hyp: TextTokens, text: str) -> tuple[float, dict[str, Any]]:
+    score = bleu1(hyp.bleu, ref.counts)
+    return score, {"scale": "0-100", "tokenizer": _tokenizer_name(ref.language), "hyp_len": len(hyp.bleu),
+                   "ref_len": len(ref.tokens.bleu)}
+
+
+def _rouge(ref: PreparedReference, hyp: TextTokens, text: str) -> tuple[float, dict[str, Any]]:
+    result = rouge_l(hyp.rouge, ref.lcs)
+    return result.f, {"scale": "0-1", "tokenizer": _tokenizer_name(ref.language), "p": result.p, "r": result.r,
+                      "lcs": result.lcs, "hyp_len": result.hyp_len, "ref_len": result.ref_len}
+
+
+def _sacrebleu(ref: PreparedReference, hyp: TextTokens, text: str) -> tuple[float, dict[str, Any]]:
+    stats = sacrebleu_sentence(text, ref.text, ref.language)
+    score = stats.pop("score")
+    return score, {"scale": "0-100", "signature": sacrebleu_signature(ref.language), **stats}
+
+
+Scorer = Callable[[PreparedReference, TextTokens, str], tuple[float, dict[str, Any]]]
+SCORERS: dict[str, Scorer] = {"bleu": _bleu, "rouge": _rouge, "sacrebleu": _sacrebleu}
+
+
+def overlap_judgment(method: str, item: Item, writing: Writing, ref: PreparedReference | None,
+                     hyp: TextTokens | None) -> Judgment:
+    """One judgment from prepared tokens (None tokens are allowed for empty writings / missing references)."""
+    base = Judgment(method=method, item_id=item.id, model=writing.model, task=item.task, genre=item.genre)
+    if ref is None:
+        return base.model_copy(update={"status": "failed", "failures": ["item has no reference text"]})
+    if writing.is_empty or hyp is None:
+        return base.model_copy(update={"score": 0.0, "status": "empty", "failures": ["empty writing"]})
+    score, meta = SCORERS[method](ref, hyp, writing.output)
+    return base.model_copy(update={"score": score, "meta": meta})
+
+
+class OverlapJudge:
+    """A Judge for one overlap method; stateless apart from the memo of prepared references."""
+
+    def __init__(self, method: str) -> None:
+        if method not in SCORERS:
+            raise ValueError(f"unknown overlap method {method!r}; known: {', '.join(SCORERS)}")
+        self.method = method
+
+    async def judge(self, item: Item, writing: Writing) -> Judgment:
+        ref = _prepared(item.reference, item.language) if item.reference.strip() else None
+        hyp = None if writing.is_empty else tokenize(writing.output, item.language)
+        return overlap_judgment(self.method, item, writing, ref, hyp)
+
+
+def _factory(method: str) -> Callable[..., Judge]:
+    def make(*, client: LLMClient | None = None) -> Judge:
+        """Overlap judges need no model and no settings (the shared CLI passes `client=None`)."""
+        return OverlapJudge(method)
+
+    return make
+
+
+for _method in OVERLAP_METHODS:
+    register_judge(_method)(_factory(_method))
+
+
+def score_overlap(pairs: Sequence[tuple[Item, Writing]], methods: Sequence[str] = OVERLAP_METHODS, *,
+                  workers: int = 1, progress: Callable[[int], None] | None = None) -> dict[str, list[Judgment]]:
+    """Score many writings with each method: every distinct text is tokenized once (references shared).
+
+    `progress(n)` is called as pairs are scored. Returns the judgments per method, in the order of `pairs`.
+    """
+    unknown = [m for m in methods if m not in SCORERS]
+    if unknown:
+        raise ValueError(f"unknown overlap methods {unknown}; known: {', '.join(SCORERS)}")
+    refs = {(it.reference, it.language) for it, _ in pairs if it.reference.strip()}
+    hyps = {(w.output, it.language) for it, w in pairs if not w.is_empty}
+    texts = sorted(refs | hyps)
+    tokenized = tokenize_many([t for t, _ in texts], [lang for _, lang in texts], workers=workers)
+    tokens = dict(zip(texts, tokenized, strict=True))
+    prepared = {key: prepare_reference(key[0], key[1], tokens[key]) for key in refs}
+    out: dict[str, list[Judgment]] = {m: [] for m in methods}
+    for item, writing in pairs:
+        ref = prepared.get((item.reference, item.language))
+        hyp = tokens.get((writing.output, item.language))
+        for method in methods:
+            out[method].append(overlap_judgment(method, item, writing, ref, hyp))
+        if progress is not None:
+            progress(1)
+    return out

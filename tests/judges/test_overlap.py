@@ -1,0 +1,138 @@
+"""Overlap metrics: hand-computed BLEU-1 / ROUGE-L, bit-parallel LCS, equality with rouge-chinese on the release."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import jieba
+import pytest
+import sacrebleu
+from rouge_chinese import Rouge
+
+from howtobench.data.loader import load_items, load_release_writings
+from howtobench.data.models import Item, Writing
+from howtobench.judges.base import JUDGES
+from howtobench.judges.overlap import OverlapJudge, score_overlap
+from howtobench.judges.overlap_metrics import (
+    bleu1,
+    lcs_length,
+    rouge_l,
+    sacrebleu_corpus,
+    sacrebleu_sentence,
+    tokenize,
+)
+
+ZH_CAND = "春天来了，花开了。"  # jieba: 春天 来 了 ， 花开 了 。
+ZH_REF = "春天到了，花都开了。"  # jieba: 春天 到 了 ， 花都 开 了 。
+EN_CAND = "The cat sat on the mat."
+EN_REF = "the cat is on the mat."
+
+
+def _item(reference: str, language: str = "zh", item_id: str = "i1") -> Item:
+    return Item(infer_id=item_id, task_type="guide", basic_instruction="写", reference=reference, language=language)
+
+
+def _rouge_chinese_f(hyp: str, ref: str) -> float:
+    scores = Rouge(metrics=["rouge-l"]).get_scores(" ".join(jieba.lcut(hyp)), " ".join(jieba.lcut(ref)))
+    return float(scores[0]["rouge-l"]["f"])
+
+
+def test_chinese_bleu1_is_clipped_unigram_precision() -> None:
+    cand, ref = tokenize(ZH_CAND), tokenize(ZH_REF)
+    assert cand.bleu == ("春天", "来", "了", "，", "花开", "了", "。")
+    # matches: 春天 1, 了 2 (clipped at the reference's 2), ， 1, 。 1 -> 5 of 7 candidate tokens
+    assert bleu1(cand.bleu, ref.bleu) == pytest.approx(100 * 5 / 7)
+    assert bleu1(tokenize("北京北京北京").bleu, tokenize("北京欢迎你").bleu) == pytest.approx(100 / 3)
+    assert bleu1((), ref.bleu) == 0.0
+
+
+def test_chinese_rouge_l_hand_computed() -> None:
+    result = rouge_l(tokenize(ZH_CAND).rouge, tokenize(ZH_REF).rouge)
+    assert result.lcs == 5  # 春天 了 ， 了 。
+    assert (result.p, result.r) == (5 / 7, 5 / 8)
+    assert result.f == pytest.approx(2 / 3, abs=1e-7)
+    assert result.f == _rouge_chinese_f(ZH_CAND, ZH_REF)
+
+
+def test_english_uses_lowercased_13a_words() -> None:
+    cand, ref = tokenize(EN_CAND, "en"), tokenize(EN_REF, "en")
+    assert cand.bleu == ("the", "cat", "sat", "on", "the", "mat", ".")
+    assert bleu1(cand.bleu, ref.bleu) == pytest.approx(100 * 6 / 7)
+    result = rouge_l(cand.rouge, ref.rouge)
+    assert result.lcs == 6
+    assert result.f == pytest.approx(6 / 7, abs=1e-7)
+
+
+@pytest.mark.parametrize(
+    ("hyp", "ref"),
+    [
+        ("我爱北京。\n\n  天安门……abc 3.5.......好！”他说？ 嗯", "北京。 \n 我爱天安门！！“好”？.......嗯"),
+        ("你好 ", "你好\t世界……………"),
+        ("。", "。 "),
+    ],
+)
+def test_rouge_keeps_rouge_chinese_quirks(hyp: str, ref: str) -> None:
+    """Whitespace-only 'sentences' become empty tokens and 7 dots split in two, exactly as in the package."""
+    assert rouge_l(tokenize(hyp).rouge, tokenize(ref).rouge).f == _rouge_chinese_f(hyp, ref)
+
+
+def _dp_lcs(a: list[int], b: list[int]) -> int:
+    row = [0] * (len(b) + 1)
+    for x in a:
+        prev = 0
+        for j, y in enumerate(b, 1):
+            prev, row[j] = row[j], prev + 1 if x == y else max(row[j], row[j - 1])
+    return row[-1]
+
+
+def test_bit_parallel_lcs_equals_dynamic_programming() -> None:
+    assert lcs_length(list("ABCBDAB"), list("BDCABA")) == 4
+    assert lcs_length([], list("abc")) == 0
+    rng = random.Random(7)
+    for _ in range(200):
+        a = [str(rng.randrange(5)) for _ in range(rng.randrange(0, 90))]
+        b = [str(rng.randrange(5)) for _ in range(rng.randrange(0, 90))]
+        assert lcs_length(a, b) == _dp_lcs([int(x) for x in a], [int(x) for x in b])
+
+
+def test_sacrebleu_sentence_and_corpus_match_the_package() -> None:
+    hyps, refs = [ZH_CAND, "今天天气很好，我们去公园散步。"], [ZH_REF, "今天天气不错，我们一起去公园散步吧。"]
+    stats = [sacrebleu_sentence(h, r) for h, r in zip(hyps, refs, strict=True)]
+    expected = sacrebleu.sentence_bleu(hyps[0], [refs[0]], tokenize="zh").score
+    assert stats[0]["score"] == pytest.approx(expected)
+    assert sacrebleu_corpus(stats) == pytest.approx(sacrebleu.corpus_bleu(hyps, [refs], tokenize="zh").score)
+
+
+async def test_judges_are_registered_and_score_one_writing() -> None:
+    assert {"bleu", "rouge", "sacrebleu"} <= set(JUDGES)
+    item, writing = _item(ZH_REF), Writing(infer_id="i1", model="m", output=ZH_CAND)
+    bleu = await JUDGES["bleu"]().judge(item, writing)
+    assert (bleu.method, bleu.status, bleu.meta["scale"]) == ("bleu", "ok", "0-100")
+    assert bleu.score == pytest.approx(100 * 5 / 7)
+    rouge = await OverlapJudge("rouge").judge(item, writing)
+    assert rouge.score == _rouge_chinese_f(ZH_CAND, ZH_REF)
+    assert rouge.meta["lcs"] == 5 and rouge.usage.calls == 0
+
+
+async def test_empty_writing_and_missing_reference_are_flagged() -> None:
+    empty = await OverlapJudge("rouge").judge(_item(ZH_REF), Writing(infer_id="i1", model="m", output="  \n"))
+    assert (empty.status, empty.score) == ("empty", 0.0)
+    no_ref = await OverlapJudge("bleu").judge(_item(""), Writing(infer_id="i1", model="m", output=ZH_CAND))
+    assert (no_ref.status, no_ref.score) == ("failed", None)
+    assert no_ref.failures == ["item has no reference text"]
+
+
+def test_equal_to_rouge_chinese_on_release_writings(bench_root: Path) -> None:
+    items = {it.id: it for it in load_items(bench_root, tasks=["completion", "guide"])}
+    writings = [w for w in load_release_writings(bench_root, tasks=["completion", "guide"]) if not w.is_empty]
+    rng = random.Random(11)
+    # rouge-chinese's O(nm) dict table is slow and memory-hungry: sample pairs of moderate size
+    sample = [w for w in rng.sample(writings, 400) if len(w.output) * len(items[w.item_id].reference) < 400_000][:25]
+    assert len(sample) >= 15
+    pairs = [(items[w.item_id], w) for w in sample]
+    batch = score_overlap(pairs, methods=("rouge", "bleu"))
+    for (item, writing), judgment in zip(pairs, batch["rouge"], strict=True):
+        assert judgment.score == _rouge_chinese_f(writing.output, item.reference)
+    for (item, writing), judgment in zip(pairs, batch["bleu"], strict=True):
+        assert judgment.score == bleu1(tokenize(writing.output).bleu, tokenize(item.reference).bleu)
