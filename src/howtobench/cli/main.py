@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "perturb",
     "robustness",
     "llm",
+    "report",
 )
 
 app = typer.Typer(

@@ -1,0 +1,91 @@
+"""`howtobench report`: one self-contained HTML page from judgment files or a run directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from howtobench.config import resolve_data_dir
+from howtobench.report.html import ReportOptions, write_report
+from howtobench.report.html_explorer import DEFAULT_LIMIT
+
+SourcesArg = Annotated[
+    list[Path],
+    typer.Argument(
+        help="Judgment JSONL files (from `howtobench judge`, any method) and/or one run directory of "
+        "`howtobench run` (its judgments/, writings/ and manifest.json are read).",
+        show_default=False,
+    ),
+]
+OutOpt = Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")]
+ReportDataOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--data",
+        help="Benchmark root: shows each instruction and the shipped writings in the explorer and takes genres "
+        "from the data. Default: the folder a run directory's manifest names, else none.",
+    ),
+]
+SeedOpt = Annotated[
+    int | None,
+    typer.Option("--seed", help="Seed of the bootstrap intervals. Default: the run's seed, else 0."),
+]
+BootstrapOpt = Annotated[
+    int | None,
+    typer.Option("--bootstrap", min=0, help="Bootstrap replicates (0 = no intervals). Default: the run's, else 1000."),
+]
+PaperOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--paper/--no-paper",
+        help="Add the paper's Table 4 ToW scores as reference columns. Default: as the run asked, else off.",
+    ),
+]
+ExplorerOpt = Annotated[
+    int,
+    typer.Option(
+        "--explorer",
+        min=0,
+        help="Items in the judgment explorer (those with a failed or empty judgment first); 0 = every item "
+        "(a full benchmark run makes a page of tens of megabytes).",
+    ),
+]
+TitleOpt = Annotated[str | None, typer.Option("--title", help="Page title. Default: the run's name.")]
+
+
+def report(
+    sources: SourcesArg,
+    output: OutOpt = Path("report.html"),
+    data: ReportDataOpt = None,
+    seed: SeedOpt = None,
+    bootstrap: BootstrapOpt = None,
+    paper: PaperOpt = None,
+    explorer: ExplorerOpt = DEFAULT_LIMIT,
+    title: TitleOpt = None,
+) -> None:
+    """Write one self-contained HTML page of judgment files or a run directory.
+
+    The page shows the leaderboard with 95% intervals and failure counts, a genre × model heatmap, the node
+    breakdown, failure rates per leaf, the run's manifest (endpoints without keys, hashes, tokens and cost),
+    and a judgment explorer with each writing and every leaf's score and reason.
+
+    All model and user text is HTML-escaped; the page loads nothing from the network and calls no model.
+    """
+    options = ReportOptions(
+        data_dir=resolve_data_dir(data) if data is not None else None,
+        seed=seed,
+        n_boot=bootstrap,
+        paper=paper,
+        explorer_limit=explorer,
+        title=title,
+    )
+    path = write_report(sources, output, options)
+    size = path.stat().st_size
+    Console().print(f"wrote {path} ({size / 1024:,.0f} KiB)", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report")(report)

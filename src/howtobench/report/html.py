@@ -1,0 +1,194 @@
+"""One self-contained HTML page of saved results: leaderboard, heatmap, failures, provenance and every judgment.
+
+The page is a static file (inline CSS and a few lines of vanilla JavaScript for sorting and filtering, no
+external asset: a Content-Security-Policy forbids loading any) that can be mailed, attached to a pull request
+or opened from a run directory. It is drawn by the Jinja2 template `templates/report.html.j2` with autoescape
+on, so writings, instructions and judge replies — untrusted text — can never become markup.
+
+Numbers come from `report.leaderboard.build_leaderboard` (the same seed, bootstrap count and items as the run
+that wrote the judgments, when a run directory is given) through the view records of `html_views`, so the page
+agrees with `howtobench leaderboard` to the digit. Nothing here calls a model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+import howtobench
+from howtobench.data.genres import GENRES
+from howtobench.data.models import Item
+from howtobench.judges.base import Judgment
+from howtobench.report import html_views as views
+from howtobench.report.html_explorer import DEFAULT_LIMIT, choose_items, explorer
+from howtobench.report.html_inputs import (
+    ReportSources,
+    data_dir_for,
+    find_sources,
+    load_report_items,
+    load_report_writings,
+)
+from howtobench.report.html_manifest import manifest_view, provenance
+from howtobench.report.leaderboard import Leaderboard, build_leaderboard, load_judgments
+from howtobench.report.paper import paper_table4
+
+SMOKE_BANNER = (
+    "Smoke run: the scores below come from the small embedded local model and only show that the pipeline "
+    "works end to end. Do not read them as a ranking of the writers."
+)
+
+
+@lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("howtobench.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def genre_label(genre: str) -> str:
+    g = GENRES.get(genre)
+    return f"{g.en} · {g.zh}" if g else genre
+
+
+def render_report(
+    lb: Leaderboard,
+    judgments: Sequence[Judgment],
+    *,
+    manifest: Mapping[str, Any] | None = None,
+    items: Sequence[Item] | None = None,
+    writings: Mapping[tuple[str, str], str] | None = None,
+    explorer_limit: int = DEFAULT_LIMIT,
+    sources: Sequence[str] = (),
+) -> str:
+    """The page for an already built leaderboard and the judgments it was built from."""
+    by_id = {it.id: it for it in items or ()}
+    context = {
+        "lb": lb,
+        "title": lb.title,
+        "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "toolkit": howtobench.__version__,
+        "sources": list(sources),
+        "smoke_banner": SMOKE_BANNER if manifest and manifest.get("smoke") else "",
+        "bars": views.all_bars(lb),
+        "tables": views.leaderboard_tables(lb),
+        "heatmap": views.heatmap(lb),
+        "counts": views.counts_view(lb),
+        "paired": views.paired_view(lb),
+        "leaf_failures": views.leaf_failures(lb, judgments),
+        "manifest": manifest_view(dict(manifest)) if manifest else None,
+        "provenance": provenance(judgments),
+        "explorer": explorer(lb, judgments, items=by_id, writings=writings or {}, limit=explorer_limit),
+        "explorer_limit": explorer_limit,
+        "have_items": bool(by_id),
+        "genre_label": genre_label,
+    }
+    return _environment().get_template("report.html.j2").render(**context)
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """Choices of `howtobench report`; None means 'as the run recorded it' (else the leaderboard defaults)."""
+
+    data_dir: Path | None = None
+    seed: int | None = None
+    n_boot: int | None = None
+    paper: bool | None = None
+    explorer_limit: int = DEFAULT_LIMIT
+    title: str | None = None
+
+
+def _run_items(items: list[Item] | None, manifest: Mapping[str, Any] | None) -> list[Item] | None:
+    """A run's leaderboard counts only the items it selected; the manifest lists them."""
+    wanted = (manifest or {}).get("items")
+    if items is None or not isinstance(wanted, list):
+        return items
+    ids = set(wanted)
+    return [it for it in items if it.id in ids]
+
+
+def _title(sources: ReportSources, items: Sequence[Item] | None, options: ReportOptions) -> str:
+    if options.title:
+        return options.title
+    m = sources.manifest or {}
+    if m.get("name"):
+        prefix = "SMOKE · " if m.get("smoke") else ""
+        return f"{prefix}HoWToBench run {m['name']}" + (f" ({len(items)} items)" if items else "")
+    return "HoWToBench report"
+
+
+def _leaderboard_for(
+    sources: ReportSources, judgments: Sequence[Judgment], items: Sequence[Item] | None, options: ReportOptions
+) -> Leaderboard:
+    m = sources.manifest or {}
+    seed = options.seed if options.seed is not None else int((m.get("seeds") or {}).get("bootstrap", 0))
+    n_boot = options.n_boot if options.n_boot is not None else int(m.get("bootstrap", 1000))
+    methods = {j.method for j in judgments}
+    paper = options.paper
+    if paper is None:  # a ToW run shows the paper's columns when it asked for them (config.yaml `paper`)
+        paper = bool((sources.run_config or {}).get("paper")) and methods == {"tow"}
+    return build_leaderboard(
+        judgments,
+        nodes=True,
+        seed=seed,
+        n_boot=n_boot,
+        items=items,
+        paper=paper_table4() if paper else None,
+        title=_title(sources, items, options),
+        notes=[SMOKE_BANNER] if m.get("smoke") else [],
+    )
+
+
+def build_report(paths: Sequence[Path], options: ReportOptions | None = None) -> str:
+    """Read judgment files and/or one run directory and return the HTML page."""
+    options = options or ReportOptions()
+    sources = find_sources(paths)
+    judgments = load_judgments(sources.judgment_files)
+    data_dir = data_dir_for(sources, options.data_dir)
+    all_items = load_report_items(data_dir, {j.task for j in judgments})
+    items = _run_items(all_items, sources.manifest)
+    lb = _leaderboard_for(sources, judgments, items, options)
+    return _render_with_texts(lb, judgments, sources, data_dir, items, options.explorer_limit)
+
+
+def _render_with_texts(
+    lb: Leaderboard,
+    judgments: Sequence[Judgment],
+    sources: ReportSources,
+    data_dir: Path | None,
+    items: Sequence[Item] | None,
+    explorer_limit: int,
+) -> str:
+    """Load only the writings the explorer shows, then render."""
+    shown = set(choose_items(list(views.latest_judgments(judgments).values()), explorer_limit)[0])
+    wanted = {(j.item_id, j.model) for j in judgments if (j.task, j.item_id) in shown}
+    writings = load_report_writings(sources, data_dir, wanted, items)
+    names = [str(p) for p in sources.judgment_files]
+    return render_report(lb, judgments, manifest=sources.manifest, items=items, writings=writings,
+                         explorer_limit=explorer_limit, sources=names)
+
+
+def write_report(paths: Sequence[Path], out: Path, options: ReportOptions | None = None) -> Path:
+    """Build the page and write it (UTF-8); returns the path written."""
+    html = build_report(paths, options)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(html, encoding="utf-8")
+    return out
+
+
+def report_for_run(run_dir: Path, lb: Leaderboard, explorer_limit: int = DEFAULT_LIMIT) -> str:
+    """The page of a finished run directory, for the leaderboard the run just computed (no second bootstrap)."""
+    sources = find_sources([run_dir])
+    judgments = load_judgments(sources.judgment_files)
+    data_dir = data_dir_for(sources, None)
+    items = _run_items(load_report_items(data_dir, {j.task for j in judgments}), sources.manifest)
+    return _render_with_texts(lb, judgments, sources, data_dir, items, explorer_limit)

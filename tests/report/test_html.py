@@ -1,0 +1,252 @@
+"""HTML report on hand-made judgments: numbers equal the leaderboard's, text escaped, provenance shown, no keys."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from howtobench.cli.main import app
+from howtobench.judges.base import Judgment, LeafResult
+from howtobench.llm.types import Usage
+from howtobench.report.html import ReportOptions, build_report
+from howtobench.report.html_inputs import scrub
+from howtobench.report.html_views import heat_colour
+from howtobench.report.leaderboard import build_leaderboard
+from howtobench.report.render import cell_records, fmt
+
+XSS = "<script>alert(1)</script>"
+SECRET = "sk-test-THIS-MUST-NOT-LEAK-123456"
+ITEMS = {  # item -> (task, genre)
+    "infer_1": ("completion", "prose"),
+    "infer_2": ("guide", "letters"),
+    "infer_3": ("open", "prose"),
+}
+
+
+def _leaf(name: str, node: str, score: float | None, **kw: object) -> LeafResult:
+    reason = kw.pop("reason", f"{name} reason")
+    return LeafResult(name=name, node=node, score=score, raw_score=score, reason=reason, **kw)  # type: ignore[arg-type]
+
+
+def _j(model: str, item: str, score: float | None, status: str = "ok", leaves: list[LeafResult] | None = None,
+       **nodes: float) -> Judgment:
+    task, genre = ITEMS[item]
+    return Judgment(method="tow", item_id=item, model=model, task=task, genre=genre, score=score,
+                    status=status, nodes=dict(nodes), leaves=leaves or [], judge_model="judge-x",  # type: ignore[arg-type]
+                    tree_hash="tree123", prompt_hash="prompt456", usage=Usage(calls=3, prompt_tokens=100))
+
+
+def hand_made() -> list[Judgment]:
+    ok_leaves = [_leaf("clarity", "content", 7.0, reason=f"nice {XSS} & more"), _leaf("heading", "format", 5.0)]
+    failed_leaves = [
+        _leaf("clarity", "content", None, status="failed", reason=None, error="score 'eleven' is not one of 1..10",
+              raw_text='{"score": "eleven", "why": "<b>bold</b>"}'),
+        _leaf("heading", "format", 5.0),
+    ]
+    return [
+        _j("alpha", "infer_1", 8.0, content=8.0, impression=7.0),
+        _j("alpha", "infer_2", 7.0, leaves=ok_leaves, content=7.0, format=6.0, impression=8.0),
+        _j("alpha", "infer_3", 5.0, content=4.0, format=6.0, impression=5.0),
+        _j("beta", "infer_1", 5.0, content=5.0, impression=5.0),
+        _j("beta", "infer_2", None, status="failed", leaves=failed_leaves),
+        _j("beta", "infer_3", 1.0, status="empty", content=1.0, format=1.0, impression=1.0),
+    ]
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, object]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+
+
+@pytest.fixture
+def bench(tmp_path: Path) -> Path:
+    """A tiny benchmark folder in the release layout (instructions only; the run dir holds the writings)."""
+    root = tmp_path / "bench"
+    labels = {"prose": "散文", "letters": "书信"}
+    for item, (task, genre) in ITEMS.items():
+        row = {"infer_id": item, "task_type": task, "sub_task": labels[genre], "reference": f"ref of {item}",
+               "basic_instruction": f"Write about {item} {XSS}", "information": ""}
+        path = root / task / "aligned.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return root
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path, bench: Path) -> Path:
+    run = tmp_path / "run"
+    _write_jsonl(run / "judgments" / "tow.jsonl", [j.model_dump(mode="json") for j in hand_made()])
+    writings = [{"infer_id": i, "model": m, "output": f"{m} writes {i}: {XSS}"} for m in ("alpha", "beta")
+                for i in ITEMS if (m, i) != ("beta", "infer_3")]
+    writings.append({"infer_id": "infer_3", "model": "beta", "output": ""})
+    _write_jsonl(run / "writings" / "all.jsonl", writings)
+    manifest = {
+        "toolkit": "0.1.0", "name": "demo", "method": "tow", "smoke": False,
+        "judge": {"model": "judge-x", "base_urls": ["http://127.0.0.1:9/v1"], "api_key_env": "HTB_TEST_KEY",
+                  "api_key": SECRET},
+        "writer": {"model": "alpha", "base_urls": ["http://127.0.0.1:8/v1"], "authorization": f"Bearer {SECRET}"},
+        "tree_hashes": ["tree123"], "prompt_hashes": ["prompt456"],
+        "data": {"dir": str(bench), "aligned_sha256": {"guide": "abc123sha"}},
+        "seeds": {"bootstrap": 3, "sampling": 0}, "bootstrap": 200,
+        "items": list(ITEMS), "judgments": 6,
+        "usage": {"leaf:clarity": {"calls": 5, "prompt_tokens": 1234, "completion_tokens": 56, "cost_usd": 0.0123},
+                  "total": {"calls": 7, "prompt_tokens": 2000, "completion_tokens": 80, "cost_usd": 0.0201}},
+        "note_from_the_future": SECRET,
+    }
+    (run / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return run
+
+
+def _text(page: str) -> str:
+    """Visible text of the page with entities decoded (tags dropped), whitespace collapsed."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+
+
+class _Tables(HTMLParser):
+    """Collects every <table>: its attributes and rows of cell texts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[tuple[dict[str, str | None], list[list[str]]]] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table":
+            self.tables.append((dict(attrs), []))
+        elif tag == "tr" and self.tables:
+            self.tables[-1][1].append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None and self.tables:
+            self.tables[-1][1][-1].append(" ".join("".join(self._cell).split()))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data + " ")
+
+
+def _tables(page: str) -> list[tuple[dict[str, str | None], list[list[str]]]]:
+    parser = _Tables()
+    parser.feed(page)
+    return parser.tables
+
+
+def test_numbers_match_the_leaderboard(run_dir: Path) -> None:
+    page = build_report([run_dir])
+    # the run's settings (seed 3, 200 replicates, its items); genres in the data equal the records' here
+    lb = build_leaderboard(hand_made(), nodes=True, seed=3, n_boot=200)
+    tables = {attrs["data-metric"]: rows for attrs, rows in _tables(page) if attrs.get("class") == "lb"}
+    assert set(tables) == {"score", "content", "format", "impression"}
+    labels = {row.key: row.label for row in lb.rows}
+    checked = 0
+    for rec in cell_records(lb):
+        header, *body = tables[rec["metric"]]
+        line = next(r for r in body if r[0] == labels[rec["row"]])
+        cell = line[header.index(rec["column"])]
+        if rec["mean"] is None:
+            assert cell == f"failed ×{rec['n_failed']}"
+        else:
+            assert cell.startswith(fmt(rec["mean"]))
+            assert cell.endswith(f"[{fmt(rec['ci_low'])}, {fmt(rec['ci_high'])}]")
+            assert ("failed" in cell) == bool(rec["n_failed"])
+        checked += 1
+    assert checked == len(cell_records(lb)) > 20
+    score = tables["score"]
+    assert score[0][1:] == ["alpha", "beta"]  # ordered by All
+    assert score[-1][:3] == ["All", "6.67 [5.00, 8.00]", "3.00 1 failed [1.00, 5.00]"]  # failure left out, not 0
+    counts = next(rows for attrs, rows in _tables(page) if rows and rows[0][:3] == ["model", "method", "judged"])
+    assert counts[2][:8] == ["beta", "tow", "3", "2", "1", "1", "0", "33.3%"]
+    assert "beta: 1 of 3 judgments failed (33.3%)" in _text(page)  # the leaderboard's warning, at the top
+    assert _text(page).index("judgments failed") < _text(page).index("— root score (tow)")
+
+
+def test_run_settings_and_page_sections(run_dir: Path) -> None:
+    page = build_report([run_dir])
+    text = _text(page)
+    assert "HoWToBench run demo (3 items)" in text
+    assert "bootstrap 200 (seed 3)" in text
+    for section in ('id="leaderboard"', 'id="heatmap"', 'id="nodes"', 'id="counts"', 'id="provenance"',
+                    'id="explorer"'):
+        assert section in page
+    assert "node: content" in text and "node: impression" in text
+    # per-leaf failure rates: clarity failed once out of two, heading never
+    assert "clarity 0/1 (0%) 1/1 (100%)" in text
+    assert "heading 0/1 (0%) 0/1 (0%)" in text
+    assert 'background: #' in page  # heatmap colours
+
+
+def test_everything_untrusted_is_escaped(run_dir: Path) -> None:
+    page = build_report([run_dir])
+    assert XSS not in page
+    assert "<b>bold</b>" not in page
+    escaped = html.escape(XSS, quote=False)
+    assert page.count(escaped) >= 5  # instruction, writings, leaf reason
+    assert "alpha writes infer_1: " + escaped in page
+    assert "Write about infer_1 " + escaped in page
+    assert "nice " + escaped + " &amp; more" in page
+    assert page.count("<script>") == 1  # only the page's own sorting/filtering script
+
+
+def test_failures_and_empties_shown_as_such(run_dir: Path) -> None:
+    page = build_report([run_dir])
+    text = _text(page)
+    assert "score 'eleven' is not one of 1..10" in text
+    assert '{"score": "eleven", "why": "<b>bold</b>"}' in text  # the raw reply, shown (escaped) not parsed
+    assert '<span class="badge failed">failed</span>' in page
+    assert "empty writing" in text
+    # problem items first in the explorer
+    order = re.findall(r'<article class="item( problem)?" data-problem="(\d)">\s*<h3>(infer_\d)</h3>', page)
+    assert [o[2] for o in order] == ["infer_2", "infer_3", "infer_1"]
+    assert [o[1] for o in order] == ["1", "1", "0"]
+
+
+def test_manifest_shown_without_secrets(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HTB_TEST_KEY", SECRET)
+    page = build_report([run_dir])
+    text = _text(page)
+    assert SECRET not in page
+    assert "HTB_TEST_KEY" in text  # the variable's name is fine, its value is never read
+    assert "http://127.0.0.1:9/v1" in text and "judge endpoint" in text and "writer endpoint" in text
+    assert "tree123" in text and "prompt456" in text and "abc123sha" in text
+    assert "leaf:clarity 5 0 1,234 56 0.0123" in text
+    assert "total 7 0 2,000 80 0.0201" in text
+
+
+def test_scrub_masks_key_like_values() -> None:
+    cleaned = scrub({"a": {"api_key": "x", "Token": "y", "b": [f"Bearer {SECRET}", "plain"]}, "c": SECRET})
+    assert cleaned == {"a": {"b": ["[redacted]", "plain"]}, "c": "[redacted]"}
+
+
+def test_plain_files_without_data(tmp_path: Path) -> None:
+    path = tmp_path / "tow.jsonl"
+    path.write_text("".join(j.model_dump_json() + "\n" for j in hand_made()), encoding="utf-8")
+    page = build_report([path], ReportOptions(seed=0, n_boot=100, explorer_limit=1))
+    text = _text(page)
+    assert "HoWToBench report" in text
+    assert "1 of 3 items shown" in text and "pass --data" in text
+    assert "Writings are not shown" in text
+    assert "tree123" in text  # provenance from the judgments themselves
+
+
+def test_cli_writes_the_page(run_dir: Path, tmp_path: Path, bench: Path) -> None:
+    out = tmp_path / "out" / "report.html"
+    result = CliRunner().invoke(app, ["report", str(run_dir), "-o", str(out), "--seed", "5", "--data", str(bench)])
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    assert "bootstrap 200 (seed 5)" in _text(page)
+    assert XSS not in page
+
+
+def test_heat_colour_runs_light_to_dark() -> None:
+    assert heat_colour(0.0) == ("#f7fbff", "#1b1f24")
+    assert heat_colour(1.0) == ("#08306b", "#ffffff")
