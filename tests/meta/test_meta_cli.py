@@ -77,3 +77,12 @@ def test_inconsistency_cli_weights(tmp_path: Path) -> None:
     assert abs(summary["rows"][0]["δ (mean)"] - 0.2) < 1e-12
     assert summary["rows"][0]["instructions"] == 1
     assert [r["leaf"] for r in per_leaf["rows"]] == ["a", "b"]
+
+
+def test_correlate_errors_and_dimension(tmp_path: Path) -> None:
+    human, results = _files(tmp_path)
+    other = write_jsonl(tmp_path / "other.jsonl", [judgment("zzz", "a", 1.0)])
+    out = CliRunner().invoke(app, ["meta", "correlate", str(other), "--human", str(human)])
+    assert out.exit_code != 0 and "no judged writing has a human rating" in str(out.exception)
+    out = CliRunner().invoke(app, ["meta", "correlate", str(results), "--human", str(human), "--human-dim", "x"])
+    assert out.exit_code != 0 and "dimension 'x'" in str(out.exception)

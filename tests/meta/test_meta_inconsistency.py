@@ -16,6 +16,7 @@ from howtobench.meta.inconsistency import (
     detect_kind,
     load_weight_samples,
     summarize,
+    tow_weight_samples,
     weight_sample_line,
     weight_trials,
 )
@@ -71,3 +72,16 @@ def test_autoplan_shares(tmp_path: Path) -> None:
 def test_nothing_to_measure_is_an_error() -> None:
     with pytest.raises(DataError, match="nothing to measure"):
         summarize([])
+
+
+def test_tow_judgments_with_sampled_weights(tmp_path: Path) -> None:
+    from meta_helpers import judgment
+
+    sampled_weights = [{"a": 0.5, "b": 0.5}, {"a": 0.6, "b": 0.4}, {"a": 0.4, "b": 0.6}]
+    js = [judgment("A", m, 5.0, meta={"sample_weights": sampled_weights}) for m in ("x", "y")]  # once per item
+    js.append(judgment("B", "x", 5.0, meta={"sample_weights": [{"a": 1.0}]}))  # one sample: nothing to compare
+    path = write_jsonl(tmp_path / "tow.jsonl", js)
+    assert detect_kind(path) == "tow"
+    trials, skipped = weight_trials(tow_weight_samples(js))
+    result = summarize(trials, skipped)
+    assert result.units == 1 and result.delta == pytest.approx(0.2) and result.sigma == pytest.approx(math.sqrt(0.02))

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from howtobench.errors import DataError
 from howtobench.meta.ablation import ablation_rows
 from howtobench.meta.correlate import BootstrapSettings, correlate_results, correlation_table
 from howtobench.meta.human import agreement, average_scores, load_ratings
@@ -20,6 +21,7 @@ from howtobench.meta.inconsistency import (
     detect_kind,
     load_weight_samples,
     summarize,
+    tow_weight_samples,
     weight_trials,
 )
 from howtobench.meta.judgments import SkipReport, load_judgments, load_results
@@ -51,6 +53,11 @@ ResultsArg = Annotated[
 ]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling (same seed, same intervals).")]
 BootOpt = Annotated[int, typer.Option("--bootstrap", min=10, help="Number of bootstrap resamples of the items.")]
+DimOpt = Annotated[
+    str | None,
+    typer.Option("--human-dim", help="Correlate with this per-dimension human score (e.g. content) instead of the "
+                 "overall score."),
+]
 LevelOpt = Annotated[
     list[str] | None,
     typer.Option("--level", help="Which tables: system, sample (repeatable; default both)."),
@@ -69,17 +76,21 @@ def _warn_skipped(console: Console, report: SkipReport) -> None:
         console.print(f"[yellow]... and {report.count - 5} more skipped rows[/]")
 
 
-def _human_scores(path: Path, strict: bool, console: Console) -> dict[tuple[str, str], float]:
+def _human_scores(path: Path, strict: bool, console: Console, dim: str | None = None) -> dict[tuple[str, str], float]:
     report = SkipReport()
     ratings = load_ratings(path, strict=strict, report=report)
     _warn_skipped(console, report)
-    return average_scores(ratings)
+    scores = average_scores(ratings, dim)
+    if not scores:
+        raise DataError(f"{path}: no rating has the dimension {dim!r}")
+    return scores
 
 
 @meta_app.command("correlate")
 def correlate_cmd(
     results: ResultsArg,
     human: HumanOpt,
+    human_dim: DimOpt = None,
     level: LevelOpt = None,
     seed: SeedOpt = 0,
     bootstrap: BootOpt = 1000,
@@ -93,7 +104,7 @@ def correlate_cmd(
     (n > 1 samples per judgment) give worst / best / mean rows. Cost sums the recorded usage.
     """
     err = Console(stderr=True)
-    scores = _human_scores(human, strict, err)
+    scores = _human_scores(human, strict, err, human_dim)
     rows = correlate_results(load_results(results, strict=strict), scores, BootstrapSettings(bootstrap, seed))
     ci = "columns" if fmt in ("json", "csv") else "inline"
     print_tables([correlation_table(rows, lv, ci) for lv in (level or ["system", "sample"])], fmt)
@@ -150,12 +161,17 @@ def inconsistency_cmd(
         typer.Argument(
             exists=True,
             dir_okay=False,
-            help="Either a judgment JSONL of a sampled judge (e.g. auto-planning with n samples) or a weight-sample "
-            "JSONL ({item_id, sample, weights{leaf: w}} per line, written by the negotiator's --samples).",
+            help="A judgment JSONL of a sampled judge (auto-planning with n samples, or ToW judged with --samples n) "
+            "or a weight-sample JSONL ({item_id, sample, weights{leaf: w}} per line).",
         ),
     ],
     kind: Annotated[
-        str, typer.Option("--kind", help="auto (decide from the first row), autoplan (judgments) or weights.")
+        str,
+        typer.Option(
+            "--kind",
+            help="auto (decide from the first row), autoplan (sub-score shares of sampled judgments), tow (sampled "
+            "weights stored in ToW judgments) or weights (weight-sample file).",
+        ),
     ] = "auto",
     fmt: FormatOpt = "rich",
     strict: StrictOpt = False,
@@ -165,12 +181,14 @@ def inconsistency_cmd(
     Auto-planning: share l_k = s_k / S of each sample. ToW: l_k = the weight of each sampled negotiation.
     δ = Σ_{t≥2} |l_k(t) − l_k(1)|, σ = sqrt(Σ_t (l_k(t) − mean)²), averaged over units and leaves.
     """
-    if kind not in ("auto", "autoplan", "weights"):
-        raise typer.BadParameter(f"--kind must be auto, autoplan or weights, not {kind!r}")
+    if kind not in ("auto", "autoplan", "tow", "weights"):
+        raise typer.BadParameter(f"--kind must be auto, autoplan, tow or weights, not {kind!r}")
     kind = detect_kind(path) if kind == "auto" else kind
     report = SkipReport()
     if kind == "weights":
         trials, skipped = weight_trials(load_weight_samples(path, strict=strict, report=report))
+    elif kind == "tow":
+        trials, skipped = weight_trials(tow_weight_samples(load_judgments(path, strict=strict, report=report)))
     else:
         trials, skipped = autoplan_trials(load_judgments(path, strict=strict, report=report))
     _warn_skipped(Console(stderr=True), report)
@@ -178,7 +196,7 @@ def inconsistency_cmd(
 
 
 def _inconsistency_tables(result: Inconsistency, kind: str) -> list[Table]:
-    unit = "instructions" if kind == "weights" else "writings"
+    unit = "writings" if kind == "autoplan" else "instructions"
     columns = ["δ (mean)", "σ (mean)", unit, "trials", "skipped"]
     summary = Table(f"Negotiation inconsistency ({kind})", columns, digits=3)
     summary.add_row(result.delta, result.sigma, result.units, result.trials, result.skipped_units)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from howtobench.errors import DataError
 from howtobench.judges.base import Judgment
 from howtobench.meta.human import WritingKey
 from howtobench.meta.stats import METRICS, SYMBOLS, Estimate, percentile_ci, resample_indices
@@ -204,7 +205,12 @@ def correlate_method(
 def correlate_results(
     results: dict[str, list[Judgment]], human: Scores, settings: BootstrapSettings | None = None
 ) -> list[CorrelationRow]:
-    """All methods' rows, in the order the results were given."""
+    """All methods' rows, in the order the results were given; a DataError when no judged writing was rated."""
+    if not any((j.item_id, j.model) in human for js in results.values() for j in js):
+        raise DataError(
+            "no judged writing has a human rating: item ids and model names must match between the results and "
+            "the ratings (e.g. infer_354 / gpt-4o-2024-11-20)"
+        )
     return [row for method, js in results.items() for row in correlate_method(method, js, human, settings)]
 
 

@@ -13,6 +13,8 @@ Weight-sample file (what the negotiator's `--samples n` writes), one JSON object
 `sample` is the trial index (0..n-1); `weights` maps leaf id to weight, flat (as `Judgment.weights`)
 or nested by node ({"content": {...}, "format": {...}}); optional fields such as `genre` or `task`
 are ignored. `WeightSample` below is the schema; `weight_sample_line` writes one line.
+ToW judgment files made with `howtobench judge --method tow --samples n` carry the same information in
+`Judgment.meta["sample_weights"]` (one flat dict per sample) and are read directly (`tow_weight_samples`).
 """
 
 from __future__ import annotations
@@ -128,6 +130,19 @@ def weight_trials(samples: list[WeightSample]) -> tuple[list[Trials], int]:
     return out, skipped
 
 
+def tow_weight_samples(judgments: list[Judgment]) -> list[WeightSample]:
+    """The sampled weight sets stored in ToW judgments (`meta["sample_weights"]`), once per item."""
+    out: list[WeightSample] = []
+    seen: set[str] = set()
+    for j in judgments:
+        sampled = j.meta.get("sample_weights") or []
+        if j.item_id in seen or len(sampled) < 2:
+            continue
+        seen.add(j.item_id)
+        out += [WeightSample(item_id=j.item_id, sample=k, weights=w) for k, w in enumerate(sampled)]
+    return out
+
+
 def summarize(trials: list[Trials], skipped: int = 0) -> Inconsistency:
     """Average delta and sigma over every (unit, leaf) pair."""
     if not trials:
@@ -164,12 +179,16 @@ def load_weight_samples(path: Path, *, strict: bool = False, report: SkipReport 
 
 
 def detect_kind(path: Path) -> str:
-    """'weights' for a weight-sample file, 'autoplan' for a judgment file (decided by the first row)."""
+    """'weights' for a weight-sample file, 'tow' for ToW judgments with sampled weights, else 'autoplan'.
+
+    Decided by the first row."""
     for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if line.strip():
             try:
                 row = json.loads(line)
             except json.JSONDecodeError:
                 raise RowError(path, lineno, "first row is not JSON") from None
-            return "autoplan" if isinstance(row, dict) and "method" in row else "weights"
+            if not isinstance(row, dict) or "method" not in row:
+                return "weights"
+            return "tow" if (row.get("meta") or {}).get("sample_weights") else "autoplan"
     raise DataError(f"{path}: empty file")
