@@ -40,7 +40,7 @@ from howtobench.llm.accounting import Price, load_prices, price_for
 from howtobench.llm.cache import CallRecord, CallStore, utc_now
 from howtobench.llm.limits import RpmLimiter, SlotPool
 from howtobench.llm.retry import RetryPolicy, classify_status, parse_retry_after
-from howtobench.llm.transport import AiohttpTransport, HttpResponse, Transport, TransportError
+from howtobench.llm.transport import DefaultTransport, HttpResponse, Transport, TransportError
 from howtobench.llm.types import ChatRequest, ChatResult, Usage
 
 CacheMode = Literal["on", "off", "replay"]
@@ -257,7 +257,7 @@ class OpenAIClient:
             return _Answer(ok=False, error=error, attempts=attempt, endpoint=url), error, None
         label = "RateLimited" if kind == "rate_limited" else "TransientError"
         return None, f"{label}: {url} answered HTTP {resp.status}: {message}", parse_retry_after(
-            resp.headers.get("Retry-After"))
+            resp.headers.get("retry-after") or resp.headers.get("Retry-After"))
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._secret, "***") if self._secret else text
@@ -333,7 +333,7 @@ async def open_client(
     if cache_mode not in ("on", "off", "replay"):
         raise ValueError(f"cache_mode must be 'on', 'off' or 'replay', not {cache_mode!r}")
     store = CallStore.open(workspace)
-    net = transport or AiohttpTransport()
+    net = transport or DefaultTransport()
     try:
         client = OpenAIClient(
             endpoint, store, net, cache_mode=cache_mode, run_id=run_id or new_run_id(), retry=retry or RetryPolicy(),

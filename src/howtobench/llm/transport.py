@@ -4,12 +4,12 @@
 cache, structured output — never touches an HTTP library, and tests can swap the network at
 this one place (as httpx's mock transport does).
 
-Why aiohttp: measured against a 640 calls/s loopback server (64 slots x 100 ms), a bare
-`httpx.AsyncClient` loop costs ~9 ms CPU per call and the `openai` SDK ~1.5 ms, which caps a
-2-core machine far below the server's capacity. aiohttp's C-accelerated HTTP parser costs a
-few tenths of a millisecond per call, reaches >0.9 of capacity, and still gives us TLS,
-proxies (resolved once per base URL), chunked and compressed bodies and connection pooling — which a
-hand-written asyncio client would have to re-implement and keep correct.
+`DefaultTransport` sends each request over `rawhttp.RawTransport` (asyncio streams, ~0.1 ms
+CPU per call) unless the standard *_PROXY variables route its origin through a proxy; those
+go through aiohttp, which speaks to proxies. Why not one library for everything: measured
+against a 640 calls/s loopback server (64 slots x 100 ms), httpx costs ~9 ms CPU per call,
+the openai SDK ~1.5 ms and aiohttp ~0.45 ms; on a 2-core machine that CPU is what keeps a
+client from a server's capacity (see bench/throughput.py).
 
 Every connection-level problem (refused, reset, dropped, truncated body, timeout) is raised
 as `TransportError`, which the client treats as transient.
@@ -53,7 +53,7 @@ class Transport(Protocol):
 
 
 class AiohttpTransport:
-    """Pooled keep-alive connections; concurrency is bounded by the client, not here."""
+    """aiohttp with pooled keep-alive connections, for proxied origins; concurrency is bounded by the client."""
 
     def __init__(self) -> None:
         self._session: aiohttp.ClientSession | None = None
@@ -99,3 +99,36 @@ class AiohttpTransport:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+class DefaultTransport:
+    """Direct origins over the raw asyncio client; origins behind a proxy over aiohttp."""
+
+    def __init__(self) -> None:
+        from howtobench.llm.rawhttp import RawTransport
+
+        self._raw = RawTransport()
+        self._proxied: AiohttpTransport | None = None
+        self._routes: dict[str, bool] = {}
+
+    def _route(self, url: str) -> Transport:
+        origin = url.split("/", 3)[2] if "://" in url else url
+        proxied = self._routes.get(origin)
+        if proxied is None:
+            proxied = self._routes[origin] = proxy_for(url) is not None
+        if not proxied:
+            return self._raw
+        if self._proxied is None:
+            self._proxied = AiohttpTransport()
+        return self._proxied
+
+    async def post_json(self, url: str, body: bytes, headers: Mapping[str, str], timeout_s: float) -> HttpResponse:
+        return await self._route(url).post_json(url, body, headers, timeout_s)
+
+    async def get(self, url: str, timeout_s: float) -> HttpResponse:
+        return await self._route(url).get(url, timeout_s)
+
+    async def close(self) -> None:
+        await self._raw.close()
+        if self._proxied is not None:
+            await self._proxied.close()
