@@ -136,3 +136,19 @@ def test_equal_to_rouge_chinese_on_release_writings(bench_root: Path) -> None:
         assert judgment.score == _rouge_chinese_f(writing.output, item.reference)
     for (item, writing), judgment in zip(pairs, batch["bleu"], strict=True):
         assert judgment.score == bleu1(tokenize(writing.output).bleu, tokenize(item.reference).bleu)
+
+
+def test_batch_keeps_pair_order_and_workers_give_the_same_values() -> None:
+    first, second = _item(ZH_REF, item_id="a"), _item("今天天气不错，我们一起去公园散步吧。", item_id="b")
+    pairs = [(first, Writing(infer_id="a", model="m1", output=ZH_CAND)),
+             (second, Writing(infer_id="b", model="m1", output="今天天气很好。")),
+             (first, Writing(infer_id="a", model="m2", output="")),
+             (second, Writing(infer_id="b", model="m2", output="我们去公园。"))]
+    seen: list[int] = []
+    serial = score_overlap(pairs, progress=seen.append)
+    forked = score_overlap(pairs, workers=2)
+    assert sum(seen) == 4
+    assert [(j.item_id, j.model) for j in serial["rouge"]] == [("a", "m1"), ("b", "m1"), ("a", "m2"), ("b", "m2")]
+    assert serial["bleu"][2].status == "empty" and serial["rouge"][0].score == _rouge_chinese_f(ZH_CAND, ZH_REF)
+    for method in ("bleu", "rouge", "sacrebleu"):
+        assert [j.score for j in serial[method]] == [j.score for j in forked[method]]

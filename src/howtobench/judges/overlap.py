@@ -8,17 +8,22 @@ An empty writing scores 0 (the lowest value, what the metric gives to no tokens)
 gives empty writings the lowest leaf scores. An item without a reference cannot be scored: `failed`, no score.
 
 Two paths, same numbers: `OverlapJudge.judge` scores one writing (references are prepared once and
-memoised, so the 10 models of an item share them), and `score_overlap` scores a whole list, tokenizing every
-distinct text once, optionally on several processes.
+memoised, so the 10 models of an item share them), and `score_overlap` scores a whole list item by item,
+optionally on several processes.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
+from multiprocessing import get_context
+from multiprocessing.pool import Pool
 from typing import Any
+
+import jieba
 
 from howtobench.data.models import Item, Language, Writing
 from howtobench.judges.base import Judge, Judgment, register_judge
@@ -30,7 +35,6 @@ from howtobench.judges.overlap_metrics import (
     sacrebleu_sentence,
     sacrebleu_signature,
     tokenize,
-    tokenize_many,
 )
 from howtobench.llm.types import LLMClient
 
@@ -123,27 +127,53 @@ for _method in OVERLAP_METHODS:
     register_judge(_method)(_factory(_method))
 
 
+def score_item(item: Item, writings: Sequence[Writing], methods: Sequence[str]) -> list[list[Judgment]]:
+    """Every writing of one item with each method (row per writing): the reference is tokenized once."""
+    ref = prepare_reference(item.reference, item.language) if item.reference.strip() else None
+    rows = []
+    for writing in writings:
+        hyp = None if writing.is_empty else tokenize(writing.output, item.language)
+        rows.append([overlap_judgment(m, item, writing, ref, hyp) for m in methods])
+    return rows
+
+
+def _score_group(job: tuple[Item, list[Writing], tuple[str, ...]]) -> list[list[Judgment]]:
+    return score_item(*job)
+
+
 def score_overlap(pairs: Sequence[tuple[Item, Writing]], methods: Sequence[str] = OVERLAP_METHODS, *,
                   workers: int = 1, progress: Callable[[int], None] | None = None) -> dict[str, list[Judgment]]:
-    """Score many writings with each method: every distinct text is tokenized once (references shared).
+    """Score many writings with each method, item by item (memory stays one item's tokens).
 
-    `progress(n)` is called as pairs are scored. Returns the judgments per method, in the order of `pairs`.
+    Each reference is tokenized once for all its writings; `workers` > 1 spreads items over processes
+    (jieba is the cost and is CPU-bound). `progress(n)` is called as writings are scored. Returns the
+    judgments per method, in the order of `pairs`.
     """
     unknown = [m for m in methods if m not in SCORERS]
     if unknown:
         raise ValueError(f"unknown overlap methods {unknown}; known: {', '.join(SCORERS)}")
-    refs = {(it.reference, it.language) for it, _ in pairs if it.reference.strip()}
-    hyps = {(w.output, it.language) for it, w in pairs if not w.is_empty}
-    texts = sorted(refs | hyps)
-    tokenized = tokenize_many([t for t, _ in texts], [lang for _, lang in texts], workers=workers)
-    tokens = dict(zip(texts, tokenized, strict=True))
-    prepared = {key: prepare_reference(key[0], key[1], tokens[key]) for key in refs}
-    out: dict[str, list[Judgment]] = {m: [] for m in methods}
-    for item, writing in pairs:
-        ref = prepared.get((item.reference, item.language))
-        hyp = tokens.get((writing.output, item.language))
-        for method in methods:
-            out[method].append(overlap_judgment(method, item, writing, ref, hyp))
-        if progress is not None:
-            progress(1)
-    return out
+    groups: dict[str, tuple[Item, list[Writing], list[int]]] = {}
+    for position, (item, writing) in enumerate(pairs):
+        group = groups.setdefault(item.id, (item, [], []))
+        group[1].append(writing)
+        group[2].append(position)
+    jobs = [(item, writings, tuple(methods)) for item, writings, _ in groups.values()]
+    rows: list[list[Judgment] | None] = [None] * len(pairs)
+    with _pool(workers) as pool:
+        results = pool.imap(_score_group, jobs, chunksize=4) if pool else map(_score_group, jobs)
+        for (_, _, positions), scored in zip(groups.values(), results, strict=True):
+            for position, row in zip(positions, scored, strict=True):
+                rows[position] = row
+            if progress is not None:
+                progress(len(positions))
+    return {m: [row[k] for row in rows if row is not None] for k, m in enumerate(methods)}
+
+
+@contextmanager
+def _pool(workers: int) -> Iterator[Pool | None]:
+    """A fork pool with jieba loaded in each worker, or None for in-process scoring."""
+    if workers <= 1:
+        yield None
+        return
+    with get_context("fork").Pool(workers, initializer=jieba.initialize) as pool:
+        yield pool

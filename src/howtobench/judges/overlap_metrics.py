@@ -26,7 +26,6 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from multiprocessing import get_context
 from typing import Any
 
 import jieba
@@ -63,19 +62,6 @@ def tokenize(text: str, language: Language = "zh") -> TextTokens:
     pieces = jieba.lcut(text)
     bleu = tuple(word for piece in pieces for word in piece.split())
     return TextTokens(bleu=bleu, rouge=rouge_chinese_words(" ".join(pieces)))
-
-
-def _tokenize_pair(args: tuple[str, Language]) -> TextTokens:
-    return tokenize(*args)
-
-
-def tokenize_many(texts: Sequence[str], languages: Sequence[Language], *, workers: int = 1) -> list[TextTokens]:
-    """Tokenize many texts, optionally over `workers` processes (jieba is the cost; it is CPU-bound)."""
-    jobs = list(zip(texts, languages, strict=True))
-    if workers <= 1 or len(jobs) < 64:
-        return [tokenize(text, lang) for text, lang in jobs]
-    with get_context("fork").Pool(workers, initializer=jieba.initialize) as pool:
-        return pool.map(_tokenize_pair, jobs, chunksize=max(1, len(jobs) // (workers * 16)))
 
 
 def bleu1(candidate: Sequence[str], reference: Sequence[str] | Counter[str]) -> float:
