@@ -7,3 +7,5 @@
 
 Every LLM baseline takes `samples=n` (self-consistency at temperature > 0, every sample kept).
 """
+
+from howtobench.judges.baselines import autoplan, average, rubric, single  # noqa: E402,F401  (register the judges)

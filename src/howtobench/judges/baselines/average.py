@@ -1,0 +1,75 @@
+"""Average scoring (method "average", Table 3 "ToW w/o plan"): stored ToW leaves with uniform edge weights.
+
+No model call: each ToW judgment's leaf scores are re-aggregated by the same tree code with every
+negotiated node's weights set to 1/n, so the only difference from ToW is the plan (J_W's weights).
+With the paper's tree (Format averaged, root weighted by leaf counts) this is the plain mean of the leaves.
+A ToW judgment with a failed leaf gives a failed average (unless `renormalize`), and an empty one stays empty.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from howtobench.data.models import Item, Writing
+from howtobench.errors import JudgeError
+from howtobench.judges.aggregate import aggregate
+from howtobench.judges.base import Judgment, Status, register_judge
+from howtobench.judges.runner import read_judgments
+from howtobench.judges.tree import Tree, load_tree
+from howtobench.llm.types import LLMClient, Usage
+
+METHOD = "average"
+
+
+def uniform_weights(tree: Tree, task: str) -> dict[str, dict[str, float]]:
+    """1/n on every edge of every negotiated node of the task."""
+    return {n.id: {leaf.id: 1 / len(n.leaves) for leaf in n.leaves} for n in tree.negotiated_nodes(task)}
+
+
+def average_from_tow(judgment: Judgment, tree: Tree | None = None, *, renormalize: bool = False) -> Judgment:
+    """The average-scoring judgment of one stored ToW judgment (same item, model, leaves; uniform weights)."""
+    if judgment.method != "tow":
+        raise JudgeError(f"average scoring needs a ToW judgment, got method {judgment.method!r}")
+    spec = tree or load_tree()
+    if judgment.tree_hash and judgment.tree_hash != spec.hash:
+        raise JudgeError(f"ToW judgment {judgment.item_id}/{judgment.model} used tree {judgment.tree_hash[:12]}, "
+                         f"not {spec.hash[:12]}: pass the same tree")
+    scores = {leaf.name: leaf.score for leaf in judgment.leaves}
+    result = aggregate(spec, judgment.task, scores, uniform_weights(spec, judgment.task), renormalize=renormalize)
+    status: Status = "empty" if judgment.status == "empty" and result.root is not None else result.status
+    return Judgment(
+        method=METHOD, item_id=judgment.item_id, model=judgment.model, task=judgment.task, genre=judgment.genre,
+        score=result.root, status=status, nodes=result.nodes, leaves=judgment.leaves,
+        weights={leaf: w for ws in uniform_weights(spec, judgment.task).values() for leaf, w in ws.items()},
+        failures=list(result.notes), judge_model=judgment.judge_model, tree_hash=spec.hash,
+        prompt_hash=judgment.prompt_hash, usage=Usage(), cache_keys=judgment.cache_keys,
+        meta={"from_tow_score": judgment.score, "renormalize": renormalize},
+    )
+
+
+class AverageJudge:
+    """Looks up each writing's stored ToW judgment and re-aggregates it (a missing one is a JudgeError)."""
+
+    method = METHOD
+
+    def __init__(self, tow_results: Path, *, tree: Tree | str | Path = "default", renormalize: bool = False) -> None:
+        self.tree = tree if isinstance(tree, Tree) else load_tree(tree)
+        self.renormalize = renormalize
+        self.stored = {(j.item_id, j.model): j for j in read_judgments(Path(tow_results)).values() if j.method == "tow"}
+        if not self.stored:
+            raise JudgeError(f"no ToW judgments in {tow_results}: run `howtobench judge --method tow` first")
+
+    async def judge(self, item: Item, writing: Writing) -> Judgment:
+        found = self.stored.get((item.id, writing.model))
+        if found is None:
+            raise JudgeError(f"no ToW judgment for item {item.id} by {writing.model}")
+        return average_from_tow(found, self.tree, renormalize=self.renormalize)
+
+
+@register_judge(METHOD)
+def make_average(*, client: LLMClient | None = None, tow_results: Path | None = None, **options: Any) -> AverageJudge:
+    """Factory for `--method average --from TOW.jsonl`; options: tree, renormalize. Needs no model."""
+    if tow_results is None:
+        raise JudgeError("average scoring re-aggregates stored ToW judgments: pass --from TOW_RESULTS.jsonl")
+    return AverageJudge(Path(tow_results), **options)

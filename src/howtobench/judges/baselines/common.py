@@ -1,0 +1,233 @@
+"""What every one-call LLM baseline shares: prompt rendering, self-consistency sampling, the judgment record.
+
+A baseline says three things: the tail of its prompt (`tail`), the reply schema (`schema`, scores as
+enums of 1..10) and how a validated reply becomes a score (`parse`). `LLMBaseline.judge` does the rest:
+
+* the prompt is `[system, prefix + tail]`; the prefix (task, grounding, reference, the writing between
+  defused markers) comes first so prefix-caching servers read the writing once across methods;
+* `samples=n` sends n requests that differ only by `sample_index` (cached per index) and, when n > 1,
+  temperature 0.7 by default and seed = sample index; every sample is kept in `Judgment.samples`;
+* `Judgment.score` is the mean over valid samples. A sample whose reply fails or does not parse is kept
+  with its raw text and error, never given a score; if some samples failed the judgment is flagged
+  `renormalized` (mean of the rest), if all failed it is `failed` with no score;
+* an empty writing gets the lowest score (1) without a call, flagged `empty`, as ToW does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from howtobench.data.models import Item, Writing
+from howtobench.errors import JudgeError
+from howtobench.judges.base import Judgment, LeafResult, SampleResult, Status
+from howtobench.judges.prompts import PROMPTS_DIR, defuse
+from howtobench.llm.types import ChatRequest, ChatResult, LLMClient, SamplingParams, Usage
+
+SCORES: tuple[int, ...] = tuple(range(1, 11))
+LOWEST = float(SCORES[0])
+SAMPLE_TEMPERATURE = 0.7
+REFERENCE_ANCHOR = 6  # the same anchor as the default ToW tree, so baselines and ToW read the reference alike
+Messages = tuple[dict[str, str], ...]
+
+
+class ReplyError(ValueError):
+    """A schema-valid reply that still cannot be used (e.g. a score outside the scale); the sample fails."""
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What one valid reply says: the score, its sub-scores, and method-specific facts for `meta`."""
+
+    score: float
+    leaves: list[LeafResult] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def score_schema(description: str = "") -> dict[str, Any]:
+    """A 1-10 integer score as an enum, so grammar-constrained servers cannot leave the scale."""
+    schema: dict[str, Any] = {"type": "integer", "enum": list(SCORES)}
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def valid_score(value: Any, where: str) -> int:
+    """The score if it is an integer of the scale; otherwise a ReplyError naming where it was."""
+    if isinstance(value, bool) or not isinstance(value, int) or value not in SCORES:
+        raise ReplyError(f"{where}: score {value!r} is not one of 1..10")
+    return value
+
+
+class BaselinePrompts:
+    """Renders `baseline_*.j2` templates of one language; `hash` covers every template file used."""
+
+    def __init__(self, language: str, names: tuple[str, ...], prompts_dir: Path | None = None) -> None:
+        self.folder = (prompts_dir or PROMPTS_DIR) / language
+        self.names = tuple(sorted({"baseline_system", "baseline_prefix", "baseline_scale", *names}))
+        missing = [n for n in self.names if not (self.folder / f"{n}.j2").is_file()]
+        if missing:
+            raise JudgeError(f"prompt templates missing in {self.folder}: {', '.join(missing)}")
+        self.env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(self.folder), undefined=jinja2.StrictUndefined, trim_blocks=True,
+            lstrip_blocks=True, keep_trailing_newline=True, autoescape=False,  # plain text; untrusted text is defused
+        )
+        digest = hashlib.sha256()
+        for name in self.names:
+            digest.update(f"{language}/{name}.j2\0".encode() + (self.folder / f"{name}.j2").read_bytes())
+        self.hash = digest.hexdigest()
+
+    def render(self, name: str, **context: Any) -> str:
+        try:
+            return self.env.get_template(f"{name}.j2").render(**context)
+        except jinja2.TemplateError as exc:
+            raise JudgeError(f"prompt template {self.folder / name}.j2: {exc}") from exc
+
+
+class LLMBaseline:
+    """One-call LLM judge with optional self-consistency; subclasses define `tail`, `schema`, `parse`."""
+
+    method = ""
+    templates: tuple[str, ...] = ()
+
+    def __init__(self, client: LLMClient | None, *, samples: int = 1, temperature: float | None = None,
+                 max_tokens: int = 1024, with_reference: bool = True, anchor: int = REFERENCE_ANCHOR,
+                 prompts_dir: Path | None = None) -> None:
+        if client is None:
+            raise JudgeError(f"the {self.method} judge needs a judge model endpoint")
+        if samples < 1:
+            raise JudgeError("samples must be at least 1")
+        self.client: LLMClient = client
+        self.samples, self.with_reference, self.anchor = samples, with_reference, anchor
+        self.temperature = temperature if temperature is not None else (SAMPLE_TEMPERATURE if samples > 1 else 0.0)
+        self.max_tokens, self.prompts_dir = max_tokens, prompts_dir
+        self._prompts: dict[str, BaselinePrompts] = {}
+
+    # ---------------------------------------------------------------- hooks
+    def tail(self, item: Item, prompts: BaselinePrompts, context: dict[str, Any]) -> str:
+        raise NotImplementedError
+
+    def schema(self, item: Item) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def parse(self, data: dict[str, Any], item: Item) -> Parsed:
+        raise NotImplementedError
+
+    def empty_leaves(self, item: Item) -> list[LeafResult]:
+        """Sub-scores an empty writing gets (its lowest on every fixed dimension); none by default."""
+        return []
+
+    def extra_meta(self, item: Item) -> dict[str, Any]:
+        """Facts about the judge's setup for this item (e.g. which rubric), written into `meta`."""
+        return {}
+
+    # ---------------------------------------------------------------- prompts
+    def prompts(self, language: str) -> BaselinePrompts:
+        if language not in self._prompts:
+            self._prompts[language] = BaselinePrompts(language, self.templates, self.prompts_dir)
+        return self._prompts[language]
+
+    def has_reference(self, item: Item) -> bool:
+        return self.with_reference and bool(item.reference.strip())
+
+    def messages(self, item: Item, writing: Writing) -> Messages:
+        prompts = self.prompts(item.language)
+        context: dict[str, Any] = {
+            "instruction": item.instruction, "information": item.information.strip(), "anchor": self.anchor,
+            "reference": defuse(item.reference) if self.has_reference(item) else "", "writing": defuse(writing.output),
+        }
+        user = prompts.render("baseline_prefix", **context) + self.tail(item, prompts, context)
+        return ({"role": "system", "content": prompts.render("baseline_system")}, {"role": "user", "content": user})
+
+    def request(self, item: Item, writing: Writing, index: int) -> ChatRequest:
+        seed = 0 if self.samples > 1 else None  # the client sends seed + sample_index: distinct, reproducible
+        return ChatRequest(
+            messages=self.messages(item, writing),
+            sampling=SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens, seed=seed),
+            response_schema=self.schema(item), schema_name=f"{self.method}_judgment", purpose=f"baseline:{self.method}",
+            template_version=self.prompts(item.language).hash + self.version_suffix(item), sample_index=index,
+        )
+
+    def version_suffix(self, item: Item) -> str:
+        """Extra version text for the cache key (e.g. the rubric's hash); empty by default."""
+        return ""
+
+    # ---------------------------------------------------------------- judging
+    async def judge(self, item: Item, writing: Writing) -> Judgment:
+        if writing.is_empty:
+            return self._record(item, writing, [], Usage(), empty=True)
+        results = await asyncio.gather(*(self.client.chat(self.request(item, writing, k))
+                                         for k in range(self.samples)))
+        samples = [self._sample(k, result, item) for k, result in enumerate(results)]
+        usage = sum((r.usage for r in results), Usage())
+        return self._record(item, writing, samples, usage)
+
+    def _sample(self, index: int, result: ChatResult, item: Item) -> tuple[SampleResult, dict[str, Any]]:
+        base: dict[str, Any] = {"index": index, "cache_key": result.cache_key or None}
+        if not result.ok or result.data is None:
+            failed = SampleResult(**base, status="failed", error=result.error or "no reply", raw_text=result.raw_text)
+            return failed, {}
+        try:
+            parsed = self.parse(result.data, item)
+        except ReplyError as exc:
+            return SampleResult(**base, status="failed", error=str(exc), raw_text=result.raw_text or result.text), {}
+        return SampleResult(**base, score=parsed.score, leaves=parsed.leaves), parsed.meta
+
+    def _record(self, item: Item, writing: Writing, samples: list[tuple[SampleResult, dict[str, Any]]],
+                usage: Usage, *, empty: bool = False) -> Judgment:
+        kept = [s for s, _ in samples]
+        valid = [s for s in kept if s.status == "ok"]
+        scores = [s.score for s in valid if s.score is not None]
+        status: Status = "ok" if len(valid) == len(kept) else ("renormalized" if valid else "failed")
+        score, leaves = (statistics.fmean(scores) if scores else None), mean_leaves(valid)
+        if empty:
+            score, status, leaves = LOWEST, "empty", self.empty_leaves(item)
+        meta: dict[str, Any] = {
+            "samples": self.samples, "temperature": self.temperature, "reference": self.has_reference(item),
+            "language": item.language, "sample_scores": [s.score for s in kept], **self.extra_meta(item),
+        }
+        for key in {k for _, m in samples for k in m}:  # method facts, one entry per sample (None when failed)
+            meta[key] = [m.get(key) for _, m in samples]
+        return Judgment(
+            method=self.method, item_id=item.id, model=writing.model, task=item.task, genre=item.genre, score=score,
+            status=status, leaves=leaves, samples=kept, usage=usage, judge_model=self.client.model,
+            failures=(["empty writing: lowest score without a judge call"] if empty else [])
+            + [f"sample {s.index}: {s.error}" for s in kept if s.status == "failed"],
+            prompt_hash=self.prompts(item.language).hash, cache_keys=[s.cache_key for s in kept if s.cache_key],
+            meta=meta,
+        )
+
+
+def mean_leaves(valid: list[SampleResult]) -> list[LeafResult]:
+    """Per-dimension means when every valid sample scored the same dimensions (rubric); else none (auto-plan)."""
+    if not valid:
+        return []
+    if len(valid) == 1:
+        return list(valid[0].leaves)
+    names = [leaf.name for leaf in valid[0].leaves]
+    if any([leaf.name for leaf in s.leaves] != names for s in valid[1:]):
+        return []
+    columns = [[s.leaves[k].score for s in valid] for k in range(len(names))]
+    return [
+        LeafResult(name=name, node=valid[0].leaves[k].node, reason=f"mean of {len(valid)} samples",
+                   score=statistics.fmean(x for x in column if x is not None) if None not in column else None)
+        for k, (name, column) in enumerate(zip(names, columns, strict=True))
+    ]
+
+
+def pick_sample(judgment: Judgment, index: int) -> Judgment:
+    """The judgment as if only sample `index` had been drawn (for worst / best over sample batches)."""
+    if judgment.status == "empty":
+        return judgment
+    sample = next((s for s in judgment.samples if s.index == index), None)
+    if sample is None:
+        raise JudgeError(f"{judgment.method} judgment of {judgment.item_id}/{judgment.model} has no sample {index}")
+    status: Status = "ok" if sample.status == "ok" else "failed"
+    return judgment.model_copy(update={"score": sample.score, "status": status, "leaves": sample.leaves,
+                                       "samples": [sample], "failures": [sample.error] if sample.error else []})
