@@ -175,7 +175,7 @@ def scatter_plot(data: LengthData, task: str, x_name: str, y_name: str, out_dir:
     mask = data.task == task
     variables = data.variables(mask)
     x, y, models = variables[x_name], variables[y_name], data.model[mask]
-    fig, ax = new_figure()
+    fig, ax = new_figure(9.0, 5.0)
     for model in sorted(set(models)):
         sel = (models == model) & np.isfinite(y)
         ax.scatter(x[sel], y[sel], s=6, alpha=0.45, label=model)
@@ -187,7 +187,7 @@ def scatter_plot(data: LengthData, task: str, x_name: str, y_name: str, out_dir:
     ax.set_xlabel(_label(x_name))
     ax.set_ylabel(_label(y_name))
     ax.set_title(f"{TASK_NAMES[task]}: {_label(y_name)} vs {_label(x_name)}")
-    ax.legend(fontsize=6, markerscale=2, loc="best")
+    ax.legend(fontsize=7, markerscale=2, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return save_figure(fig, out_dir, _stem(task, x_name, y_name))
 
 
