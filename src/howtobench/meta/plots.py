@@ -9,8 +9,8 @@ SVGs store text as paths, so they render without the font installed on the viewe
 
 from __future__ import annotations
 
+import importlib.util
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +26,11 @@ SYSTEM_HINTS = ("notosanscjk", "notosans-cjk", "wqy", "sourcehansans", "simhei",
 
 
 def _bundled_font() -> Path | None:
-    try:
-        path = Path(str(resources.files(BUNDLED_FONT[0]).joinpath(BUNDLED_FONT[1])))
-    except ModuleNotFoundError:
+    """The font file inside the installed mplfonts package, found without importing it."""
+    spec = importlib.util.find_spec(BUNDLED_FONT[0])
+    if spec is None or not spec.submodule_search_locations:
         return None
+    path = Path(next(iter(spec.submodule_search_locations))) / BUNDLED_FONT[1]
     return path if path.is_file() else None
 
 
