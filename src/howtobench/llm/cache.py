@@ -82,8 +82,8 @@ class CallRecord:
     status: str  # "ok" | "failed"
     started_at: str
     endpoint: str | None = None
-    request: dict[str, Any] | None = None
-    response: dict[str, Any] | None = None
+    request: dict[str, Any] | str | None = None  # the body sent (dict or its JSON text)
+    response: dict[str, Any] | str | None = None
     error: str | None = None
     attempts: int = 0
     asks: int = 0
@@ -104,8 +104,11 @@ _COLUMNS = [
 _INSERT = f"INSERT INTO calls ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
 
 
-def _dumps(value: dict[str, Any] | None) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+def _dumps(value: dict[str, Any] | str | None) -> str | None:
+    """JSON text of a dict; text that already is JSON passes through (the client serialised it once already)."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 class CallStore:

@@ -44,6 +44,7 @@ from howtobench.llm.transport import DefaultTransport, HttpResponse, Transport, 
 from howtobench.llm.types import ChatRequest, ChatResult, Usage
 
 CacheMode = Literal["on", "off", "replay"]
+_STORED = {"ok", "text", "data", "reasoning", "raw_text"}  # what a cache hit gives back
 
 
 def canonical_json(value: Any) -> str:
@@ -138,13 +139,14 @@ class OpenAIClient:
     async def _fresh(self, request: ChatRequest, key: str) -> ChatResult:
         started, t0 = utc_now(), time.perf_counter()
         body = self._body(request)
-        result, asks = await self._ask_until_valid(request, body)
+        payload = json.dumps(body, ensure_ascii=False)
+        result, asks = await self._ask_until_valid(request, body, payload)
         result.cache_key, result.latency_s = key, time.perf_counter() - t0
         self._account(request.purpose, result.usage)
         await self._store.write(CallRecord(
             key=key, run_id=self.run_id, purpose=request.purpose, model=self.model, status=_status(result),
-            started_at=started, endpoint=result.endpoint, request=body,
-            response=result.model_dump(mode="json", include={"ok", "text", "data", "reasoning", "raw_text"}),
+            started_at=started, endpoint=result.endpoint, request=payload,
+            response=result.model_dump_json(include=_STORED),
             error=result.error, attempts=result.attempts, asks=asks,
             prompt_tokens=result.usage.prompt_tokens, completion_tokens=result.usage.completion_tokens,
             cached_tokens=result.usage.cached_tokens, cost_usd=result.usage.cost_usd, latency_s=result.latency_s,
@@ -181,7 +183,8 @@ class OpenAIClient:
                 messages.append({"role": "user", "content": structured.schema_instruction(request.response_schema)})
         return body
 
-    async def _ask_until_valid(self, request: ChatRequest, body: dict[str, Any]) -> tuple[ChatResult, int]:
+    async def _ask_until_valid(self, request: ChatRequest, body: dict[str, Any], payload: str
+                               ) -> tuple[ChatResult, int]:
         """Ask; if the reply must match a schema and does not, re-ask with the reason, up to `reasks` times.
 
         Returns the result and the number of asks (completions obtained or attempted)."""
@@ -193,8 +196,8 @@ class OpenAIClient:
         answer, problem = _Answer(ok=False), ""
         for _ in range(self.endpoint.reasks + 1):
             asks += 1
-            ask_body = body if not extra else {**body, "messages": base_messages + extra}
-            answer = await self._complete(ask_body)
+            ask = payload if not extra else json.dumps({**body, "messages": base_messages + extra}, ensure_ascii=False)
+            answer = await self._complete(ask.encode())
             attempts += answer.attempts
             usage = usage + answer.usage
             if not answer.ok:
@@ -213,22 +216,23 @@ class OpenAIClient:
         reason = f"BadResponse: no valid reply after {asks} asks (last: {problem})"
         return _failure(reason, answer, attempts, usage, raw_text=answer.content), asks
 
-    async def _complete(self, body: dict[str, Any]) -> _Answer:
+    async def _complete(self, payload: bytes) -> _Answer:
         """One completion with HTTP retries: 429 and transient errors back off; fatal errors raise."""
-        payload = json.dumps(body, ensure_ascii=False).encode()
         last_error, used_url, attempt = "", None, 0
         for attempt in range(1, self.endpoint.max_retries + 2):  # noqa: B007 - `attempt` is reported after
             if self._rpm:
                 await self._rpm.wait()
             retry_after: float | None = None
-            async with self._pool.slot() as url:
-                used_url = url
-                try:
-                    resp = await self._transport.post_json(
-                        url + "/chat/completions", payload, self._headers, self.endpoint.timeout_s
-                    )
-                except TransportError as exc:
-                    resp, last_error = None, f"TransientError: {exc}"
+            slot = await self._pool.acquire()
+            url = used_url = self._pool.urls[slot]
+            try:
+                resp = await self._transport.post_json(
+                    url + "/chat/completions", payload, self._headers, self.endpoint.timeout_s
+                )
+            except TransportError as exc:
+                resp, last_error = None, f"TransientError: {exc}"
+            finally:
+                self._pool.release(slot)
             if resp is not None:
                 answer, last_error, retry_after = self._read(resp, url, attempt)
                 if answer is not None:
