@@ -217,3 +217,30 @@ async def test_max_completion_tokens_and_response_format_modes(fake_server: Fake
     assert result.ok and sent["max_completion_tokens"] == 64 and "max_tokens" not in sent
     assert sent["response_format"] == {"type": "json_object"}
     assert "JSON" in sent["messages"][-1]["content"]
+
+
+async def test_waiters_take_over_when_the_shared_call_is_cancelled(fake_server: FakeServer, endpoint: EndpointConfig,
+                                                                   tmp_path: Path) -> None:
+    import asyncio
+
+    fake_server.latency = 0.2
+    async with open_client(endpoint, workspace=tmp_path) as client:
+        leader = asyncio.ensure_future(client.chat(req()))
+        await asyncio.sleep(0.05)
+        follower = asyncio.ensure_future(client.chat(req()))
+        await asyncio.sleep(0.05)
+        leader.cancel()
+        result = await follower
+    assert result.ok and not result.from_cache and len(fake_server.requests) == 2
+
+
+async def test_calls_spread_over_several_base_urls(tmp_path: Path) -> None:
+    import asyncio
+
+    with FakeServer(latency=0.02) as one, FakeServer(latency=0.02) as two:
+        ep = EndpointConfig(model="m", base_urls=(one.base_url, two.base_url), concurrency=2)
+        async with open_client(ep, workspace=tmp_path) as client:
+            results = await asyncio.gather(*(client.chat(req(f"q{i}")) for i in range(20)))
+    assert all(r.ok for r in results)
+    assert len(one.requests) == len(two.requests) == 10
+    assert {r.endpoint for r in results} == {one.base_url, two.base_url}

@@ -65,6 +65,10 @@ def cache_key(model: str, request: ChatRequest) -> str:
     return hashlib.sha256(canonical_json(identity).encode()).hexdigest()
 
 
+class _LeaderGone(Exception):
+    """The in-flight call that identical requests were waiting for raised or was cancelled."""
+
+
 @dataclass
 class _Answer:
     """The outcome of one ask (one completion, after its HTTP retries)."""
@@ -118,17 +122,19 @@ class OpenAIClient:
                 return await self._hit(request, key, ChatResult.model_validate(stored))
             if self._cache_mode == "replay":
                 raise CacheMiss(f"replay mode: call {key[:12]} ({request.purpose}, model {self.model}) is not cached")
-        pending = self._inflight.get(key)
-        if pending is not None:  # an identical request is in flight: share its answer
-            return await self._hit(request, key, await asyncio.shield(pending))
+        while (pending := self._inflight.get(key)) is not None:  # an identical request is in flight: share it
+            try:
+                return await self._hit(request, key, await asyncio.shield(pending))
+            except _LeaderGone:
+                continue  # it failed or was cancelled: make the call ourselves
         future: asyncio.Future[ChatResult] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
             result = await self._fresh(request, key)
             future.set_result(result)
             return result
-        except BaseException as exc:
-            future.set_exception(exc)
+        except BaseException:
+            future.set_exception(_LeaderGone())
             future.exception()  # mark retrieved: nobody else may be waiting
             raise
         finally:
