@@ -1,0 +1,12 @@
+"""The one layer every model call goes through (nothing above it knows about HTTP).
+
+    types.py       ChatRequest / ChatResult / Usage / LLMClient: the contract callers use
+    client.py      open_client(endpoint, workspace=..., cache_mode=...) -> OpenAIClient.chat()
+    transport.py   the network seam; rawhttp.py is the fast HTTP/1.1 client behind it
+    retry.py       which failures are retried and how long to wait
+    limits.py      slots per base URL (least busy first) and the requests-per-minute limit
+    structured.py  response_format, <think> stripping, JSON extraction, schema validation, re-ask wording
+    cache.py       the SQLite call log / cache (<workspace>/calls.sqlite), append-only migrations
+    accounting.py  price table, cost, usage per run and purpose, --dry-run estimates
+    local.py       the embedded Gemma-3-270M llama.cpp server (the default without an endpoint)
+"""

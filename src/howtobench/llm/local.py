@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import os
 import signal
 import socket
@@ -137,6 +138,8 @@ async def local_endpoint(*, console: Console | None = None, startup_timeout_s: f
                          quiet: bool = False) -> AsyncIterator[EndpointConfig]:
     """Start the local model server on a free loopback port, yield its endpoint, stop it on exit (also Ctrl-C)."""
     console = console or Console(stderr=True)
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise ConfigError("the local model needs llama-cpp-python: pip install 'howtobench[local]' or give an endpoint")
     if not quiet:
         console.print(f"[bold yellow]note:[/] {WARNING}", highlight=False)
     model = await asyncio.to_thread(model_file)
