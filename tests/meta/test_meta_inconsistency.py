@@ -85,3 +85,15 @@ def test_tow_judgments_with_sampled_weights(tmp_path: Path) -> None:
     trials, skipped = weight_trials(tow_weight_samples(js))
     result = summarize(trials, skipped)
     assert result.units == 1 and result.delta == pytest.approx(0.2) and result.sigma == pytest.approx(math.sqrt(0.02))
+
+
+def test_autoplan_position_matching() -> None:
+    # the judge renamed its first aspect between samples: by name only 'y' is shared, by position both are
+    j = sampled("i", "m", [5.0, 10.0], leaves=[{"x": 5.0, "y": 2.5}, {"x2": 5.0, "y": 5.0}])
+    by_name, _ = autoplan_trials([j])
+    assert by_name[0].leaves == ["y"]
+    by_position, _ = autoplan_trials([j], match="position")
+    assert by_position[0].leaves == ["#1", "#2"]
+    assert summarize(by_position).delta == pytest.approx(0.25)
+    with pytest.raises(ValueError):
+        autoplan_trials([j], match="meaning")

@@ -173,6 +173,14 @@ def inconsistency_cmd(
             "weights stored in ToW judgments) or weights (weight-sample file).",
         ),
     ] = "auto",
+    match: Annotated[
+        str,
+        typer.Option(
+            "--match",
+            help="Auto-planning only: compare aspects across samples by name (only aspects every sample names alike) "
+            "or by position (the k-th aspect of each sample).",
+        ),
+    ] = "name",
     fmt: FormatOpt = "rich",
     strict: StrictOpt = False,
 ) -> None:
@@ -190,7 +198,9 @@ def inconsistency_cmd(
     elif kind == "tow":
         trials, skipped = weight_trials(tow_weight_samples(load_judgments(path, strict=strict, report=report)))
     else:
-        trials, skipped = autoplan_trials(load_judgments(path, strict=strict, report=report))
+        if match not in ("name", "position"):
+            raise typer.BadParameter(f"--match must be name or position, not {match!r}")
+        trials, skipped = autoplan_trials(load_judgments(path, strict=strict, report=report), match)
     _warn_skipped(Console(stderr=True), report)
     print_tables(_inconsistency_tables(summarize(trials, skipped), kind), fmt)
 

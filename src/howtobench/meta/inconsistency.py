@@ -29,7 +29,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from howtobench.errors import DataError, RowError
-from howtobench.judges.base import Judgment
+from howtobench.judges.base import Judgment, SampleResult
 from howtobench.meta.judgments import SkipReport
 
 
@@ -94,19 +94,28 @@ def _shared_matrix(unit: str, trials: list[dict[str, float]]) -> Trials | None:
     return Trials(unit, common, np.array([[t[k] for k in common] for t in trials], dtype=float))
 
 
-def autoplan_trials(judgments: list[Judgment]) -> tuple[list[Trials], int]:
-    """l_k = s_k / S for each usable sample of each sampled judgment; also the number of units skipped."""
+def _shares(sample: SampleResult, total: float, match: str) -> dict[str, float]:
+    """l_k = s_k / S of one sample, keyed by aspect name or by position ('#1', '#2', ...)."""
+    scored = [(leaf.name, leaf.score) for leaf in sample.leaves if leaf.score is not None]
+    return {(name if match == "name" else f"#{k + 1}"): s / total for k, (name, s) in enumerate(scored)}
+
+
+def autoplan_trials(judgments: list[Judgment], match: str = "name") -> tuple[list[Trials], int]:
+    """l_k = s_k / S for each usable sample of each sampled judgment; also the number of units skipped.
+
+    Auto-planning names its aspects freely, so `match="name"` compares an aspect only when every sample
+    names it alike (the honest default); `match="position"` pairs the k-th aspect of every sample.
+    """
+    if match not in ("name", "position"):
+        raise ValueError(f"match must be 'name' or 'position', not {match!r}")
     out: list[Trials] = []
     skipped = 0
     for j in judgments:
         if len(j.samples) < 2:
             continue
-        trials = [
-            {leaf.name: leaf.score / s.score for leaf in s.leaves if leaf.score is not None}
-            for s in sorted(j.samples, key=lambda s: s.index)
-            if s.score is not None and s.score != 0 and s.status != "failed"
-        ]
-        found = _shared_matrix(f"{j.item_id}/{j.model}", trials)
+        usable = [(s, s.score) for s in sorted(j.samples, key=lambda s: s.index)
+                  if s.score is not None and s.score != 0 and s.status != "failed"]
+        found = _shared_matrix(f"{j.item_id}/{j.model}", [_shares(s, total, match) for s, total in usable])
         if found is None:
             skipped += 1
         else:
