@@ -35,8 +35,10 @@ from .options import (
 
 console = Console(stderr=True)
 
-MethodOpt = Annotated[str, typer.Option("--method", help="Judge method from the registry: tow (Tree-of-Writing), "
-                                        "bleu, rouge, or a baseline (single, autoplan, rubric, average).")]
+MethodOpt = Annotated[str, typer.Option("--method", help="Judge method from the registry: tow (Tree-of-Writing); "
+                                        "bleu (authors' BLEU-1, 0-100), rouge (ROUGE-L F1 as rouge-chinese, 0-1), "
+                                        "sacrebleu (standard sentence BLEU-4, 0-100); or an LLM baseline: single, "
+                                        "autoplan, rubric; or average (needs --from).")]
 OutOpt = Annotated[Path, typer.Option("-o", "--out", help="Output JSONL, one judgment per (method, item, model). "
                                       "Re-running with the same file resumes: finished judgments are skipped.")]
 ModelsOpt = Annotated[list[str] | None, typer.Option("--models", help="Only writings of these models (release "
@@ -48,9 +50,13 @@ NoReferenceOpt = Annotated[bool, typer.Option("--no-reference", help="Reference-
 RenormalizeOpt = Annotated[bool, typer.Option("--renormalize", help="When a leaf fails, still compute the root over "
                            "the scored leaves (weights renormalised); such judgments are flagged 'renormalized'. "
                            "Without it a failed leaf leaves the root empty.")]
-SamplesOpt = Annotated[int, typer.Option("--samples", min=1, help="Negotiate the edge weights n times per item "
-                       "(sampled, temperature 0.7) and report the mean root and every sample's root "
-                       "(negotiation-inconsistency analysis). Default 1: one deterministic negotiation.")]
+SamplesOpt = Annotated[int, typer.Option("--samples", min=1, help="Self-consistency, n samples at temperature 0.7. "
+                       "tow: negotiate the edge weights n times per item and report the mean root and every "
+                       "sample's root (negotiation-inconsistency analysis). single/autoplan/rubric: n judge calls "
+                       "per writing (cached per sample), every sample kept, score = mean of the valid samples. "
+                       "Default 1: one deterministic call.")]
+FromOpt = Annotated[Path | None, typer.Option("--from", help="For --method average: the ToW judgments file "
+                    "(from `howtobench judge --method tow`) whose leaves are re-aggregated with uniform weights.")]
 TreeOpt = Annotated[Path | None, typer.Option("--tree", help="Tree spec YAML (default: the paper's tree). Add a "
                     "leaf or change a scale by editing a copy of src/howtobench/judges/trees/default.yaml.")]
 MaxTokensOpt = Annotated[int | None, typer.Option("--judge-max-tokens", min=16, help="Max tokens of each judge "
@@ -61,7 +67,7 @@ NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="Do not draw 
 
 
 def _options(no_reference: bool, renormalize: bool, samples: int, tree: Path | None,
-             max_tokens: int | None) -> dict[str, Any]:
+             max_tokens: int | None, tow_results: Path | None = None) -> dict[str, Any]:
     """Only the options the user set, so methods that do not take them are not bothered by defaults."""
     options: dict[str, Any] = {}
     if no_reference:
@@ -74,6 +80,8 @@ def _options(no_reference: bool, renormalize: bool, samples: int, tree: Path | N
         options["tree"] = tree
     if max_tokens is not None:
         options["max_tokens"] = max_tokens
+    if tow_results is not None:
+        options["tow_results"] = tow_results
     return options
 
 
@@ -98,6 +106,7 @@ def judge(
     renormalize: RenormalizeOpt = False,
     samples: SamplesOpt = 1,
     tree: TreeOpt = None,
+    from_: FromOpt = None,
     judge_max_tokens: MaxTokensOpt = None,
     judge_base_url: JudgeBaseUrlOpt = None,
     judge_model: JudgeModelOpt = None,
@@ -132,7 +141,7 @@ def judge(
         endpoint=judge_endpoint(settings, base_url=judge_base_url, model=judge_model, api_key_env=judge_api_key_env,
                                 concurrency=judge_concurrency, rpm=judge_rpm, timeout=judge_timeout),
         cache_mode=cache_mode(no_cache, replay),  # type: ignore[arg-type]
-        options=_options(no_reference, renormalize, samples, tree, judge_max_tokens),
+        options=_options(no_reference, renormalize, samples, tree, judge_max_tokens, from_),
         concurrency=parallel,
         progress=not no_progress,
     )

@@ -28,7 +28,7 @@ JUDGE_MODULES: tuple[str, ...] = (
     "howtobench.judges.overlap",
     "howtobench.judges.baselines",
 )
-NO_MODEL_METHODS: frozenset[str] = frozenset({"bleu", "rouge"})
+NO_MODEL_METHODS: frozenset[str] = frozenset({"bleu", "rouge", "sacrebleu", "average"})
 
 
 @dataclass(frozen=True)
