@@ -86,3 +86,13 @@ def test_correlate_errors_and_dimension(tmp_path: Path) -> None:
     assert out.exit_code != 0 and "no judged writing has a human rating" in str(out.exception)
     out = CliRunner().invoke(app, ["meta", "correlate", str(results), "--human", str(human), "--human-dim", "x"])
     assert out.exit_code != 0 and "dimension 'x'" in str(out.exception)
+
+
+def test_correlate_without_ci(tmp_path: Path) -> None:
+    human, results = _files(tmp_path)
+    out = CliRunner().invoke(app, ["meta", "correlate", str(results), "--human", str(human), "--no-ci",
+                                   "--format", "csv", "--level", "sample", "--bootstrap", "20"])
+    assert out.exit_code == 0, out.output
+    header, row = out.stdout.splitlines()[:2]
+    assert header.startswith("Method,Cost ($),Comp ρ,Comp τ,Comp σ,Guide ρ") and "low" not in header
+    assert row == "tow,-,-,-,-,-,-,-,1.00,1.00,1.00,1.00,1.00,1.00"

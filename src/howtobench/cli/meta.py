@@ -58,6 +58,10 @@ DimOpt = Annotated[
     typer.Option("--human-dim", help="Correlate with this per-dimension human score (e.g. content) instead of the "
                  "overall score."),
 ]
+CiOpt = Annotated[
+    bool,
+    typer.Option("--ci/--no-ci", help="Show the 95% bootstrap interval next to each correlation (wide tables)."),
+]
 LevelOpt = Annotated[
     list[str] | None,
     typer.Option("--level", help="Which tables: system, sample (repeatable; default both)."),
@@ -74,6 +78,13 @@ def _warn_skipped(console: Console, report: SkipReport) -> None:
         console.print(f"[yellow]skipped[/] {err}", highlight=False)
     if report.count > 5:
         console.print(f"[yellow]... and {report.count - 5} more skipped rows[/]")
+
+
+def _ci_style(show: bool, fmt: str) -> str:
+    """Intervals as numeric columns for machines, inline text for people, or not at all."""
+    if not show:
+        return "none"
+    return "columns" if fmt in ("json", "csv") else "inline"
 
 
 def _human_scores(path: Path, strict: bool, console: Console, dim: str | None = None) -> dict[tuple[str, str], float]:
@@ -94,6 +105,7 @@ def correlate_cmd(
     level: LevelOpt = None,
     seed: SeedOpt = 0,
     bootstrap: BootOpt = 1000,
+    show_ci: CiOpt = True,
     fmt: FormatOpt = "rich",
     strict: StrictOpt = False,
 ) -> None:
@@ -106,7 +118,7 @@ def correlate_cmd(
     err = Console(stderr=True)
     scores = _human_scores(human, strict, err, human_dim)
     rows = correlate_results(load_results(results, strict=strict), scores, BootstrapSettings(bootstrap, seed))
-    ci = "columns" if fmt in ("json", "csv") else "inline"
+    ci = _ci_style(show_ci, fmt)
     print_tables([correlation_table(rows, lv, ci) for lv in (level or ["system", "sample"])], fmt)
 
 
@@ -136,6 +148,7 @@ def ablation_cmd(
     level: LevelOpt = None,
     seed: SeedOpt = 0,
     bootstrap: BootOpt = 1000,
+    show_ci: CiOpt = True,
     fmt: FormatOpt = "rich",
     strict: StrictOpt = False,
 ) -> None:
@@ -149,7 +162,7 @@ def ablation_cmd(
     judgments = load_judgments(results, strict=strict, report=report)
     _warn_skipped(err, report)
     rows = ablation_rows(judgments, scores, BootstrapSettings(bootstrap, seed))
-    ci = "columns" if fmt in ("json", "csv") else "inline"
+    ci = _ci_style(show_ci, fmt)
     tables = [correlation_table(rows, lv, ci, title="Ablation of ToW nodes") for lv in (level or ["system", "sample"])]
     print_tables(tables, fmt)
 

@@ -233,7 +233,8 @@ def correlation_table(rows: list[CorrelationRow], level: str, ci: str = "inline"
             cells.append(_cell(est, part, ci))
         table.add_row(*cells)
     n_items = ", ".join(f"{TASK_LABELS[t]} {rows[0].n_items.get(t, 0)}" for t in TASKS) if rows else ""
-    table.notes.append(f"items with human ratings: {n_items}; 95% bootstrap CIs over items")
+    ci_note = "" if ci == "none" else "; 95% bootstrap CIs over items"
+    table.notes.append(f"items with human ratings: {n_items}{ci_note}")
     return table
 
 
