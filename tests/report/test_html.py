@@ -9,6 +9,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 from typer.testing import CliRunner
 
 from howtobench.cli.main import app
@@ -248,5 +249,21 @@ def test_cli_writes_the_page(run_dir: Path, tmp_path: Path, bench: Path) -> None
 
 
 def test_heat_colour_runs_light_to_dark() -> None:
-    assert heat_colour(0.0) == ("#f7fbff", "#1b1f24")
+    assert heat_colour(0.0) == ("#deebf7", "#1b1f24")
     assert heat_colour(1.0) == ("#08306b", "#ffffff")
+
+
+def test_release_writings_and_instructions_from_the_benchmark(tmp_path: Path, bench_root: Path) -> None:
+    """With --data, the explorer shows the real instruction and the shipped writing of a judged item (escaped)."""
+    rows = [json.loads(line) for line in (bench_root / "guide" / "aligned.jsonl").read_text("utf-8").splitlines()[:2]]
+    judged = [Judgment(method="rouge", item_id=r["infer_id"], model="deepseek-r1", task="guide", genre="others",
+                       score=0.25) for r in rows]
+    path = tmp_path / "rouge.jsonl"
+    path.write_text("".join(j.model_dump_json() + "\n" for j in judged), encoding="utf-8")
+    page = build_report([path], ReportOptions(data_dir=bench_root, n_boot=50))
+    release = bench_root / "guide" / "inferences" / "deepseek-r1.jsonl"
+    texts = {w["infer_id"]: w["output"] for w in map(json.loads, release.read_text("utf-8").splitlines())}
+    for r in rows:
+        assert str(escape(r["basic_instruction"])) in page
+        assert str(escape(texts[r["infer_id"]])) in page
+    assert "2 of 2 items shown" in _text(page)

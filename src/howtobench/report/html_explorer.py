@@ -55,6 +55,7 @@ class ItemView:
     genre: str
     item_id: str
     instruction: str | None
+    information: str | None
     reference: str | None
     entries: list[EntryView]
 
@@ -146,6 +147,6 @@ def explorer(
         genre = item.genre if item else genre_of[(task, item_id)]
         entries = sorted(by_item[(task, item_id)], key=lambda e: order.get(e.column, len(order)))
         views.append(ItemView(task, genre, item_id, item.instruction if item else None,
-                              item.reference if item else None, entries))
+                              item.information if item else None, item.reference if item else None, entries))
     found = sum(e.writing is not None for v in views for e in v.entries)
     return ExplorerView(items=views, total=total, writings_found=found)

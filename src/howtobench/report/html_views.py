@@ -17,7 +17,7 @@ from howtobench.report.leaderboard import SCORE, Leaderboard
 from howtobench.report.render import DASH, cell_records, counts_grid, fmt, metric_title, paired_grid
 
 # Colour stops of the heatmap (light for the lowest mean of the table, deep blue for the highest).
-HEAT_STOPS = ((247, 251, 255), (158, 202, 225), (33, 113, 181), (8, 48, 107))
+HEAT_STOPS = ((222, 235, 247), (158, 202, 225), (33, 113, 181), (8, 48, 107))
 
 
 @dataclass(frozen=True)
