@@ -2,8 +2,10 @@
 
 System level: for each model, the mean judge score and the mean human score over the items of
 the task that both rated; Pearson / Kendall / Spearman across models. Sample level: for each item,
-the correlation across the models both rated, then the mean over items. 95% intervals come from a
-seeded bootstrap over items (the unit that was sampled when the meta-evaluation set was drawn).
+the correlation across the models both rated, then the mean over items; an item whose judge or human
+scores do not vary has no correlation and is left out of that mean (as scipy gives NaN for it). 95%
+intervals are percentile intervals of a seeded bootstrap over items (the unit that was sampled when the
+meta-evaluation set was drawn); near +-1 a percentile interval can sit just below the point estimate.
 
 Self-consistency results (judgments with n > 1 samples) give three rows: worst / best (min / max
 over sample indices of the correlation obtained with only that sample's scores, per cell) and the
@@ -51,9 +53,9 @@ class CorrelationRow:
 
 
 def _matrices(scores: Scores, human: Scores, items: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """items x models arrays of judge and human scores, NaN unless both exist."""
-    models = sorted({m for (i, m) in scores if (i, m) in human})
+    """items x models arrays of judge and human scores, NaN unless both exist (models rated on these items only)."""
     row = {item: k for k, item in enumerate(items)}
+    models = sorted({m for (i, m) in scores if i in row and (i, m) in human})
     col = {m: k for k, m in enumerate(models)}
     judge = np.full((len(items), len(models)), np.nan)
     hum = np.full_like(judge, np.nan)
