@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from howtobench.cli.main import app
 from howtobench.judges.base import Judgment, LeafResult
 from howtobench.llm.types import Usage
-from howtobench.report.html import ReportOptions, build_report
+from howtobench.report.html import SMOKE_BANNER, ReportOptions, build_report
 from howtobench.report.html_inputs import scrub
 from howtobench.report.html_views import heat_colour
 from howtobench.report.leaderboard import build_leaderboard
@@ -267,3 +267,11 @@ def test_release_writings_and_instructions_from_the_benchmark(tmp_path: Path, be
         assert str(escape(r["basic_instruction"])) in page
         assert str(escape(texts[r["infer_id"]])) in page
     assert "2 of 2 items shown" in _text(page)
+
+
+def test_smoke_run_says_so_once(run_dir: Path) -> None:
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    (run_dir / "manifest.json").write_text(json.dumps({**manifest, "smoke": True}), encoding="utf-8")
+    page = build_report([run_dir])
+    assert page.count(SMOKE_BANNER) == 1
+    assert "SMOKE · HoWToBench run demo" in _text(page)

@@ -78,7 +78,7 @@ def render_report(
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "toolkit": howtobench.__version__,
         "sources": list(sources),
-        "smoke_banner": SMOKE_BANNER if manifest and manifest.get("smoke") else "",
+        "smoke_banner": SMOKE_BANNER if manifest and manifest.get("smoke") and not lb.notes else "",
         "bars": views.all_bars(lb),
         "tables": views.leaderboard_tables(lb),
         "heatmap": views.heatmap(lb),
@@ -184,11 +184,3 @@ def write_report(paths: Sequence[Path], out: Path, options: ReportOptions | None
     out.write_text(html, encoding="utf-8")
     return out
 
-
-def report_for_run(run_dir: Path, lb: Leaderboard, explorer_limit: int = DEFAULT_LIMIT) -> str:
-    """The page of a finished run directory, for the leaderboard the run just computed (no second bootstrap)."""
-    sources = find_sources([run_dir])
-    judgments = load_judgments(sources.judgment_files)
-    data_dir = data_dir_for(sources, None)
-    items = _run_items(load_report_items(data_dir, {j.task for j in judgments}), sources.manifest)
-    return _render_with_texts(lb, judgments, sources, data_dir, items, explorer_limit)
