@@ -72,6 +72,9 @@ def server_command(model: Path, port: int, n_ctx: int = N_CTX) -> list[str]:
         "--model", str(model), "--model_alias", LOCAL_MODEL,
         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx),
         "--chat_format", "gemma",  # the GGUF carries no chat template; llama-2's fallback makes it answer nothing
+        # The server's default (True) copies the 262k-vocabulary logits of every prompt token: ~1 MB per token,
+        # gigabytes of memory and much slower prompts. We never ask for logprobs.
+        "--logits_all", "false",
     ]
 
 
