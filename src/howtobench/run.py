@@ -40,6 +40,7 @@ from howtobench.judges.runner import run_judge
 from howtobench.llm.accounting import usage_from_log
 from howtobench.llm.client import open_client
 from howtobench.llm.types import LLMClient, SamplingParams, Usage
+from howtobench.report.html import write_report
 from howtobench.report.leaderboard import Leaderboard, build_leaderboard
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import to_csv, to_json, to_markdown
@@ -276,6 +277,7 @@ def _write_outputs(settings: RunSettings, board: Leaderboard, manifest: dict[str
     (d / "leaderboard.json").write_text(to_json(board), encoding="utf-8")
     (d / "leaderboard.csv").write_text(to_csv(board), encoding="utf-8")
     (d / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    write_report([d], d / "report.html")  # the same page as `howtobench report RUN_DIR`
 
 
 # ------------------------------------------------------------------ manifest
