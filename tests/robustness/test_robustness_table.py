@@ -71,3 +71,20 @@ def test_same_seed_same_intervals_and_rendering() -> None:
     assert robustness_table({"tow": tow_sets()}, ["drop", "inject-end"], seed=3) == first
     text = render(as_table(first), "markdown")
     assert "| tow | 5.50 | 2 | -1.00 [-1.00, -1.00] | +1.00 [+1.00, +1.00]▲* |" in text
+
+
+def test_blind_judge_and_unchanged_writings() -> None:
+    sets = {ORIGINAL: [j("bleu", "i1", "m", 40.0), j("bleu", "i2", "m", 50.0)],
+            "shuffle": [j("bleu", "i1", "m+shuffle", 40.0), j("bleu", "i2", "m+shuffle", 50.0)],
+            "drop": [j("bleu", "i1", "m+drop", 40.0), j("bleu", "i2", "m+drop", 44.0)]}
+    table = robustness_table({"bleu": sets}, ["shuffle", "drop"], unchanged={("i1", "m+drop")})
+    shuffle, drop = table.rows[0].cells["shuffle"], table.rows[0].cells["drop"]
+    assert (shuffle.mean_delta, shuffle.flag) == (0.0, "○")
+    assert (drop.n, drop.unchanged, drop.mean_delta, drop.flag) == (1, 1, -6.0, "")
+    assert "did not change the text: drop 1." in "\n".join(as_table(table).notes)
+
+
+def test_zero_to_one_scales_get_more_digits() -> None:
+    sets = {ORIGINAL: [j("rouge", "i1", "m", 0.1234)], "drop": [j("rouge", "i1", "m+drop", 0.1200)]}
+    text = render(as_table(robustness_table({"rouge": sets}, ["drop"], n_boot=10)), "markdown")
+    assert "| rouge | 0.1234 | 1 | -0.0034 [-0.0034, -0.0034] |" in text

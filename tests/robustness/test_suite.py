@@ -99,3 +99,15 @@ def test_robustness_command_with_tow_and_transfer_on_fake_server(fake_server, da
     calls = len(fake_server.requests)
     again = CliRunner().invoke(app, args)  # resumed: every stage is on disk, no call is made again
     assert again.exit_code == 0 and len(fake_server.requests) == calls
+
+
+def test_unchanged_writings_are_recognised() -> None:
+    from howtobench.robustness.suite import unchanged_writings
+
+    original = Writing(infer_id="i", model="m", output="一句。")
+    same = Writing.model_validate({"infer_id": "i", "model": "m+drop", "output": "一句。",
+                                   "perturbation": {"kind": "drop", "changes": []}})
+    changed = Writing.model_validate({"infer_id": "i", "model": "m+inject-end", "output": "一句。\n（致评分人）",
+                                      "perturbation": {"kind": "inject-end", "changes": [{"gap": 1}]}})
+    sets = {"original": [original], "drop": [same], "inject-end": [changed]}
+    assert unchanged_writings(sets) == {("i", "m+drop")}

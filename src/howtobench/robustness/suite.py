@@ -39,7 +39,8 @@ from howtobench.llm.types import LLMClient
 from howtobench.robustness.apply import check_kinds, derive_seed, perturb_writings
 from howtobench.robustness.clients import optional_client
 from howtobench.robustness.files import Contexts, failures_path, write_writings
-from howtobench.robustness.table import ORIGINAL, RobustnessTable, robustness_table
+from howtobench.robustness.table import ORIGINAL, RobustnessTable, robustness_table, source_model
+from howtobench.robustness.text_units import paragraphs
 from howtobench.robustness.transfer import TRANSFER_KINDS
 
 NO_LLM_METHODS = NO_MODEL_METHODS | frozenset(OVERLAP_METHODS)
@@ -118,6 +119,21 @@ async def _perturbed(run_dir: Path, kind: str, sample: list[Writing], items: dic
     return done
 
 
+def unchanged_writings(sets: dict[str, list[Writing]]) -> set[tuple[str, str]]:
+    """(item, model) of perturbed writings that record no change or keep the original's paragraphs."""
+    originals = {(w.item_id, w.model): paragraphs(w.output) for w in sets.get(ORIGINAL, [])}
+    out = set()
+    for kind, writings in sets.items():
+        if kind == ORIGINAL:
+            continue
+        for w in writings:
+            record = (w.model_extra or {}).get("perturbation") or {}
+            same = originals.get((w.item_id, source_model(w.model, kind))) == paragraphs(w.output)
+            if same or not record.get("changes"):
+                out.add((w.item_id, w.model))
+    return out
+
+
 async def _judge_all(run_dir: Path, methods: Sequence[str], sets: dict[str, list[Writing]], items: dict[str, Item],
                      client: LLMClient | None, options: dict[str, Any],
                      progress: bool) -> dict[str, dict[str, list[Judgment]]]:
@@ -171,6 +187,7 @@ async def run_suite(
             sets[kind] = await _perturbed(run_dir, kind, sample, items, config.seed, writer_client)
         judgments = await _judge_all(run_dir, config.methods, sets, items, judge_client, dict(config.judge_options),
                                      progress)
-    table = robustness_table(judgments, kinds, seed=config.seed, n_boot=config.n_boot)
+    table = robustness_table(judgments, kinds, unchanged=unchanged_writings(sets), seed=config.seed,
+                             n_boot=config.n_boot)
     _write_table(run_dir, table)
     return table

@@ -5,11 +5,14 @@ the initial mean score, then one cell per perturbation kind. A cell pairs every 
 with the judgment of the writing it came from (model `<source>+<kind>` -> `<source>`, same item)
 and reports the mean of (perturbed − original) over the pairs where both have a score, with a
 seeded percentile-bootstrap 95% interval. Failed or missing judgments never enter a mean; they
-are counted in `missing`.
+are counted in `missing`. Writings the perturbation left unchanged (e.g. `drop` on a one-sentence
+text, `strip-headings` on a text without headings) test nothing: when the caller names them in
+`unchanged` they are left out and counted in `unchanged`.
 
 What is flagged (the paper's "undesired changes"):
 - a damaging perturbation (every kind but `reference`) whose mean change is above zero: the judge
   rewarded the damage (`▲`; `▲*` when the whole interval is above zero);
+- a damaging perturbation that changed no score at all (`○`): the judge is blind to it;
 - the `reference` control, whose cell shows the mean ABSOLUTE score of the human reference, when
   the row has a known reference anchor (ToW 6; BLEU-1 and sacreBLEU 100; ROUGE-L 1) that lies
   outside the 95% interval of that mean (`≠`). Rows without an anchor are not flagged.
@@ -18,6 +21,7 @@ What is flagged (the paper's "undesired changes"):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,6 +43,7 @@ class Cell:
     kind: str
     n: int
     missing: int
+    unchanged: int
     mean_delta: float | None
     ci: tuple[float, float] | None
     mean_score: float | None = None
@@ -81,34 +86,41 @@ def source_model(model: str, kind: str) -> str:
     return model.removesuffix(f"+{kind}")
 
 
-def _pairs(originals: Mapping[tuple[str, str], Judgment], perturbed: Sequence[Judgment], kind: str,
-           node: str | None) -> tuple[list[tuple[float, float]], int]:
-    pairs, missing = [], 0
+Key = tuple[str, str]
+
+
+def _pairs(originals: Mapping[Key, Judgment], perturbed: Sequence[Judgment], kind: str, node: str | None,
+           unchanged: AbstractSet[Key]) -> tuple[list[tuple[float, float]], int, int]:
+    pairs, missing, same = [], 0, 0
     for j in perturbed:
+        if (j.item_id, j.model) in unchanged:
+            same += 1
+            continue
         before = _value(originals.get((j.item_id, source_model(j.model, kind))), node)
         after = _value(j, node)
         if before is None or after is None:
             missing += 1
         else:
             pairs.append((before, after))
-    return pairs, missing
+    return pairs, missing, same
 
 
-def _cell(label: str, kind: str, pairs: list[tuple[float, float]], missing: int, anchor: float | None,
+def _cell(label: str, kind: str, pairs: list[tuple[float, float]], counts: tuple[int, int], anchor: float | None,
           seed: int, n_boot: int) -> Cell:
+    missing, same = counts
     if not pairs:
-        return Cell(kind, 0, missing, None, None)
+        return Cell(kind, 0, missing, same, None, None)
     before, after = np.array(pairs, dtype=np.float64).T
     deltas = after - before
     ci = bootstrap_ci(deltas, n_boot=n_boot, rng=rng_for(seed, f"{label}|{kind}|delta"))
     mean = float(deltas.mean())
     if expectation(kind) == "down":
-        flag = ("▲*" if ci and ci[0] > 0 else "▲") if mean > 0 else ""
-        return Cell(kind, len(pairs), missing, mean, ci, flag=flag)
+        flag = ("▲*" if ci and ci[0] > 0 else "▲") if mean > 0 else "○" if not deltas.any() else ""
+        return Cell(kind, len(pairs), missing, same, mean, ci, flag=flag)
     score_ci = bootstrap_ci(after, n_boot=n_boot, rng=rng_for(seed, f"{label}|{kind}|score"))
     tol = ANCHOR_TOLERANCE * max(1.0, abs(anchor or 0.0))
     off = anchor is not None and score_ci is not None and not score_ci[0] - tol <= anchor <= score_ci[1] + tol
-    return Cell(kind, len(pairs), missing, mean, ci, float(after.mean()), score_ci, "≠" if off else "")
+    return Cell(kind, len(pairs), missing, same, mean, ci, float(after.mean()), score_ci, "≠" if off else "")
 
 
 def _nodes(judgments: Sequence[Judgment]) -> list[str]:
@@ -120,10 +132,14 @@ def robustness_table(
     kinds: Sequence[str],
     *,
     anchors: Mapping[str, float] = REFERENCE_ANCHORS,
+    unchanged: AbstractSet[Key] = frozenset(),
     seed: int = 0,
     n_boot: int = 1000,
 ) -> RobustnessTable:
-    """Build the table from judgments[method][set], where set is "original" or a perturbation kind."""
+    """Build the table from judgments[method][set], where set is "original" or a perturbation kind.
+
+    `unchanged` holds the (item id, perturbed model) of writings the perturbation did not change.
+    """
     rows: list[Row] = []
     for method, sets in judgments.items():
         originals = {(j.item_id, j.model): j for j in sets.get(ORIGINAL, ())}
@@ -132,11 +148,15 @@ def robustness_table(
             initial = [v for j in originals.values() if (v := _value(j, node)) is not None]
             cells = {}
             for kind in kinds:
-                pairs, missing = _pairs(originals, sets.get(kind, ()), kind, node)
-                cells[kind] = _cell(label, kind, pairs, missing, anchors.get(label), seed, n_boot)
+                pairs, missing, same = _pairs(originals, sets.get(kind, ()), kind, node, unchanged)
+                cells[kind] = _cell(label, kind, pairs, (missing, same), anchors.get(label), seed, n_boot)
             mean = float(np.mean(initial)) if initial else None
             rows.append(Row(label, method, node, mean, len(initial), cells))
     return RobustnessTable(tuple(kinds), tuple(rows), seed, n_boot)
+
+
+def _fmt(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
 
 
 def _show(cell: Cell, digits: int) -> str:
@@ -154,12 +174,19 @@ def as_table(table: RobustnessTable, digits: int = 2) -> Table:
     out = Table(title="Robustness (Table 7 shape): initial score, then mean change under each perturbation",
                 columns=["method", "init", "n", *table.kinds], digits=digits)
     for row in table.rows:
-        out.add_row(row.label, row.initial, row.n_initial, *(_show(row.cells[k], digits) for k in table.kinds))
+        places = digits + 2 if row.initial is not None and abs(row.initial) <= 1 else digits  # 0-1 scales (ROUGE)
+        out.add_row(row.label, _fmt(row.initial, places), row.n_initial,
+                    *(_show(row.cells[k], places) for k in table.kinds))
     out.notes = [
         "Cells: mean(perturbed − original) [95% bootstrap CI] over writings with both scores; "
         f"{table.n_boot} resamples, seed {table.seed}.",
-        "▲ the score ROSE under damage (▲* the whole CI is above 0): an undesired change.",
+        "▲ the score ROSE under damage (▲* the whole CI is above 0): an undesired change. "
+        "○ no score changed at all: the judge is blind to this perturbation.",
         "reference: mean absolute score of the human reference [CI]; ≠ its CI misses the reference anchor "
         "(tow 6, bleu/sacrebleu 100, rouge 1).",
     ]
+    first = table.rows[0].cells if table.rows else {}
+    skipped = [f"{kind} {first[kind].unchanged}" for kind in table.kinds if kind in first and first[kind].unchanged]
+    if skipped:
+        out.notes.append("Left out because the perturbation did not change the text: " + ", ".join(skipped) + ".")
     return out
