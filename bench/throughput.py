@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import tempfile
 import time
@@ -22,6 +23,15 @@ from fake_server import FakeServerProcess  # noqa: E402
 from howtobench.config import EndpointConfig  # noqa: E402
 from howtobench.llm.client import CacheMode, open_client  # noqa: E402
 from howtobench.llm.types import ChatRequest  # noqa: E402
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of another process (Linux /proc); 0 where unavailable."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def drive(base_url: str, calls: int, concurrency: int, cache: CacheMode, workspace: Path) -> tuple[float, float]:
@@ -51,12 +61,16 @@ def main() -> None:
     capacity = args.slots / args.latency
     with FakeServerProcess(latency=args.latency, capacity=args.slots) as server, \
             tempfile.TemporaryDirectory() as tmp:
+        server_cpu = process_cpu_s(server.pid)
         wall, cpu = asyncio.run(drive(server.base_url, args.calls, args.concurrency, args.cache, Path(tmp)))
+        server_cpu = process_cpu_s(server.pid) - server_cpu
     rate = args.calls / wall
     print(f"calls: {args.calls}  concurrency: {args.concurrency}  "
           f"server: {args.slots} slots x {args.latency * 1000:g} ms = {capacity:g} calls/s  cache: {args.cache}")
     print(f"throughput: {rate:.0f} calls/s  ratio to capacity: {rate / capacity:.3f}  "
-          f"client CPU: {cpu / args.calls * 1000:.3f} ms/call")
+          f"client CPU: {cpu / args.calls * 1000:.3f} ms/call  "
+          f"(server CPU: {server_cpu / args.calls * 1000:.3f} ms/call)")
+    print(f"load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":

@@ -473,6 +473,11 @@ class FakeServerProcess:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    @property
+    def pid(self) -> int:
+        assert self._proc is not None, "not started"
+        return self._proc.pid
+
     def __enter__(self) -> FakeServerProcess:
         cmd = [sys.executable, __file__, "--latency", str(self.latency), "--fault-rate", str(self.fault_rate),
                "--seed", str(self.seed)]
