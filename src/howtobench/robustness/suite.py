@@ -5,8 +5,9 @@ A run directory holds one file per stage, so a killed run resumes where it stopp
     manifest.json                       the sampling settings (a resumed run must match them)
     sample.jsonl                        the sampled release writings (originals)
     perturbed/<kind>.jsonl              perturbed writings (`<model>+<kind>`), failures beside them
-    judgments/<method>/<set>.jsonl      one judgment file per method and set (original or kind),
-                                        written by the shared resumable runner
+    judgments/<method>.jsonl            one judgment file per method, originals and every perturbed
+                                        set together (models `<model>` and `<model>+<kind>`), written
+                                        by the shared resumable runner; `howtobench leaderboard` reads it
     table.json                          the computed table
 
 Every LLM call (genre transfers, LLM judges) goes through the cached client layer. The writer
@@ -137,15 +138,14 @@ def unchanged_writings(sets: dict[str, list[Writing]]) -> set[tuple[str, str]]:
 async def _judge_all(run_dir: Path, methods: Sequence[str], sets: dict[str, list[Writing]], items: dict[str, Item],
                      client: LLMClient | None, options: dict[str, Any],
                      progress: bool) -> dict[str, dict[str, list[Judgment]]]:
+    """One runner call per method over every set at once (full concurrency, one resumable file per method)."""
+    pairs = [(items[w.item_id], w) for writings in sets.values() for w in writings]
     out: dict[str, dict[str, list[Judgment]]] = {}
     for method in methods:
-        judge = build_judge(method, None if method in NO_LLM_METHODS else client,
-                            {} if method in NO_LLM_METHODS else options)
-        out[method] = {}
-        for name, writings in sets.items():
-            pairs = [(items[w.item_id], w) for w in writings]
-            path = run_dir / "judgments" / method / f"{name}.jsonl"
-            out[method][name] = await run_judge(judge, pairs, path, progress=progress)
+        llm = method not in NO_LLM_METHODS
+        judge = build_judge(method, client if llm else None, options if llm else {})
+        done = iter(await run_judge(judge, pairs, run_dir / "judgments" / f"{method}.jsonl", progress=progress))
+        out[method] = {name: [next(done) for _ in writings] for name, writings in sets.items()}
     return out
 
 
