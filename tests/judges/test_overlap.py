@@ -13,7 +13,7 @@ from rouge_chinese import Rouge
 from howtobench.data.loader import load_items, load_release_writings
 from howtobench.data.models import Item, Writing
 from howtobench.judges.base import JUDGES
-from howtobench.judges.overlap import OverlapJudge, score_overlap
+from howtobench.judges.overlap import OverlapJudge, corpus_sacrebleu_by_model, score_overlap
 from howtobench.judges.overlap_metrics import (
     bleu1,
     lcs_length,
@@ -152,3 +152,13 @@ def test_batch_keeps_pair_order_and_workers_give_the_same_values() -> None:
     assert serial["bleu"][2].status == "empty" and serial["rouge"][0].score == _rouge_chinese_f(ZH_CAND, ZH_REF)
     for method in ("bleu", "rouge", "sacrebleu"):
         assert [j.score for j in serial[method]] == [j.score for j in forked[method]]
+
+
+def test_corpus_sacrebleu_per_model_counts_empty_writings() -> None:
+    hyps, refs = [ZH_CAND, ""], [ZH_REF, "今天天气不错，我们一起去公园散步吧。"]
+    pairs = [(_item(r, item_id=f"i{k}"), Writing(infer_id=f"i{k}", model="m", output=h))
+             for k, (h, r) in enumerate(zip(hyps, refs, strict=True))]
+    judged = score_overlap(pairs, methods=("sacrebleu",))["sacrebleu"]
+    assert judged[1].status == "empty" and judged[1].meta["ref_len"] > 0
+    expected = sacrebleu.corpus_bleu(hyps, [refs], tokenize="zh").score
+    assert corpus_sacrebleu_by_model(judged) == {"m": pytest.approx(expected)}

@@ -14,8 +14,8 @@ optionally on several processes.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -32,6 +32,7 @@ from howtobench.judges.overlap_metrics import (
     TextTokens,
     bleu1,
     rouge_l,
+    sacrebleu_corpus,
     sacrebleu_sentence,
     sacrebleu_signature,
     tokenize,
@@ -96,7 +97,9 @@ def overlap_judgment(method: str, item: Item, writing: Writing, ref: PreparedRef
     if ref is None:
         return base.model_copy(update={"status": "failed", "failures": ["item has no reference text"]})
     if writing.is_empty or hyp is None:
-        return base.model_copy(update={"score": 0.0, "status": "empty", "failures": ["empty writing"]})
+        # sacreBLEU still gets its statistics: an empty hypothesis counts in corpus BLEU (reference length)
+        meta = _sacrebleu(ref, TextTokens((), ()), "")[1] if method == "sacrebleu" else {}
+        return base.model_copy(update={"score": 0.0, "status": "empty", "failures": ["empty writing"], "meta": meta})
     score, meta = SCORERS[method](ref, hyp, writing.output)
     return base.model_copy(update={"score": score, "meta": meta})
 
@@ -125,6 +128,15 @@ def _factory(method: str) -> Callable[..., Judge]:
 
 for _method in OVERLAP_METHODS:
     register_judge(_method)(_factory(_method))
+
+
+def corpus_sacrebleu_by_model(judgments: Iterable[Judgment]) -> dict[str, float]:
+    """Corpus BLEU-4 (0-100) per model from "sacrebleu" judgments' statistics (sums first, as sacreBLEU does)."""
+    stats: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for j in judgments:
+        if j.method == "sacrebleu" and "counts" in j.meta:
+            stats[j.model].append(j.meta)
+    return {model: sacrebleu_corpus(rows) for model, rows in sorted(stats.items())}
 
 
 def score_item(item: Item, writings: Sequence[Writing], methods: Sequence[str]) -> list[list[Judgment]]:
