@@ -216,7 +216,8 @@ async def test_max_completion_tokens_and_response_format_modes(fake_server: Fake
     sent = fake_server.requests[0]
     assert result.ok and sent["max_completion_tokens"] == 64 and "max_tokens" not in sent
     assert sent["response_format"] == {"type": "json_object"}
-    assert "JSON" in sent["messages"][-1]["content"]
+    assert len(sent["messages"]) == 1 and sent["messages"][0]["content"].startswith("评分\n\n")
+    assert "JSON" in sent["messages"][0]["content"]
 
 
 async def test_waiters_take_over_when_the_shared_call_is_cancelled(fake_server: FakeServer, endpoint: EndpointConfig,

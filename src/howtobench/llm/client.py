@@ -185,8 +185,8 @@ class OpenAIClient:
                                              request.schema_name, inline_schema=self.endpoint.json_object_schema)
             if fmt is not None:
                 body["response_format"] = fmt
-            if self.endpoint.response_format != "json_schema":
-                messages.append({"role": "user", "content": structured.schema_instruction(request.response_schema)})
+            if self.endpoint.response_format != "json_schema":  # the server will not enforce it: tell the model
+                structured.add_instruction(messages, structured.schema_instruction(request.response_schema))
         return body
 
     async def _ask_until_valid(self, request: ChatRequest, body: dict[str, Any], payload: str

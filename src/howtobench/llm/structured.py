@@ -60,6 +60,14 @@ def schema_instruction(schema: dict[str, Any]) -> str:
     )
 
 
+def add_instruction(messages: list[dict[str, str]], instruction: str) -> None:
+    """Append to the last user turn (many chat templates reject two user turns in a row), else add one."""
+    if messages and messages[-1].get("role") == "user":
+        messages[-1] = {**messages[-1], "content": f"{messages[-1].get('content', '')}\n\n{instruction}"}
+    else:
+        messages.append({"role": "user", "content": instruction})
+
+
 def extract_json(text: str) -> Any:
     """Parse the JSON object in a reply: the whole text, a fenced block, or the outermost {...}."""
     candidates = [text.strip()]
