@@ -72,6 +72,7 @@ def render_report(
 ) -> str:
     """The page for an already built leaderboard and the judgments it was built from."""
     by_id = {it.id: it for it in items or ()}
+    tables = views.leaderboard_tables(lb)
     context = {
         "lb": lb,
         "title": lb.title,
@@ -80,7 +81,8 @@ def render_report(
         "sources": list(sources),
         "smoke_banner": SMOKE_BANNER if manifest and manifest.get("smoke") and not lb.notes else "",
         "bars": views.all_bars(lb),
-        "tables": views.leaderboard_tables(lb),
+        "tables": tables,
+        "node_summary": views.node_summary(tables),
         "heatmap": views.heatmap(lb),
         "counts": views.counts_view(lb),
         "paired": views.paired_view(lb),

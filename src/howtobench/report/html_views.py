@@ -70,6 +70,18 @@ def leaderboard_tables(lb: Leaderboard) -> list[TableView]:
     return out
 
 
+def node_summary(tables: Sequence[TableView]) -> list[tuple[str, list[CellView | None]]]:
+    """The All line of every node table, one row per node: the breakdown at a glance."""
+    out = []
+    for t in tables:
+        if t.metric == SCORE:
+            continue
+        line = next((cells for group, _, cells in t.rows if group == "all"), None)
+        if line is not None:
+            out.append((t.metric, line[: len(t.header)]))
+    return out
+
+
 def _cell_view(rec: dict[str, Any]) -> CellView:
     return CellView(
         mean=fmt(rec["mean"]),
