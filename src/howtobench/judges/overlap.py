@@ -24,6 +24,7 @@ from multiprocessing.pool import Pool
 from typing import Any
 
 import jieba
+import sacrebleu
 
 from howtobench.data.models import Item, Language, Writing
 from howtobench.judges.base import Judge, Judgment, register_judge
@@ -65,7 +66,8 @@ def _prepared(text: str, language: Language) -> PreparedReference:
 
 
 def _tokenizer_name(language: Language) -> str:
-    return "13a-lowercase" if language == "en" else "jieba"
+    """Part of each score's reproducibility record (token streams change with the tokenizer's version)."""
+    return f"sacrebleu-13a-lowercase {sacrebleu.__version__}" if language == "en" else f"jieba {jieba.__version__}"
 
 
 def _bleu(ref: PreparedReference, hyp: TextTokens, text: str) -> tuple[float, dict[str, Any]]:
