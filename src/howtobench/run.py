@@ -17,7 +17,6 @@ writings of those items): a smoke test of the whole pipeline on a laptop, labell
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -33,11 +32,13 @@ import howtobench
 from howtobench.config import EndpointConfig
 from howtobench.data.loader import load_items, load_release_writings, load_writings_file, select_items
 from howtobench.data.models import TASKS, Item, Writing
-from howtobench.errors import ConfigError, DataError, JudgeError
+from howtobench.errors import ConfigError, DataError
 from howtobench.generate import GenerateSettings, GenerateSummary, generate_writings, template_hash
-from howtobench.judges.base import JUDGES, Judge, Judgment
+from howtobench.judges.base import Judgment
+from howtobench.judges.job import NO_MODEL_METHODS, build_judge
 from howtobench.judges.runner import run_judge
 from howtobench.llm.accounting import usage_from_log
+from howtobench.llm.cache import DB_NAME
 from howtobench.llm.client import open_client
 from howtobench.llm.types import LLMClient, SamplingParams, Usage
 from howtobench.report.html import write_report
@@ -46,16 +47,10 @@ from howtobench.report.paper import paper_table4
 from howtobench.report.render import to_csv, to_json, to_markdown
 
 SMOKE_PER_TASK = 2
-SMOKE_MAX_TOKENS = 384
+SMOKE_MAX_TOKENS = 256
 SMOKE_NOTE = (
     "SMOKE JUDGE: every score here comes from the embedded Gemma-3-270M base model, run offline to show that the "
     "pipeline works end to end. These numbers say nothing about how well the models write."
-)
-# Modules that register judges when imported (the registry is filled by `register_judge` decorators).
-JUDGE_MODULES = (
-    "howtobench.judges.tree_of_writing",
-    "howtobench.judges.overlap",
-    "howtobench.judges.baselines",
 )
 
 
@@ -73,6 +68,7 @@ class RunSettings(BaseModel):
     limit: int | None = None
     ids: tuple[str, ...] | None = None
     method: str = "tow"
+    judge_options: dict[str, Any] = Field(default_factory=dict)
     writer: EndpointConfig | None = None
     judge: EndpointConfig | None = None
     writings: tuple[Path, ...] = ()
@@ -91,7 +87,11 @@ class RunSettings(BaseModel):
     @property
     def uses_local(self) -> bool:
         """True when the embedded model stands in for a missing judge (or a missing writer that must write)."""
-        return self.judge is None or (self.generate and self.writer is None)
+        return self.needs_local_judge or (self.generate and self.writer is None)
+
+    @property
+    def needs_local_judge(self) -> bool:
+        return self.judge is None and self.method not in NO_MODEL_METHODS
 
     @property
     def run_id(self) -> str:
@@ -148,10 +148,9 @@ def _user_writings(settings: RunSettings, all_items: Sequence[Item]) -> list[Wri
 
 
 @asynccontextmanager
-async def _endpoints(settings: RunSettings) -> AsyncIterator[tuple[EndpointConfig | None, EndpointConfig]]:
+async def _endpoints(settings: RunSettings) -> AsyncIterator[tuple[EndpointConfig | None, EndpointConfig | None]]:
     """(writer, judge): the configured endpoints, the embedded local model standing in for missing ones."""
     if not settings.uses_local:
-        assert settings.judge is not None
         yield settings.writer, settings.judge
         return
     try:
@@ -159,20 +158,8 @@ async def _endpoints(settings: RunSettings) -> AsyncIterator[tuple[EndpointConfi
     except ImportError as exc:  # the [local] extra is not installed
         raise ConfigError(f"no endpoint configured and the local model is unavailable ({exc})") from exc
     async with local_endpoint() as local:
-        yield (settings.writer or local) if settings.generate else settings.writer, settings.judge or local
-
-
-def make_judge(method: str, client: LLMClient) -> Judge:
-    """A judge from the registry; judge modules are imported first so their decorators have run."""
-    for module in JUDGE_MODULES:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-    if method not in JUDGES:
-        raise JudgeError(f"unknown judge method {method!r}; known: {', '.join(sorted(JUDGES)) or 'none'}")
-    return JUDGES[method](client=client)
+        writer = (settings.writer or local) if settings.generate else settings.writer
+        yield writer, local if settings.needs_local_judge else settings.judge
 
 
 # ------------------------------------------------------------------ the run
@@ -223,13 +210,28 @@ async def _generate(
     return summary, load_writings_file(out, items)
 
 
-async def _judge(settings: RunSettings, judge_ep: EndpointConfig, pairs: list[tuple[Item, Writing]]) -> list[Judgment]:
+async def _judge(
+    settings: RunSettings, judge_ep: EndpointConfig | None, pairs: list[tuple[Item, Writing]]
+) -> list[Judgment]:
     out = settings.run_dir / "judgments" / f"{settings.method}.jsonl"
+    async with _judge_client(settings, judge_ep) as client:
+        judge = build_judge(settings.method, client, settings.judge_options)
+        # The local llama.cpp server answers one request at a time and reuses only the previous prompt's prefix:
+        # judging one writing at a time keeps its leaf prompts (which share a long prefix) back to back.
+        concurrency = 1 if settings.needs_local_judge else settings.concurrency
+        return await run_judge(judge, pairs, out, concurrency=concurrency, progress=settings.progress)
+
+
+@asynccontextmanager
+async def _judge_client(settings: RunSettings, judge_ep: EndpointConfig | None) -> AsyncIterator[LLMClient | None]:
+    """The judge's client; none for the overlap metrics, which call no model."""
+    if judge_ep is None or settings.method in NO_MODEL_METHODS:
+        yield None
+        return
     async with open_client(
         judge_ep, workspace=settings.workspace, cache_mode=settings.cache_mode, run_id=settings.run_id
     ) as client:
-        judge = make_judge(settings.method, client)
-        return await run_judge(judge, pairs, out, concurrency=settings.concurrency, progress=settings.progress)
+        yield client
 
 
 def _pairs(items: Sequence[Item], writings: Sequence[Writing]) -> list[tuple[Item, Writing]]:
@@ -259,7 +261,7 @@ async def run_benchmark(settings: RunSettings) -> RunResult:
 
 
 def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Sequence[Item]) -> Leaderboard:
-    smoke = settings.judge is None
+    smoke = settings.needs_local_judge
     return build_leaderboard(
         judgments,
         seed=settings.seed,
@@ -289,11 +291,13 @@ def data_version(data_dir: Path, tasks: Sequence[str]) -> dict[str, str]:
 
 
 def _usage(settings: RunSettings) -> dict[str, dict[str, Any]]:
-    by_purpose: dict[str, Usage] = {}
-    for (_, purpose), usage in usage_from_log(settings.workspace, settings.run_id).items():
-        by_purpose[purpose] = by_purpose.get(purpose, Usage()) + usage
-    total = sum(by_purpose.values(), Usage())
-    return {**{p: u.model_dump() for p, u in sorted(by_purpose.items())}, "total": total.model_dump()}
+    """Tokens, calls, cost, failures and retries per purpose over every resume of this run (from the call log)."""
+    if not (settings.workspace / DB_NAME).exists():  # a run that called no model (overlap metrics, given writings)
+        return {"total": Usage().model_dump()}
+    rows = usage_from_log(settings.workspace, settings.run_id)
+    out = {r.purpose: {**r.usage.model_dump(), "failed": r.failed, "retries": r.retries} for r in rows}
+    total = sum((r.usage for r in rows), Usage())
+    return {**dict(sorted(out.items())), "total": total.model_dump()}
 
 
 def _endpoint_info(ep: EndpointConfig | None, configured: EndpointConfig | None) -> dict[str, Any] | None:
@@ -305,7 +309,7 @@ def _endpoint_info(ep: EndpointConfig | None, configured: EndpointConfig | None)
 def build_manifest(
     settings: RunSettings,
     writer: EndpointConfig | None,
-    judge_ep: EndpointConfig,
+    judge_ep: EndpointConfig | None,
     items: Sequence[Item],
     judgments: Sequence[Judgment],
 ) -> dict[str, Any]:
@@ -316,7 +320,7 @@ def build_manifest(
         "written_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "name": settings.name,
         "method": settings.method,
-        "smoke": settings.judge is None,
+        "smoke": settings.needs_local_judge,
         "writer": _endpoint_info(writer, settings.writer) if settings.generate else None,
         "judge": _endpoint_info(judge_ep, settings.judge),
         "tree_hashes": sorted({j.tree_hash for j in judgments if j.tree_hash}),

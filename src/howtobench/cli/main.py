@@ -23,6 +23,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "data",
     "build",
     "leaderboard",
+    "generate",
+    "run",
     "perturb",
     "robustness",
     "llm",

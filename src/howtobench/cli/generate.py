@@ -1,0 +1,161 @@
+"""`howtobench generate`: the model under test writes for the benchmark, in the release's inference format."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from howtobench.config import EndpointConfig, load_config_file, resolve_data_dir, resolve_workspace
+from howtobench.data.loader import load_items, select_items
+from howtobench.data.models import Item
+from howtobench.generate import GenerateSettings, GenerateSummary, failures_path, generate_writings
+from howtobench.llm.client import CacheMode, open_client
+from howtobench.llm.types import SamplingParams
+
+from .options import (
+    ApiKeyEnvOpt,
+    BaseUrlOpt,
+    ConcurrencyOpt,
+    ConfigOpt,
+    DataOpt,
+    GenreOpt,
+    LimitOpt,
+    ModelOpt,
+    NoCacheOpt,
+    ReplayOpt,
+    RpmOpt,
+    TaskOpt,
+    TimeoutOpt,
+    WorkspaceOpt,
+    cache_mode,
+    writer_endpoint,
+)
+
+console = Console(stderr=True)
+
+OutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "-o",
+        "--out",
+        help="Output JSONL (release inference format). Default: writings/<model>.jsonl. "
+        "Re-running with the same file resumes: items already in it are skipped.",
+    ),
+]
+IdsOpt = Annotated[list[str] | None, typer.Option("--ids", help="Only these item ids (infer_id); repeatable.")]
+TemperatureOpt = Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature.")]
+TopPOpt = Annotated[float | None, typer.Option("--top-p", min=0.0, max=1.0, help="Nucleus sampling (default: server).")]
+MaxTokensOpt = Annotated[int, typer.Option("--max-tokens", min=1, help="Longest writing, in tokens.")]
+SeedOpt = Annotated[int | None, typer.Option("--seed", help="Sampling seed sent to the server (recorded).")]
+SystemOpt = Annotated[
+    str | None, typer.Option("--system-prompt", help="A system message sent before every prompt (recorded).")
+]
+LanguageOpt = Annotated[
+    str | None,
+    typer.Option("--prompt-language", help="zh or en prompt templates (default: each item's language)."),
+]
+NameOpt = Annotated[str | None, typer.Option("--name", help="Model name written into the output (default: --model).")]
+NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="Do not draw the progress bar.")]
+
+
+@asynccontextmanager
+async def _endpoint(configured: EndpointConfig | None) -> AsyncIterator[EndpointConfig]:
+    if configured is not None:
+        yield configured
+        return
+    from howtobench.llm.local import local_endpoint
+
+    async with local_endpoint() as local:
+        yield local
+
+
+async def _generate(
+    endpoint: EndpointConfig | None,
+    items: list[Item],
+    out: Path | None,
+    workspace: Path,
+    mode: CacheMode,
+    settings: GenerateSettings,
+    progress: bool,
+) -> GenerateSummary:
+    async with _endpoint(endpoint) as ep, open_client(ep, workspace=workspace, cache_mode=mode) as client:
+        name = settings.model_name or ep.model
+        path = out or Path("writings") / f"{''.join(c if c.isalnum() or c in '-._' else '_' for c in name)}.jsonl"
+        return await generate_writings(
+            client, items, path, settings=settings, concurrency=ep.concurrency, progress=progress
+        )
+
+
+def generate(
+    out: OutOpt = None,
+    data: DataOpt = None,
+    task: TaskOpt = None,
+    genre: GenreOpt = None,
+    limit: LimitOpt = None,
+    ids: IdsOpt = None,
+    temperature: TemperatureOpt = 0.7,
+    top_p: TopPOpt = None,
+    max_tokens: MaxTokensOpt = 4096,
+    seed: SeedOpt = 0,
+    system_prompt: SystemOpt = None,
+    prompt_language: LanguageOpt = None,
+    name: NameOpt = None,
+    base_url: BaseUrlOpt = None,
+    model: ModelOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    rpm: RpmOpt = None,
+    timeout: TimeoutOpt = None,
+    config: ConfigOpt = None,
+    workspace: WorkspaceOpt = None,
+    no_cache: NoCacheOpt = False,
+    replay: ReplayOpt = False,
+    no_progress: NoProgressOpt = False,
+) -> None:
+    """Have the model under test write the benchmark: W = LLM(instruction, grounding).
+
+    Completion gets the instruction and the text with its [fill in the blank] marks, Guide the instruction and the
+    outline, Open the instruction alone. Reasoning traces are kept out of the writing (field `reasoning`); sampling,
+    system prompt and prompt-template hash are recorded with each line. A failed call is listed in
+    <out>.failed.jsonl, never written as a writing, and retried by the next run. Without --base-url/--model the
+    embedded local model writes (a smoke run).
+    """
+    if prompt_language not in (None, "zh", "en"):
+        raise typer.BadParameter("--prompt-language must be zh or en")
+    settings_file = load_config_file(config)
+    endpoint = writer_endpoint(
+        settings_file,
+        base_url=base_url,
+        model=model,
+        api_key_env=api_key_env,
+        concurrency=concurrency,
+        rpm=rpm,
+        timeout=timeout,
+    )
+    items = select_items(load_items(resolve_data_dir(data), task), task, genre, limit, ids)
+    settings = GenerateSettings(
+        sampling=SamplingParams(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
+        system_prompt=system_prompt,
+        prompt_language=prompt_language,  # type: ignore[arg-type]
+        model_name=name,
+    )
+    mode: CacheMode = cache_mode(no_cache, replay)  # type: ignore[assignment]
+    workspace_dir = resolve_workspace(workspace)
+    summary = asyncio.run(_generate(endpoint, items, out, workspace_dir, mode, settings, not no_progress))
+    console.print(
+        f"{summary.model}: {summary.written} written ({summary.empty} empty), {summary.skipped} already there, "
+        f"{summary.failed} failed; {summary.usage.completion_tokens:,} completion tokens → {summary.out_path}",
+        highlight=False,
+    )
+    if summary.failed:
+        console.print(f"[yellow]failed calls are listed in {failures_path(summary.out_path)}; run again to retry")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("generate")(generate)

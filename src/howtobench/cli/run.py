@@ -1,0 +1,209 @@
+"""`howtobench run`: generate → judge → leaderboard in one resumable run directory (the README's main command)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from howtobench.config import EndpointConfig, load_config_file, resolve_data_dir, resolve_workspace
+from howtobench.llm.types import SamplingParams
+from howtobench.report.render import to_rich
+from howtobench.run import RunSettings, run_benchmark
+
+from .options import (
+    ApiKeyEnvOpt,
+    BaseUrlOpt,
+    ConcurrencyOpt,
+    ConfigOpt,
+    DataOpt,
+    GenreOpt,
+    JudgeApiKeyEnvOpt,
+    JudgeBaseUrlOpt,
+    JudgeConcurrencyOpt,
+    JudgeModelOpt,
+    JudgeRpmOpt,
+    JudgeTimeoutOpt,
+    LimitOpt,
+    ModelOpt,
+    NoCacheOpt,
+    ReplayOpt,
+    RpmOpt,
+    TaskOpt,
+    TimeoutOpt,
+    WorkspaceOpt,
+    cache_mode,
+    judge_endpoint,
+    writer_endpoint,
+)
+
+NameOpt = Annotated[
+    str | None,
+    typer.Option("--name", help="Name of the run (default: <model>-<method>, or smoke-local without endpoints)."),
+]
+RunDirOpt = Annotated[
+    Path | None,
+    typer.Option("--run-dir", help="Folder of the run (default runs/<name>). Re-running with the same folder resumes."),
+]
+IdsOpt = Annotated[list[str] | None, typer.Option("--ids", help="Only these item ids (infer_id); repeatable.")]
+MethodOpt = Annotated[
+    str, typer.Option("--method", help="Judge method: tow (Tree-of-Writing), bleu, rouge, or a baseline.")
+]
+WritingsOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--writings",
+        help="Judge the writings in this JSONL file (infer_id, model, output per line) too; "
+        "giving it turns generation off unless --generate is passed. Repeatable.",
+    ),
+]
+GenerateOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--generate/--no-generate",
+        help="Have the model under test write the selected items (default: yes, unless --writings is given).",
+    ),
+]
+ReleaseOpt = Annotated[
+    bool,
+    typer.Option(
+        "--release/--no-release",
+        help="Also judge the paper's ten shipped writings of the selected items, so your model is ranked among them.",
+    ),
+]
+ReleaseModelOpt = Annotated[
+    list[str] | None,
+    typer.Option("--release-model", help="Only these shipped models (release file names); repeatable."),
+]
+TemperatureOpt = Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature of the writer.")]
+MaxTokensOpt = Annotated[int, typer.Option("--max-tokens", min=1, help="Longest writing, in tokens.")]
+SystemOpt = Annotated[str | None, typer.Option("--system-prompt", help="System message for the writer (recorded).")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the writer's sampling and of the bootstrap.")]
+BootstrapOpt = Annotated[int, typer.Option("--bootstrap", min=0, help="Bootstrap replicates for the 95% intervals.")]
+PaperOpt = Annotated[
+    bool, typer.Option("--paper/--no-paper", help="Show the paper's Table 4 scores as reference columns (tow only).")
+]
+JudgeMaxTokensOpt = Annotated[
+    int | None, typer.Option("--judge-max-tokens", min=16, help="Max tokens of each judge reply (judge default).")
+]
+ParallelOpt = Annotated[int, typer.Option("--parallel", min=1, help="Writings judged at once.")]
+NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="Do not draw progress bars.")]
+
+
+def _name(name: str | None, writer: EndpointConfig | None, judge: EndpointConfig | None, method: str) -> str:
+    if name:
+        return name
+    if writer is None and judge is None:
+        return f"smoke-local-{method}"
+    return "".join(
+        c if c.isalnum() or c in "-._" else "_" for c in f"{writer.model if writer else 'writings'}-{method}"
+    )
+
+
+def run(
+    name: NameOpt = None,
+    run_dir: RunDirOpt = None,
+    data: DataOpt = None,
+    task: TaskOpt = None,
+    genre: GenreOpt = None,
+    limit: LimitOpt = None,
+    ids: IdsOpt = None,
+    method: MethodOpt = "tow",
+    writings: WritingsOpt = None,
+    generate: GenerateOpt = None,
+    release: ReleaseOpt = True,
+    release_model: ReleaseModelOpt = None,
+    temperature: TemperatureOpt = 0.7,
+    max_tokens: MaxTokensOpt = 4096,
+    system_prompt: SystemOpt = None,
+    seed: SeedOpt = 0,
+    bootstrap: BootstrapOpt = 1000,
+    paper: PaperOpt = True,
+    base_url: BaseUrlOpt = None,
+    model: ModelOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    rpm: RpmOpt = None,
+    timeout: TimeoutOpt = None,
+    judge_base_url: JudgeBaseUrlOpt = None,
+    judge_model: JudgeModelOpt = None,
+    judge_api_key_env: JudgeApiKeyEnvOpt = None,
+    judge_concurrency: JudgeConcurrencyOpt = None,
+    judge_rpm: JudgeRpmOpt = None,
+    judge_timeout: JudgeTimeoutOpt = None,
+    judge_max_tokens: JudgeMaxTokensOpt = None,
+    parallel: ParallelOpt = 8,
+    config: ConfigOpt = None,
+    workspace: WorkspaceOpt = None,
+    no_cache: NoCacheOpt = False,
+    replay: ReplayOpt = False,
+    no_progress: NoProgressOpt = False,
+) -> None:
+    """Write the benchmark with your model, judge it (ToW by default) next to the paper's ten models, tabulate.
+
+    Everything lands in the run directory: config.yaml, writings/, judgments/, leaderboard.{md,json,csv} and
+    manifest.json (versions, endpoints without keys, tree/prompt hashes, seeds, data sha256, tokens and cost per
+    purpose). Re-running the same command resumes without repeating a finished call.
+
+    With no endpoint at all, the embedded local model (Gemma-3-270M) writes and judges a small subset — the two
+    shortest items per task with the shipped writings of the paper's models — in minutes on a laptop: a smoke
+    test of the pipeline whose scores mean nothing, and the leaderboard says so.
+    """
+    file_config = load_config_file(config)
+    writer = writer_endpoint(
+        file_config,
+        base_url=base_url,
+        model=model,
+        api_key_env=api_key_env,
+        concurrency=concurrency,
+        rpm=rpm,
+        timeout=timeout,
+    )
+    judge = judge_endpoint(
+        file_config,
+        base_url=judge_base_url,
+        model=judge_model,
+        api_key_env=judge_api_key_env,
+        concurrency=judge_concurrency,
+        rpm=judge_rpm,
+        timeout=judge_timeout,
+    )
+    run_name = _name(name, writer, judge, method)
+    options: dict[str, Any] = {"max_tokens": judge_max_tokens} if judge_max_tokens else {}
+    settings = RunSettings(
+        name=run_name,
+        data_dir=resolve_data_dir(data),
+        run_dir=run_dir or Path("runs") / run_name,
+        workspace=resolve_workspace(workspace),
+        tasks=tuple(task) if task else None,
+        genres=tuple(genre) if genre else None,
+        limit=limit,
+        ids=tuple(ids) if ids else None,
+        method=method,
+        judge_options=options,
+        writer=writer,
+        judge=judge,
+        writings=tuple(writings or ()),
+        generate=generate if generate is not None else not writings,
+        release=release,
+        release_models=tuple(release_model) if release_model else None,
+        sampling=SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed),
+        system_prompt=system_prompt,
+        seed=seed,
+        bootstrap=bootstrap,
+        cache_mode=cache_mode(no_cache, replay),  # type: ignore[arg-type]
+        concurrency=parallel,
+        paper=paper,
+        progress=not no_progress,
+    )
+    result = asyncio.run(run_benchmark(settings))
+    console = Console()
+    console.print(to_rich(result.leaderboard))
+    console.print(f"run directory: {settings.run_dir} (leaderboard.md / .json / .csv, manifest.json)", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)
