@@ -68,11 +68,13 @@ def report(
 ) -> None:
     """Write one self-contained HTML page of judgment files or a run directory.
 
-    The page shows the leaderboard with 95% intervals and failure counts, a genre × model heatmap, the node
-    breakdown, failure rates per leaf, the run's manifest (endpoints without keys, hashes, tokens and cost),
-    and a judgment explorer with each writing and every leaf's score and reason.
+    It shows the leaderboard with 95% intervals and failure counts,
+    a genre × model heatmap, the node breakdown, failure rates per leaf,
+    the run's manifest (endpoints without keys, hashes, tokens and cost),
+    and a judgment explorer: each writing, every leaf's score and reason.
 
-    All model and user text is HTML-escaped; the page loads nothing from the network and calls no model.
+    Model and user text is HTML-escaped; the page loads nothing from the
+    network and calls no model.
     """
     options = ReportOptions(
         data_dir=resolve_data_dir(data) if data is not None else None,
