@@ -162,5 +162,5 @@ async def test_empty_writing_gets_the_lowest_score_without_a_call(fake_server: F
     async with client_for(fake_server, tmp_path) as client:
         judgment = await RubricJudge(client, samples=3).judge(item("诗歌", "poem"), writing("  "))
     assert fake_server.requests == []
-    assert (judgment.status, judgment.score, judgment.samples) == ("empty", 1.0, [])
+    assert (judgment.status, judgment.score, judgment.samples, judgment.failures) == ("empty", 1.0, [], [])
     assert {x.score for x in judgment.leaves} == {1.0} and len(judgment.leaves) == len(load_rubric("poem").dimensions)

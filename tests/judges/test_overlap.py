@@ -117,7 +117,7 @@ async def test_judges_are_registered_and_score_one_writing() -> None:
 
 async def test_empty_writing_and_missing_reference_are_flagged() -> None:
     empty = await OverlapJudge("rouge").judge(_item(ZH_REF), Writing(infer_id="i1", model="m", output="  \n"))
-    assert (empty.status, empty.score) == ("empty", 0.0)
+    assert (empty.status, empty.score, empty.failures) == ("empty", 0.0, [])
     no_ref = await OverlapJudge("bleu").judge(_item(""), Writing(infer_id="i1", model="m", output=ZH_CAND))
     assert (no_ref.status, no_ref.score) == ("failed", None)
     assert no_ref.failures == ["item has no reference text"]

@@ -101,7 +101,7 @@ def overlap_judgment(method: str, item: Item, writing: Writing, ref: PreparedRef
     if writing.is_empty or hyp is None:
         # sacreBLEU still gets its statistics: an empty hypothesis counts in corpus BLEU (reference length)
         meta = _sacrebleu(ref, TextTokens((), ()), "")[1] if method == "sacrebleu" else {}
-        return base.model_copy(update={"score": 0.0, "status": "empty", "failures": ["empty writing"], "meta": meta})
+        return base.model_copy(update={"score": 0.0, "status": "empty", "meta": {**meta, "note": "empty writing"}})
     score, meta = SCORERS[method](ref, hyp, writing.output)
     return base.model_copy(update={"score": score, "meta": meta})
 

@@ -192,13 +192,14 @@ class LLMBaseline:
             "samples": self.samples, "temperature": self.temperature, "reference": self.has_reference(item),
             "language": item.language, "sample_scores": [s.score for s in kept], **self.extra_meta(item),
         }
-        for key in {k for _, m in samples for k in m}:  # method facts, one entry per sample (None when failed)
+        if empty:
+            meta["note"] = "empty writing: lowest score without a judge call"
+        for key in sorted({k for _, m in samples for k in m}):  # method facts, one per sample (None when failed)
             meta[key] = [m.get(key) for _, m in samples]
         return Judgment(
             method=self.method, item_id=item.id, model=writing.model, task=item.task, genre=item.genre, score=score,
             status=status, leaves=leaves, samples=kept, usage=usage, judge_model=self.client.model,
-            failures=(["empty writing: lowest score without a judge call"] if empty else [])
-            + [f"sample {s.index}: {s.error}" for s in kept if s.status == "failed"],
+            failures=[f"sample {s.index}: {s.error}" for s in kept if s.status == "failed"],
             prompt_hash=self.prompts(item.language).hash, cache_keys=[s.cache_key for s in kept if s.cache_key],
             meta=meta,
         )
