@@ -57,10 +57,11 @@ def main() -> None:
     parser.add_argument("--slots", type=int, default=64)
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--cache", choices=["off", "on"], default="off")
+    parser.add_argument("--workspace-dir", type=Path, default=None, help="where the temporary workspace goes")
     args = parser.parse_args()
     capacity = args.slots / args.latency
     with FakeServerProcess(latency=args.latency, capacity=args.slots) as server, \
-            tempfile.TemporaryDirectory() as tmp:
+            tempfile.TemporaryDirectory(dir=args.workspace_dir) as tmp:
         server_cpu = process_cpu_s(server.pid)
         wall, cpu = asyncio.run(drive(server.base_url, args.calls, args.concurrency, args.cache, Path(tmp)))
         server_cpu = process_cpu_s(server.pid) - server_cpu
