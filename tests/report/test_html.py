@@ -13,6 +13,7 @@ from markupsafe import escape
 from typer.testing import CliRunner
 
 from howtobench.cli.main import app
+from howtobench.errors import DataError
 from howtobench.judges.base import Judgment, LeafResult
 from howtobench.llm.types import Usage
 from howtobench.report.html import SMOKE_BANNER, ReportOptions, build_report
@@ -280,3 +281,15 @@ def test_smoke_run_says_so_once(run_dir: Path) -> None:
     page = build_report([run_dir])
     assert page.count(SMOKE_BANNER) == 1
     assert "SMOKE · HoWToBench run demo" in _text(page)
+
+
+def test_unfinished_run_and_bad_paths(run_dir: Path, tmp_path: Path) -> None:
+    (run_dir / "manifest.json").unlink()  # a run killed before its manifest: the judgments still make a page
+    page = build_report([run_dir], ReportOptions(data_dir=tmp_path / "bench"))
+    assert "HoWToBench report" in _text(page) and 'id="explorer"' in page
+    with pytest.raises(DataError, match="not a run directory"):
+        build_report([tmp_path / "bench"])
+    with pytest.raises(DataError, match="no such results file"):
+        build_report([tmp_path / "missing.jsonl"])
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "missing.jsonl"), "-o", str(tmp_path / "x.html")])
+    assert result.exit_code != 0 and not (tmp_path / "x.html").exists()
