@@ -18,6 +18,7 @@ No secret is ever written: the stored request is the JSON body sent to the serve
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import queue
 import sqlite3
@@ -216,7 +217,8 @@ def _commit_batch(db: sqlite3.Connection, batch: list[tuple[CallRecord, asyncio.
     for _, fut in batch:
         loops.setdefault(fut.get_loop(), []).append(fut)
     for loop, futures in loops.items():
-        loop.call_soon_threadsafe(_settle, futures, error)
+        with contextlib.suppress(RuntimeError):  # that loop is already closed: nobody is waiting any more
+            loop.call_soon_threadsafe(_settle, futures, error)
 
 
 def _settle(futures: list[asyncio.Future[None]], error: BaseException | None) -> None:
