@@ -8,7 +8,8 @@ from typing import Any
 from construct_helpers import fake_client
 
 from fake_server import Reply
-from howtobench.construct.backconstruct import traits_of
+from howtobench.construct import prompts
+from howtobench.construct.backconstruct import problems, traits_of
 from howtobench.construct.completion import BLANK
 from howtobench.construct.make import make, pending, planned_requests, tasks_for
 from howtobench.construct.records import Classified, DraftItem, Rated, SourceText
@@ -89,3 +90,15 @@ async def test_split_gives_each_text_one_task(build_dir: Path) -> None:
     assert tasks_for("t000000000001", ("open",), split=True, seed=0) == ("open",)
     report = await make(build_dir, None, tasks=("completion",), split=True)
     assert report.made == {"completion": 2}
+
+
+def test_copied_example_is_a_problem() -> None:
+    example = prompts.example_for("prose", "zh")
+    traits = traits_of("prose", "zh")
+    info = {t: "x" for t in traits}
+    copied = {"summary": example["summary"], "theme": "别的主题", "information": info}
+    assert "repeats the example" in (problems(copied, "zh", traits, example) or "")
+    own = {"summary": "写老井。", "theme": "村口老井", "information": info}
+    assert problems(own, "zh", traits, example) is None
+    too_long = {**own, "theme": "一口养育了全村人的老井和它的故事"}
+    assert "longer than 10 characters" in (problems(too_long, "zh", traits) or "")

@@ -2,8 +2,9 @@
 
 S is a one-sentence summary, T a theme of at most five words (English: <= 5 words; Chinese: <= 10
 characters, see text.py), G one requirement per trait of the genre, taken from the reference. The prompt
-carries one in-context example of the genre (data/examples.yaml). A reply that breaks the limits is re-asked
-with the reason; if it still breaks them the text's Guide/Open items are recorded as failed.
+carries one in-context example of the genre (data/examples.yaml). A reply that breaks the limits, or copies
+the example's summary or theme, is re-asked with the reason; if it still does, the text's Guide/Open items are
+recorded as failed.
 """
 
 from __future__ import annotations
@@ -51,12 +52,16 @@ def request_for(text: SourceText, genre: str) -> ChatRequest:
                        template_version=rendered.version)
 
 
-def problems(data: dict[str, Any], language: Language, traits: list[str]) -> str | None:
-    """What is wrong with a reply (None when it is usable): empty fields, a long theme or summary."""
+def problems(data: dict[str, Any], language: Language, traits: list[str],
+             example: dict[str, Any] | None = None) -> str | None:
+    """What is wrong with a reply (None when it is usable): empty fields, a long theme or summary, or the
+    in-context example copied back instead of describing the text (small models do this)."""
     summary, theme = str(data.get("summary", "")).strip(), str(data.get("theme", "")).strip()
     info = data.get("information") or {}
     if not summary or not theme:
         return "summary and theme must not be empty"
+    if example is not None and (summary == example["summary"].strip() or theme == example["theme"].strip()):
+        return "the answer repeats the example; summarise the text given, not the example"
     if theme_length(theme, language) > theme_limit(language):
         unit = "words" if language == "en" else "characters"
         return f"theme {theme!r} is longer than {theme_limit(language)} {unit}"
@@ -70,7 +75,8 @@ def problems(data: dict[str, Any], language: Language, traits: list[str]) -> str
 async def back_construct(client: LLMClient, text: SourceText, genre: str
                          ) -> tuple[BackConstruction | None, str | None]:
     traits = traits_of(genre, text.language)
-    data, error = await ask(client, request_for(text, genre), lambda d: problems(d, text.language, traits))
+    example = prompts.example_for(genre, text.language)
+    data, error = await ask(client, request_for(text, genre), lambda d: problems(d, text.language, traits, example))
     if data is None:
         return None, error
     info = tuple((t, str(data["information"][t]).strip()) for t in traits)
