@@ -30,3 +30,19 @@ async def test_local_model_answers_text_and_schema(tmp_path: Path) -> None:
     assert text.ok and text.text and text.usage.completion_tokens > 0 and text.endpoint == server
     assert scored.ok and scored.data is not None and scored.data["score"] in (1, 2, 3)
     assert not _healthy(server)  # stopped on exit
+
+
+async def test_server_that_dies_at_start_is_reported_with_its_log(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from howtobench.errors import LLMError
+    from howtobench.llm import local
+
+    monkeypatch.setattr(local, "model_file", lambda: tmp_path / "model.gguf")
+    dying = [sys.executable, "-c", "print('boom'); raise SystemExit(3)"]
+    monkeypatch.setattr(local, "server_command", lambda *_a: dying)
+    with pytest.raises(LLMError, match="exited with code 3") as info:
+        async with local.local_endpoint(quiet=True):
+            pass
+    assert "boom" in str(info.value)

@@ -98,11 +98,11 @@ async def _wait_until_healthy(proc: subprocess.Popen[bytes], base_url: str, log:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise LLMError(f"the local model server exited with code {proc.returncode}:\n{_tail(log)}")
+            raise LLMError(f"the local model server exited with code {proc.returncode} (log {log}):\n{_tail(log)}")
         if await asyncio.to_thread(_healthy, base_url):
             return
         await asyncio.sleep(0.2)
-    raise LLMError(f"the local model server did not answer within {timeout_s:g} s:\n{_tail(log)}")
+    raise LLMError(f"the local model server did not answer within {timeout_s:g} s (log {log}):\n{_tail(log)}")
 
 
 def _tail(log: Path, lines: int = 15) -> str:
@@ -151,13 +151,18 @@ async def local_endpoint(*, console: Console | None = None, startup_timeout_s: f
     log_dir = user_cache_dir() / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     log = Path(tempfile.mkstemp(prefix="local-model-", suffix=".log", dir=log_dir)[1])
-    with _server_process(model, port, log) as proc:
-        await _wait_until_healthy(proc, base_url, log, startup_timeout_s)
-        yield EndpointConfig(
-            model=LOCAL_MODEL, base_urls=(base_url,), concurrency=2, timeout_s=600.0,
-            response_format="json_object", json_object_schema=True, max_retries=2,
-        )
-    log.unlink(missing_ok=True)  # kept only when something went wrong
+    started = False
+    try:
+        with _server_process(model, port, log) as proc:
+            await _wait_until_healthy(proc, base_url, log, startup_timeout_s)
+            started = True
+            yield EndpointConfig(
+                model=LOCAL_MODEL, base_urls=(base_url,), concurrency=2, timeout_s=600.0,
+                response_format="json_object", json_object_schema=True, max_retries=2,
+            )
+    finally:
+        if started:  # the log is kept only when the server failed to start (its path is in the error)
+            log.unlink(missing_ok=True)
 
 
 async def serve_until_interrupted(console: Console) -> None:
