@@ -13,6 +13,7 @@ from markupsafe import escape
 from typer.testing import CliRunner
 
 from howtobench.cli.main import app
+from howtobench.config import EndpointConfig
 from howtobench.errors import DataError
 from howtobench.judges.base import Judgment, LeafResult
 from howtobench.llm.types import Usage
@@ -21,6 +22,7 @@ from howtobench.report.html_inputs import scrub
 from howtobench.report.html_views import heat_colour
 from howtobench.report.leaderboard import build_leaderboard
 from howtobench.report.render import cell_records, fmt
+from howtobench.run import RunSettings, run_benchmark
 
 XSS = "<script>alert(1)</script>"
 SECRET = "sk-test-THIS-MUST-NOT-LEAK-123456"
@@ -293,3 +295,22 @@ def test_unfinished_run_and_bad_paths(run_dir: Path, tmp_path: Path) -> None:
         build_report([tmp_path / "missing.jsonl"])
     result = CliRunner().invoke(app, ["report", str(tmp_path / "missing.jsonl"), "-o", str(tmp_path / "x.html")])
     assert result.exit_code != 0 and not (tmp_path / "x.html").exists()
+
+
+async def test_a_run_writes_its_report(tmp_path: Path, bench_root: Path) -> None:
+    """`howtobench run` leaves report.html in its directory, agreeing with its leaderboard.json (ROUGE: no calls)."""
+    settings = RunSettings(
+        name="rouge-report", data_dir=bench_root, run_dir=tmp_path / "run", workspace=tmp_path / "ws", limit=2,
+        tasks=("guide",), method="rouge", generate=False, bootstrap=100, progress=False, paper=False,
+        judge=EndpointConfig(model="unused", base_urls=("http://127.0.0.1:9/v1",)),
+        release_models=("deepseek-r1", "gpt-4o-2024-11-20"),
+    )
+    await run_benchmark(settings)
+    page = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+    board = json.loads((tmp_path / "run" / "leaderboard.json").read_text(encoding="utf-8"))
+    header, *body = next(rows for attrs, rows in _tables(page) if attrs.get("data-metric") == "score")
+    for cell in board["cells"]:
+        label = next(r["label"] for r in board["rows"] if r["key"] == cell["row"])
+        shown = next(r for r in body if r[0] == label)[header.index(cell["column"])]
+        assert shown == f"{fmt(cell['mean'])} [{fmt(cell['ci_low'])}, {fmt(cell['ci_high'])}]"
+    assert "rouge-report" in _text(page) and "2 of 2 items shown" in _text(page)
