@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from howtobench.cli.main import app
 from howtobench.config import EndpointConfig
 from howtobench.errors import DataError
-from howtobench.judges.base import Judgment, LeafResult
+from howtobench.judges.base import Judgment, LeafResult, SampleResult
 from howtobench.llm.types import Usage
 from howtobench.report.html import SMOKE_BANNER, ReportOptions, build_report
 from howtobench.report.html_inputs import scrub
@@ -54,7 +54,8 @@ def hand_made() -> list[Judgment]:
         _leaf("heading", "format", 5.0),
     ]
     return [
-        _j("alpha", "infer_1", 8.0, content=8.0, impression=7.0),
+        _j("alpha", "infer_1", 8.0, content=8.0, impression=7.0).model_copy(update={"samples": [
+            SampleResult(index=0, score=8.0), SampleResult(index=1, status="failed", error="unreadable")]}),
         _j("alpha", "infer_2", 7.0, leaves=ok_leaves, content=7.0, format=6.0, impression=8.0),
         _j("alpha", "infer_3", 5.0, content=4.0, format=6.0, impression=5.0),
         _j("beta", "infer_1", 5.0, content=5.0, impression=5.0),
@@ -213,6 +214,7 @@ def test_failures_and_empties_shown_as_such(run_dir: Path) -> None:
     assert '{"score": "eleven", "why": "<b>bold</b>"}' in text  # the raw reply, shown (escaped) not parsed
     assert '<span class="badge failed">failed</span>' in page
     assert "empty writing" in text
+    assert "Samples: #0: 8.00 (ok) · #1: — (failed)" in text
     # problem items first in the explorer
     order = re.findall(r'<article class="item( problem)?" data-problem="(\d)">\s*<h3>(infer_\d)</h3>', page)
     assert [o[2] for o in order] == ["infer_2", "infer_3", "infer_1"]
@@ -265,7 +267,7 @@ def test_release_writings_and_instructions_from_the_benchmark(tmp_path: Path, be
     """With --data, the explorer shows the real instruction and the shipped writing of a judged item (escaped)."""
     rows = [json.loads(line) for line in (bench_root / "guide" / "aligned.jsonl").read_text("utf-8").splitlines()[:2]]
     judged = [Judgment(method="rouge", item_id=r["infer_id"], model="deepseek-r1", task="guide", genre="others",
-                       score=0.25) for r in rows]
+                       score=0.25, meta={"p": 0.30652, "tokenizer": "jieba", "nested": {"x": 1}}) for r in rows]
     path = tmp_path / "rouge.jsonl"
     path.write_text("".join(j.model_dump_json() + "\n" for j in judged), encoding="utf-8")
     page = build_report([path], ReportOptions(data_dir=bench_root, n_boot=50))
@@ -275,6 +277,7 @@ def test_release_writings_and_instructions_from_the_benchmark(tmp_path: Path, be
         assert str(escape(r["basic_instruction"])) in page
         assert str(escape(texts[r["infer_id"]])) in page
     assert "2 of 2 items shown" in _text(page)
+    assert "p 0.307 · tokenizer jieba" in _text(page) and "nested" not in _text(page)  # scalars only
 
 
 def test_smoke_run_says_so_once(run_dir: Path) -> None:

@@ -20,6 +20,7 @@ from howtobench.report.leaderboard import Leaderboard
 from howtobench.report.render import fmt
 
 DEFAULT_LIMIT = 60
+MAX_DETAILS = 12
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,8 @@ class EntryView:
     failures: list[str]
     writing: str | None
     judge_model: str
+    details: list[tuple[str, str]]
+    samples: list[str]
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,17 @@ def _leaf_view(leaf: LeafResult) -> LeafView:
     )
 
 
+def _details(meta: Mapping[str, object]) -> list[tuple[str, str]]:
+    """The scalar fields of a judgment's `meta` (e.g. ROUGE's precision, recall, lengths), floats to 3 places."""
+    out = []
+    for key, value in list(meta.items())[:MAX_DETAILS]:
+        if isinstance(value, float):
+            out.append((key, f"{value:.3f}"))
+        elif isinstance(value, (str, int, bool)):
+            out.append((key, str(value)))
+    return out
+
+
 def _entry(j: Judgment, column: str, writing: str | None) -> EntryView:
     return EntryView(
         column=column,
@@ -118,6 +132,8 @@ def _entry(j: Judgment, column: str, writing: str | None) -> EntryView:
         failures=list(j.failures),
         writing=writing,
         judge_model=j.judge_model or "",
+        details=_details(j.meta),
+        samples=[f"#{s.index}: {fmt(s.score)} ({s.status})" for s in j.samples] if len(j.samples) > 1 else [],
     )
 
 
