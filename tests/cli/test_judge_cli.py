@@ -62,3 +62,18 @@ def test_unknown_method_is_a_clear_error(tmp_path: Path, bench_root: Path) -> No
                                       "--limit", "1", "-o", str(tmp_path / "x.jsonl"), "--judge-base-url",
                                       "http://127.0.0.1:9", "--judge-model", "m", "--no-progress"])
     assert result.exit_code != 0 and "unknown judge method 'nope'" in str(result.exception)
+
+
+def test_redo_failed(fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:
+    out = tmp_path / "tow.jsonl"
+    args = ["judge", "--data", str(bench_root), "--task", "completion", "--limit", "1", "--models", MODELS[0],
+            "--judge-base-url", fake_server.base_url, "--judge-model", "fake-judge", "--workspace",
+            str(tmp_path / "ws"), "-o", str(out), "--no-progress"]
+    fake_server.handler = lambda request: Reply.text("no JSON here")
+    assert CliRunner().invoke(app, args).exit_code == 0
+    [failed] = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert failed["status"] == "failed" and failed["score"] is None
+    fake_server.handler = valid_weights
+    assert CliRunner().invoke(app, args + ["--redo-failed"]).exit_code == 0
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [r["status"] for r in lines] == ["failed", "ok"]

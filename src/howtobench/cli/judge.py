@@ -63,6 +63,8 @@ MaxTokensOpt = Annotated[int | None, typer.Option("--judge-max-tokens", min=16, 
                          "reply (default 512).")]
 ParallelOpt = Annotated[int, typer.Option("--parallel", min=1, help="Writings judged at once (each runs its leaf "
                         "calls concurrently; the judge endpoint's --judge-concurrency bounds the calls).")]
+RedoFailedOpt = Annotated[bool, typer.Option("--redo-failed", help="Judge again the writings whose judgment in --out "
+                          "has status 'failed' (the new line supersedes the old one).")]
 NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="Do not draw the progress bar.")]
 
 
@@ -119,6 +121,7 @@ def judge(
     workspace: WorkspaceOpt = None,
     no_cache: NoCacheOpt = False,
     replay: ReplayOpt = False,
+    redo_failed: RedoFailedOpt = False,
     no_progress: NoProgressOpt = False,
 ) -> None:
     """Judge writings and append one judgment per (method, item, model) to --out.
@@ -144,6 +147,7 @@ def judge(
         options=_options(no_reference, renormalize, samples, tree, judge_max_tokens, from_),
         concurrency=parallel,
         progress=not no_progress,
+        redo_failed=redo_failed,
     )
     _summary(asyncio.run(judge_job(job)), out)
 

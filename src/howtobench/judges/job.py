@@ -49,6 +49,7 @@ class JudgeJob:
     options: dict[str, Any] = field(default_factory=dict)
     concurrency: int = 8
     progress: bool = True
+    redo_failed: bool = False
 
 
 def import_judges() -> None:
@@ -115,4 +116,5 @@ async def judge_job(job: JudgeJob) -> list[Judgment]:
         raise JudgeError("nothing to judge: no writing matches the filters")
     async with judge_client(job) as client:
         judge = build_judge(job.method, client, job.options)
-        return await run_judge(judge, pairs, job.out_path, concurrency=job.concurrency, progress=job.progress)
+        return await run_judge(judge, pairs, job.out_path, concurrency=job.concurrency, progress=job.progress,
+                               redo_failed=job.redo_failed)
