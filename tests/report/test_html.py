@@ -192,7 +192,9 @@ def test_run_settings_and_page_sections(run_dir: Path) -> None:
     # per-leaf failure rates: clarity failed once out of two, heading never
     assert "clarity 0/1 (0%) 1/1 (100%)" in text
     assert "heading 0/1 (0%) 0/1 (0%)" in text
-    assert 'background: #' in page  # heatmap colours
+    heat = next(rows for attrs, rows in _tables(page) if attrs.get("class") == "heat")
+    assert heat == [["genre", "alpha", "beta"], ["Prose", "6.50", "3.00"], ["Letters", "7.00", "failed ×1"]]
+    assert "background: #08306b" in page  # the highest mean in the deepest colour
 
 
 def test_everything_untrusted_is_escaped(run_dir: Path) -> None:

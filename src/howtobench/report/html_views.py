@@ -17,6 +17,7 @@ from howtobench.report.leaderboard import SCORE, Leaderboard
 from howtobench.report.render import DASH, cell_records, counts_grid, fmt, metric_title, paired_grid
 
 # Colour stops of the heatmap (light for the lowest mean of the table, deep blue for the highest).
+FAILED_BG, FAILED_FG = "#fdecea", "#b42318"
 HEAT_STOPS = ((222, 235, 247), (158, 202, 225), (33, 113, 181), (8, 48, 107))
 
 
@@ -117,11 +118,9 @@ def heat_colour(t: float) -> tuple[str, str]:
 def heatmap(lb: Leaderboard) -> tuple[list[str], list[tuple[str, list[HeatCell | None]]]]:
     """Genre × model root-score means, coloured on the table's own min–max range."""
     genres = [row for row in lb.rows if row.group == "genre"]
-    means = {
-        (r["row"], r["column"]): r["mean"]
-        for r in cell_records(lb)
-        if r["metric"] == SCORE and r["source"] == "ours" and r["mean"] is not None
-    }
+    ours = [r for r in cell_records(lb) if r["metric"] == SCORE and r["source"] == "ours"]
+    means = {(r["row"], r["column"]): r["mean"] for r in ours if r["mean"] is not None}
+    failed_only = {(r["row"], r["column"]): r["n_failed"] for r in ours if r["mean"] is None and r["n_failed"]}
     values = [means[(g.key, c)] for g in genres for c in lb.columns if (g.key, c) in means]
     if not values:
         return list(lb.columns), []
@@ -132,7 +131,9 @@ def heatmap(lb: Leaderboard) -> tuple[list[str], list[tuple[str, list[HeatCell |
         for col in lb.columns:
             mean = means.get((g.key, col))
             if mean is None:
-                line.append(None)
+                n = failed_only.get((g.key, col))
+                line.append(HeatCell(f"failed ×{n}", FAILED_BG, FAILED_FG, f"{g.label} · {col}: every judgment failed")
+                            if n else None)
                 continue
             bg, fg = heat_colour(0.5 if high == low else (mean - low) / (high - low))
             line.append(HeatCell(fmt(mean), bg, fg, f"{g.label} · {col}: {fmt(mean)}"))
