@@ -122,3 +122,14 @@ async def test_refused_timeout_and_header_injection() -> None:
     with pytest.raises(TransportError, match="url"):
         await t.post_json("ftp://x/y", b"{}", {}, 2)
     await t.close()
+
+
+async def test_interim_and_bodiless_responses(raw_server: RawServer) -> None:
+    script, url = raw_server.script, raw_server.url
+    script += [lambda _h: b"HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
+               ok(b"{}")]
+    t = RawTransport()
+    first = await t.post_json(url, b"{}", {}, 2)
+    second = await t.post_json(url, b"{}", {}, 2)
+    await t.close()
+    assert (first.status, first.body, second.status) == (204, b"", 200) and len(raw_server.connections) == 1

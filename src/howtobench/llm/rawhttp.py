@@ -107,7 +107,12 @@ class RawTransport:
             await writer.drain()
             head = await reader.readuntil(b"\r\n\r\n")
             status, headers = _parse_head(head)
-            body, keep = await _read_body(reader, headers)
+            while 100 <= status < 200:  # interim responses (103 Early Hints, ...): the real one follows
+                status, headers = _parse_head(await reader.readuntil(b"\r\n\r\n"))
+            if status in (204, 304):  # no body by definition
+                body, keep = b"", headers.get("connection", "").lower() != "close"
+            else:
+                body, keep = await _read_body(reader, headers)
             return HttpResponse(status, headers, body)
         finally:
             if keep:
