@@ -75,8 +75,7 @@ class RawTransport:
             if parts.scheme not in ("http", "https") or not parts.hostname:
                 raise TransportError("url", f"not an http(s) URL: {url!r}")
             port = parts.port or (443 if parts.scheme == "https" else 80)
-            default = (parts.scheme == "https" and port == 443) or (parts.scheme == "http" and port == 80)
-            host = parts.hostname if default else f"{parts.hostname}:{port}"
+            host = parts.netloc.rsplit("@", 1)[-1]  # as written, so IPv6 keeps its brackets
             path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
             cached = ((parts.scheme, parts.hostname, port), f"{path} HTTP/1.1\r\nHost: {host}\r\n".encode())
             self._targets[url] = cached
