@@ -127,3 +127,25 @@ async def test_given_writings_without_generation(fake_server: FakeServer, tmp_pa
     result = await run_benchmark(settings)
     assert result.leaderboard.columns == ("mine",) and result.generation is None
     assert all("response_format" in r for r in fake_server.requests)
+
+
+def test_smoke_subset_is_the_shortest_item_per_task(bench_root: Path, tmp_path: Path) -> None:
+    from howtobench.data.loader import load_items, load_release_writings
+    from howtobench.run import SMOKE_RELEASE_MODELS, _release_writings, select_run_items
+
+    smoke = RunSettings(name="s", data_dir=bench_root, run_dir=tmp_path / "r", workspace=tmp_path / "w")
+    assert smoke.uses_local and smoke.smoke_subset and smoke.needs_local_judge
+    items = load_items(bench_root)
+    release = _release_writings(smoke, items)
+    assert {w.model for w in release} == set(SMOKE_RELEASE_MODELS)
+    picked = select_run_items(smoke, items, release)
+    assert [it.task for it in picked] == ["completion", "guide", "open"]
+    size = {it.id: len(it.information) + len(it.reference) for it in items}
+    for it in picked:  # no item of its task has shorter texts
+        assert all(size[it.id] <= size[o.id] + 600 for o in items if o.task == it.task)
+    every = load_release_writings(bench_root, items=items)
+    assert len({w.model for w in every}) == 10
+    limited = smoke.model_copy(update={"limit": 2})
+    assert not limited.smoke_subset and len(select_run_items(limited, items, release)) == 6
+    overlap = smoke.model_copy(update={"method": "rouge", "generate": False})
+    assert not overlap.uses_local  # BLEU / ROUGE call no model: no local judge needed
