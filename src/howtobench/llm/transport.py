@@ -6,10 +6,10 @@ this one place (as httpx's mock transport does).
 
 `DefaultTransport` sends each request over `rawhttp.RawTransport` (asyncio streams, ~0.1 ms
 CPU per call) unless the standard *_PROXY variables route its origin through a proxy; those
-go through aiohttp, which speaks to proxies. Why not one library for everything: measured
-against a 640 calls/s loopback server (64 slots x 100 ms), httpx costs ~9 ms CPU per call,
-the openai SDK ~1.5 ms and aiohttp ~0.45 ms; on a 2-core machine that CPU is what keeps a
-client from a server's capacity (see bench/throughput.py).
+go through aiohttp, which speaks to proxies. Why not one library for everything: against a
+640 calls/s loopback server (64 slots x 100 ms) the client's CPU per call is what keeps it from
+the server's capacity on a small machine, and aiohttp costs 2-3x the raw client (figures in
+rawhttp.py; run bench/throughput.py).
 
 Every connection-level problem (refused, reset, dropped, truncated body, timeout) is raised
 as `TransportError`, which the client treats as transient.
