@@ -1,6 +1,6 @@
 """Does the prefix-first prompt layout pay off on a prefix-caching server? And how many judge calls per writing?
 
-    python bench/prefix_cache.py [--data DIR] [--writings 2] [--max-tokens 16] [--max-chars 2000]
+    python bench/prefix_cache.py [--data DIR] [--writings 2] [--max-tokens 16] [--min-chars 0] [--max-chars 2000]
 
 1. Judges the same few release writings with ToW on the embedded llama.cpp server (Gemma-3-270M), on a freshly
    started server with our call cache off, with our layout (role, task, reference, writing, THEN the leaf
@@ -42,8 +42,8 @@ class RubricFirstPrompts(Prompts):
         return ({"role": "system", "content": self.system()}, {"role": "user", "content": user})
 
 
-def pick_pairs(root: Path, n: int, max_chars: int) -> list[tuple[Item, Writing]]:
-    """n guide writings, one per item, each with reference + information + writing under `max_chars` (CPU time)."""
+def pick_pairs(root: Path, n: int, min_chars: int, max_chars: int) -> list[tuple[Item, Writing]]:
+    """n guide writings, one per item, each with reference + information + writing of min..max characters."""
     items = load_items(root, ["guide"])
     writings = {(w.item_id, w.model): w for w in load_release_writings(root, ["guide"], MODELS, items=items)}
     sized = sorted(items, key=lambda it: len(it.reference) + len(it.information) + len(it.instruction))
@@ -51,7 +51,7 @@ def pick_pairs(root: Path, n: int, max_chars: int) -> list[tuple[Item, Writing]]
     for k, item in enumerate(sized):
         writing = writings.get((item.id, MODELS[k % len(MODELS)]))
         size = len(item.reference) + len(item.information) + len(writing.output) if writing else 0
-        if writing is not None and len(writing.output) > 300 and size < max_chars:
+        if writing is not None and len(writing.output) > 300 and min_chars <= size < max_chars:
             pairs.append((item, writing))
         if len(pairs) == n:
             break
@@ -103,6 +103,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=None, help="benchmark root (default: $HOWTOBENCH_DATA)")
     parser.add_argument("--writings", type=int, default=2, help="guide writings judged in each layout")
     parser.add_argument("--max-tokens", type=int, default=16, help="max tokens of each judge reply")
+    parser.add_argument("--min-chars", type=int, default=0,
+                        help="smallest reference + information + writing (characters) of a picked writing")
     parser.add_argument("--max-chars", type=int, default=2000,
                         help="largest reference + information + writing (characters) of a picked writing")
     args = parser.parse_args()
@@ -112,7 +114,7 @@ def main() -> None:
     print(f"release: {items} items, {writings} writings, {calls} judge calls (weights shared per item)")
     print(f"judge calls per writing: {calls / writings:.2f}  (goal <= 8.1)")
 
-    pairs = pick_pairs(root, args.writings, args.max_chars)
+    pairs = pick_pairs(root, args.writings, args.min_chars, args.max_chars)
     chars = sum(len(i.reference) + len(i.information) + len(w.output) for i, w in pairs)
     print(f"\nprefix cache: {len(pairs)} guide writings ({chars} chars of reference+information+writing)")
     ours, theirs, calls = asyncio.run(timed_runs(pairs, args.max_tokens))
