@@ -4,13 +4,14 @@ The fake server runs in its own process (64 slots x 100 ms latency = 640 calls/s
 the client's CPU time is measured alone. Prints calls/s, the ratio to capacity and the client's
 CPU time per call (process time of this process / calls). Goal: ratio >= 0.9, << 1 ms CPU/call.
 
-    python bench/throughput.py [--calls 3000] [--concurrency 64] [--latency 0.1] [--cache off|on]
+    python bench/throughput.py [--calls 3000] [--concurrency 64] [--latency 0.1] [--cache off|on] [--reference]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 import tempfile
@@ -24,6 +25,8 @@ from howtobench.config import EndpointConfig  # noqa: E402
 from howtobench.llm.client import CacheMode, open_client  # noqa: E402
 from howtobench.llm.types import ChatRequest  # noqa: E402
 
+PROMPT = "请根据下面的写作要求评价这篇文章。" * 20
+
 
 def process_cpu_s(pid: int) -> float:
     """User + system CPU seconds of another process (Linux /proc); 0 where unavailable."""
@@ -36,8 +39,7 @@ def process_cpu_s(pid: int) -> float:
 
 async def drive(base_url: str, calls: int, concurrency: int, cache: CacheMode, workspace: Path) -> tuple[float, float]:
     endpoint = EndpointConfig(model="fake-model", base_urls=(base_url,), concurrency=concurrency, timeout_s=30)
-    prompt = "请根据下面的写作要求评价这篇文章。" * 20
-    requests = [ChatRequest(messages=({"role": "user", "content": f"{prompt} #{i}"},), purpose="bench")
+    requests = [ChatRequest(messages=({"role": "user", "content": f"{PROMPT} #{i}"},), purpose="bench")
                 for i in range(calls)]
     async with open_client(endpoint, workspace=workspace, cache_mode=cache) as client:
         await client.chat(ChatRequest(messages=({"role": "user", "content": "warm-up"},)))
@@ -50,6 +52,35 @@ async def drive(base_url: str, calls: int, concurrency: int, cache: CacheMode, w
     return wall, cpu
 
 
+async def reference(port: int, calls: int, concurrency: int) -> tuple[float, float]:
+    """The floor: a minimal keep-alive loop with no client features, so a busy machine's figures can be judged."""
+    body = json.dumps({"model": "fake-model", "messages": [{"role": "user", "content": PROMPT}]},
+                      ensure_ascii=False).encode()
+    head = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    left = [calls]
+
+    async def worker() -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        while left[0] > 0:
+            left[0] -= 1
+            writer.write(head + body)
+            raw = await reader.readuntil(b"\r\n\r\n")
+            length = next(int(h.split(b":")[1]) for h in raw.split(b"\r\n") if h.lower().startswith(b"content-length"))
+            json.loads(await reader.readexactly(length))
+        writer.close()
+
+    wall, cpu = time.perf_counter(), time.process_time()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def report(label: str, calls: int, wall: float, cpu: float, server_cpu: float, capacity: float) -> None:
+    rate = calls / wall
+    print(f"{label}: {rate:.0f} calls/s  ratio to capacity: {rate / capacity:.3f}  "
+          f"client CPU: {cpu / calls * 1000:.3f} ms/call  (server CPU: {server_cpu / calls * 1000:.3f} ms/call)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=3000)
@@ -58,20 +89,22 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--cache", choices=["off", "on"], default="off")
     parser.add_argument("--workspace-dir", type=Path, default=None, help="where the temporary workspace goes")
+    parser.add_argument("--reference", action="store_true",
+                        help="also time a minimal keep-alive loop with no client features (what this machine allows)")
     args = parser.parse_args()
     capacity = args.slots / args.latency
+    print(f"calls: {args.calls}  concurrency: {args.concurrency}  "
+          f"server: {args.slots} slots x {args.latency * 1000:g} ms = {capacity:g} calls/s  cache: {args.cache}")
     with FakeServerProcess(latency=args.latency, capacity=args.slots) as server, \
             tempfile.TemporaryDirectory(dir=args.workspace_dir) as tmp:
         server_cpu = process_cpu_s(server.pid)
         wall, cpu = asyncio.run(drive(server.base_url, args.calls, args.concurrency, args.cache, Path(tmp)))
-        server_cpu = process_cpu_s(server.pid) - server_cpu
-    rate = args.calls / wall
-    print(f"calls: {args.calls}  concurrency: {args.concurrency}  "
-          f"server: {args.slots} slots x {args.latency * 1000:g} ms = {capacity:g} calls/s  cache: {args.cache}")
-    print(f"throughput: {rate:.0f} calls/s  ratio to capacity: {rate / capacity:.3f}  "
-          f"client CPU: {cpu / args.calls * 1000:.3f} ms/call  "
-          f"(server CPU: {server_cpu / args.calls * 1000:.3f} ms/call)")
-    print(f"load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+        report("howtobench client", args.calls, wall, cpu, process_cpu_s(server.pid) - server_cpu, capacity)
+        if args.reference:
+            server_cpu = process_cpu_s(server.pid)
+            wall, cpu = asyncio.run(reference(server.port, args.calls, args.concurrency))
+            report("minimal loop     ", args.calls, wall, cpu, process_cpu_s(server.pid) - server_cpu, capacity)
+    print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":
