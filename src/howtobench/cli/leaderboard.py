@@ -48,7 +48,9 @@ ByOpt = Annotated[
 NodesOpt = Annotated[
     bool, typer.Option("--nodes", help="Also tabulate each tree node (content / format / impression).")
 ]
-FormatOpt = Annotated[Format, typer.Option("--format", help="table (terminal; alias rich), markdown, csv (long form) or json.")]
+FormatOpt = Annotated[
+    Format, typer.Option("--format", help="table (terminal; alias rich), markdown, csv (long form) or json.")
+]
 PaperOpt = Annotated[
     bool, typer.Option("--paper", help="Add the paper's Table 4 ToW scores (GPT-4o judge) as reference columns.")
 ]
