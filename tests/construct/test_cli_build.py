@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
@@ -9,6 +10,7 @@ from construct_helpers import EN_TEXT, ZH_TEXT, write_inputs
 from typer.testing import CliRunner
 
 from howtobench.cli import build
+from howtobench.cli.main import app as main_app
 from howtobench.construct.workfile import ITEMS, REVIEW
 from howtobench.data.loader import load_items
 
@@ -53,3 +55,28 @@ def test_pipeline_on_fake_server(fake_server, tmp_path: Path) -> None:
     assert "wrote completion 2, guide 2, open 2 items" in run("import", "--dir", d, "--out", str(bench))
     items = load_items(bench)
     assert len(items) == 6 and {i.language for i in items} == {"zh", "en"}
+
+
+def test_other_commands_run_on_the_built_benchmark(fake_server, tmp_path: Path) -> None:
+    """`howtobench data stats` and `howtobench judge --method rouge` read the imported benchmark unchanged."""
+    runner = CliRunner()
+    src = write_inputs(tmp_path / "in.jsonl", [(ZH_TEXT, "site-a"), (EN_TEXT, "site-b")])
+    d, bench = str(tmp_path / "b"), tmp_path / "bench"
+    endpoint = ["--base-url", fake_server.base_url, "--model", "fake", "--workspace", str(tmp_path / "ws")]
+    for args in (["ingest", str(src), "--dir", d, "--min-chars", "50"], ["classify", "--dir", d, *endpoint],
+                 ["filter", "--dir", d, "--min-quality", "1", *endpoint], ["make", "--dir", d, *endpoint],
+                 ["export", "--dir", d], ["import", "--dir", d, "--out", str(bench)]):
+        result = runner.invoke(main_app, ["build", *args])
+        assert result.exit_code == 0, (args, result.output, result.exception)
+    stats = runner.invoke(main_app, ["data", "stats", "--data", str(bench), "--json"])
+    assert stats.exit_code == 0, stats.output
+    assert '"completion"' in stats.output and '"guide"' in stats.output and '"open"' in stats.output
+    writings = tmp_path / "writings.jsonl"
+    writings.write_text("".join(json.dumps({"infer_id": i.id, "model": "copy", "output": i.reference},
+                                           ensure_ascii=False) + "\n" for i in load_items(bench)), encoding="utf-8")
+    out = tmp_path / "rouge.jsonl"
+    judged = runner.invoke(main_app, ["judge", "--method", "rouge", "--data", str(bench), "--writings",
+                                      str(writings), "-o", str(out), "--no-progress"])
+    assert judged.exit_code == 0, (judged.output, judged.exception)
+    scores = [json.loads(line)["score"] for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(scores) == 6 and min(scores) > 0.99  # the reference scores ROUGE-L 1 against itself
