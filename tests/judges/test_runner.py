@@ -83,3 +83,13 @@ def test_corrupt_middle_line_names_file_and_line(tmp_path: Path) -> None:
     out.write_text('{"oops": 1}\n{"also": 2}\n', encoding="utf-8")
     with pytest.raises(RowError, match="j.jsonl:1"):
         read_judgments(out)
+
+
+async def test_complete_last_record_without_newline_is_kept(tmp_path: Path) -> None:
+    out = tmp_path / "j.jsonl"
+    await run_judge(LengthJudge(), make_pairs(1), out, progress=False)
+    out.write_text(out.read_text().rstrip("\n"), encoding="utf-8")  # killed between the record and its newline
+    judge = LengthJudge()
+    result = await run_judge(judge, make_pairs(2), out, progress=False)
+    assert sorted(judge.calls) == [("i1", "m1"), ("i1", "m2")] and len(result) == 4
+    assert len(read_judgments(out)) == 4 and len(out.read_text().splitlines()) == 4

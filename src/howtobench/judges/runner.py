@@ -53,8 +53,11 @@ def read_judgments(path: Path, *, repair: bool = False) -> dict[Key, Judgment]:
                 if repair:
                     with path.open("r+b") as handle:
                         handle.truncate(offset)
-                break
+                return done
         offset += len(raw) + 1
+    if repair and data and not data.endswith(b"\n"):  # a complete last record cut before its newline
+        with path.open("ab") as handle:
+            handle.write(b"\n")
     return done
 
 
