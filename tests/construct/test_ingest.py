@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,15 @@ def test_reingest_is_resumable(tmp_path: Path) -> None:
     report = ingest([more], tmp_path / "b", limits=LIMITS)
     assert (report.already_present, report.kept) == (1, 1)
     assert len(read_stage(tmp_path / "b" / INGEST, SourceText, "text_id")) == 2
+
+
+def test_near_duplicates_found_among_many(tmp_path: Path) -> None:
+    """LSH candidates: a lightly edited copy is caught among unrelated texts, and unrelated ones are kept."""
+    rng = random.Random(0)
+    pool = [chr(0x4E00 + i) for i in range(3000)]
+    texts = ["".join(rng.choice(pool) for _ in range(400)) for _ in range(200)]
+    edited = "".join("改" if i % 100 == 0 else c for i, c in enumerate(texts[57]))  # 4 edits: Jaccard ~0.9+
+    assert tx.jaccard(tx.shingles(texts[57]), tx.shingles(edited)) >= 0.9
+    src = _jsonl(tmp_path / "in.jsonl", [{"text": t, "source": f"s{i}"} for i, t in enumerate([*texts, edited])])
+    report = ingest([src], tmp_path / "b", limits=LIMITS)
+    assert (report.kept, report.near_duplicates) == (200, 1)
