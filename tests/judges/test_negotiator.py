@@ -10,7 +10,7 @@ from tow_fakes import GUIDE_WEIGHTS, fake_client, schema_name, tow_handler
 
 from fake_server import FakeServer, Reply, script
 from howtobench.data.models import Item
-from howtobench.judges.negotiator import Negotiator, problems, repair_weights
+from howtobench.judges.negotiator import Negotiator, problems, repair_weights, sample_weights
 from howtobench.judges.prompts import Prompts
 from howtobench.judges.tree import default_tree
 
@@ -118,3 +118,13 @@ def test_problems_and_repair_rules() -> None:
     weights, note = repair_weights(FORMAT, {"plots": 0.5, "paragraphing": -0.5, "formatting": 0.0})
     assert weights == pytest.approx({"plots": 1 / 3, "paragraphing": 1 / 3, "formatting": 1 / 3}) and "~0" in note
     assert CONTENT.negotiated
+
+
+async def test_sample_weights_for_the_inconsistency_analysis(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.handler = tow_handler()
+    async with fake_client(fake_server, tmp_path) as client:
+        samples = await sample_weights(client, item(task="completion"), 3)
+        again = await sample_weights(client, item(task="completion"), 3)
+    assert [s.flat() for s in samples] == [s.flat() for s in again]
+    assert len(weight_requests(fake_server)) == 3  # the second round came from the cache
+    assert set(samples[0].flat()) == {"opening_ending", "language", "logic", "emotion"}

@@ -25,7 +25,7 @@ from typing import Any
 
 from howtobench.data.models import Item
 from howtobench.judges.prompts import Prompts, weights_schema
-from howtobench.judges.tree import Node, Tree
+from howtobench.judges.tree import Node, Tree, default_tree
 from howtobench.llm.structured import reask_messages
 from howtobench.llm.types import ChatRequest, ChatResult, LLMClient, SamplingParams, Usage
 
@@ -210,3 +210,16 @@ class Negotiator:
             sample_index=sample_index,
         )
         return await self.client.chat(request)
+
+
+async def sample_weights(
+    client: LLMClient, item: Item, n: int, *, tree: Tree | None = None, temperature: float = 0.7, reasks: int = 2
+) -> list[Negotiation]:
+    """n sampled weight sets J_W gives one item (for the negotiation-inconsistency analysis of section 5.3).
+
+    Each sample is its own cached call (`sample_index` 0..n-1), so re-running the analysis costs nothing.
+    """
+    spec = tree or default_tree()
+    prompts: dict[str, Prompts] = {item.language: Prompts(spec, item.language)}
+    samples, _ = await Negotiator(client, spec, prompts, reasks=reasks).sample(item, n, temperature=temperature)
+    return samples
