@@ -49,6 +49,9 @@ def test_folder_ingest_keeps_source_and_license(tmp_path: Path) -> None:
     rows = list(read_stage(tmp_path / "build" / INGEST, SourceText, "text_id").values())
     assert [(r.source, r.license, r.language) for r in rows] == [("a.txt", "CC0", "zh"), ("sub/b.md", "CC0", "en")]
     assert report.kept == 2 and report.by_language == {"zh": 1, "en": 1}
+    ingest([folder], tmp_path / "labelled", license="CC0", limits=LIMITS, source="my-site")
+    labelled = read_stage(tmp_path / "labelled" / INGEST, SourceText, "text_id").values()
+    assert [r.source for r in labelled] == ["my-site", "my-site"]
 
 
 def test_duplicates_lengths_and_bad_rows(tmp_path: Path) -> None:

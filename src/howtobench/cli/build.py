@@ -93,6 +93,9 @@ def ingest_cmd(
     build_dir: DirOpt,
     license: Annotated[str, typer.Option("--license", help="License recorded for texts from files, and for "
                                                           "JSONL rows without one.")] = "unknown",
+    source: Annotated[str | None, typer.Option("--source", help="Source label for texts read from files (e.g. the "
+                                               "site they came from; the quality table groups by it). Default: "
+                                               "each file's path. JSONL rows carry their own.")] = None,
     min_chars: Annotated[int, typer.Option("--min-chars", min=1, help="Drop texts shorter than this many "
                                                                       "non-whitespace characters.")] = 200,
     max_chars: Annotated[int, typer.Option("--max-chars", min=1, help="Drop texts longer than this many "
@@ -105,7 +108,7 @@ def ingest_cmd(
     """Step 1: read texts; drop exact and near duplicates (5-gram Jaccard >= 0.9) and out-of-range lengths."""
     if language not in ("auto", "zh", "en"):
         raise typer.BadParameter("must be auto, zh or en", param_hint="--language")
-    report = ingest(inputs, build_dir, license=license, limits=IngestLimits(min_chars, max_chars),
+    report = ingest(inputs, build_dir, license=license, source=source, limits=IngestLimits(min_chars, max_chars),
                     language=language, strict=strict)  # type: ignore[arg-type]
     _print_ingest(report)
 

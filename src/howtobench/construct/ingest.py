@@ -64,8 +64,10 @@ class IngestReport:
     by_language: dict[str, int] = field(default_factory=dict)
 
 
-def read_folder(folder: Path, license: str) -> list[RawText]:
-    """Every .txt/.md file below `folder`, sorted by path so runs are reproducible."""
+def read_folder(folder: Path, license: str, source: str | None = None) -> list[RawText]:
+    """Every .txt/.md file below `folder`, sorted by path so runs are reproducible.
+
+    `source` labels every file (e.g. the site they came from); without it the source is the relative path."""
     files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES)
     out = []
     for path in files:
@@ -73,7 +75,7 @@ def read_folder(folder: Path, license: str) -> list[RawText]:
             body = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
             raise DataError(f"{path}: not UTF-8 text ({exc.reason})") from exc
-        out.append(RawText(body, path.relative_to(folder).as_posix(), license, str(path)))
+        out.append(RawText(body, source or path.relative_to(folder).as_posix(), license, str(path)))
     return out
 
 
@@ -117,16 +119,17 @@ def _parse_row(path: Path, number: int, raw_line: bytes) -> tuple[str, str, str]
     return row["text"], row["source"], lic
 
 
-def read_inputs(paths: list[Path], license: str, *, strict: bool, report: IngestReport) -> list[RawText]:
-    """Read every input path (folder or .jsonl) in the given order."""
+def read_inputs(paths: list[Path], license: str, *, strict: bool, report: IngestReport,
+                source: str | None = None) -> list[RawText]:
+    """Read every input path (folder, file or .jsonl) in the given order; `source` labels files, not JSONL rows."""
     texts: list[RawText] = []
     for path in paths:
         if path.is_dir():
-            texts.extend(read_folder(path, license))
+            texts.extend(read_folder(path, license, source))
         elif path.suffix.lower() == ".jsonl":
             texts.extend(read_jsonl(path, license, strict=strict, report=report))
         elif path.is_file() and path.suffix.lower() in TEXT_SUFFIXES:
-            texts.append(RawText(path.read_text(encoding="utf-8"), path.name, license, str(path)))
+            texts.append(RawText(path.read_text(encoding="utf-8"), source or path.name, license, str(path)))
         else:
             raise DataError(f"{path}: expected a folder of .txt/.md files, a .txt/.md file or a .jsonl file")
     return texts
@@ -186,6 +189,7 @@ def ingest(
     build_dir: Path,
     *,
     license: str = "unknown",
+    source: str | None = None,
     limits: IngestLimits = IngestLimits(),
     language: Literal["auto", "zh", "en"] = "auto",
     strict: bool = False,
@@ -199,7 +203,7 @@ def ingest(
     for row in kept:
         dedup.add(row.text_id, row.text)
     dedup.preexisting = set(dedup.ids)
-    for raw in read_inputs(inputs, license, strict=strict, report=report):
+    for raw in read_inputs(inputs, license, strict=strict, report=report, source=source):
         report.read += 1
         admitted = _admit(raw, dedup, limits, language, report)
         if admitted is not None:
