@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -40,11 +39,8 @@ def test_seeded_per_text() -> None:
     assert len(others) > 1
 
 
-def test_same_layout_as_release() -> None:
-    root = Path(os.environ.get("HOWTOBENCH_DATA", "/work/shared/howtobench-data"))
-    path = root / "completion" / "aligned.jsonl"
-    if not path.exists():
-        pytest.skip("release data not available")
+def test_same_layout_as_release(bench_root: Path) -> None:
+    path = bench_root / "completion" / "aligned.jsonl"
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     own_paragraph = [r for r in rows if BLANK in paragraphs(r["information"])]
     assert len(own_paragraph) > len(rows) // 2  # the marker is a paragraph of its own in the release too
