@@ -1,52 +1,92 @@
 """The `howtobench` command: a thin shell over library functions.
 
-Each command lives in its own module under `howtobench.cli` and exposes
-`register(app)`; this file only lists them. Errors the toolkit raises on purpose are
-printed as one clear line (exit code 2), without a traceback.
+Each command lives in its own module `howtobench.cli.<command>` and exposes
+`register(app)`; this file only lists them. A command line names one command, so only
+that module is imported: the analysis commands pull in scipy and matplotlib, and
+`howtobench data stats` should not wait for them. Errors the toolkit raises on purpose
+are printed as one clear line (exit code 2), without a traceback.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Iterable, Sequence
+from typing import Annotated
 
 import typer
 from rich.console import Console
 
+from howtobench import __version__
 from howtobench.errors import HowtobenchError
 
+# Command name == module name under howtobench.cli; the order is the order of `--help`.
 COMMAND_MODULES: tuple[str, ...] = (
+    "data",
+    "generate",
+    "judge",
+    "leaderboard",
+    "run",
+    "report",
+    "headings",
     "meta",
     "analyze",
-    "headings",
-    "judge",
-    "data",
-    "build",
-    "leaderboard",
-    "generate",
-    "run",
     "perturb",
     "robustness",
+    "build",
     "llm",
-    "report",
 )
 
-app = typer.Typer(
-    name="howtobench",
-    help="Measure how well LLMs write long, human-level text: the HoWToBench benchmark and the Tree-of-Writing judge.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode="rich",
-)
+HELP = "Measure how well LLMs write long, human-level text: the HoWToBench benchmark and the Tree-of-Writing judge."
 
-for _name in COMMAND_MODULES:
-    importlib.import_module(f"howtobench.cli.{_name}").register(app)
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"howtobench {__version__}")
+        raise typer.Exit()
+
+
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_show_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Measure how well LLMs write long, human-level text."""
+
+
+def build_app(commands: Iterable[str] = COMMAND_MODULES) -> typer.Typer:
+    """The typer app with the given commands registered (all of them by default)."""
+    app = typer.Typer(
+        name="howtobench",
+        help=HELP,
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        rich_markup_mode="rich",
+    )
+    # A root callback keeps the app a command group even when one command is registered.
+    app.callback()(_root)
+    for name in commands:
+        importlib.import_module(f"howtobench.cli.{name}").register(app)
+    return app
+
+
+def requested_commands(argv: Sequence[str]) -> tuple[str, ...]:
+    """The one command an argument list names, or every command (for top-level help)."""
+    first = next((arg for arg in argv if not arg.startswith("-")), None)
+    return (first,) if first in COMMAND_MODULES else COMMAND_MODULES
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """`from howtobench.cli.main import app` gives the full app (tests, documentation tools)."""
+    if name == "app":
+        return build_app()
+    raise AttributeError(name)
 
 
 def main() -> None:
     """Console entry point."""
     try:
-        app()
+        build_app(requested_commands(sys.argv[1:]))()
     except HowtobenchError as exc:
         console = Console(stderr=True, soft_wrap=True)
         console.print("error:", style="bold red", end=" ")

@@ -1,0 +1,37 @@
+"""The command shell: one command line imports one command module, and errors print as one line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from howtobench.cli.main import COMMAND_MODULES, requested_commands
+
+
+def test_requested_commands_picks_the_named_command_only() -> None:
+    assert requested_commands(["data", "stats", "--json"]) == ("data",)
+    assert requested_commands(["--help"]) == COMMAND_MODULES
+    assert requested_commands(["no-such-command"]) == COMMAND_MODULES
+
+
+def test_data_command_does_not_import_the_analysis_stack() -> None:
+    code = (
+        "import sys; from howtobench.cli.main import build_app; build_app(('data',)); "
+        "print(sorted(m for m in ('scipy', 'matplotlib', 'jieba') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_version_and_error_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    version = subprocess.run(
+        [sys.executable, "-m", "howtobench", "--version"], capture_output=True, text=True, check=True
+    )
+    assert version.stdout.startswith("howtobench ")
+    missing = tmp_path / "nowhere"
+    failed = subprocess.run(
+        [sys.executable, "-m", "howtobench", "data", "stats", "--data", str(missing)], capture_output=True, text=True
+    )
+    assert failed.returncode == 2
+    assert failed.stderr.startswith("error: ")
+    assert "[bold red]" not in failed.stderr
