@@ -117,3 +117,9 @@ def test_estimate_counts_calls_tokens_and_cost() -> None:
     usage = estimate(requests, Price(input=1.0, output=2.0), completion_tokens=50)
     assert (usage.calls, usage.prompt_tokens, usage.completion_tokens) == (2, 4 + 4 + 2 + 4, 150)
     assert usage.cost_usd == pytest.approx((14 * 1.0 + 150 * 2.0) / 1e6)
+
+
+def test_extract_json_accepts_raw_newlines_inside_strings() -> None:
+    # The local llama.cpp server in json_object mode writes newlines inside string values.
+    reply = '{ "reason": "Reasoning:\n  fine" ,"genre": "poem"}'
+    assert structured.extract_json(reply) == {"reason": "Reasoning:\n  fine", "genre": "poem"}

@@ -77,7 +77,8 @@ def extract_json(text: str) -> Any:
         candidates.append(text[start : end + 1])
     for candidate in candidates:
         try:
-            return json.loads(candidate)
+            # strict=False: grammar-constrained local servers emit raw newlines inside strings.
+            return json.loads(candidate, strict=False)
         except ValueError:
             continue
     raise ValueError("the reply holds no parseable JSON object")
