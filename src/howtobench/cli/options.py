@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
@@ -12,15 +12,22 @@ from howtobench.config import EndpointConfig
 from howtobench.errors import ConfigError
 
 DataOpt = Annotated[
-    Optional[Path],
-    typer.Option("--data", help="Benchmark root (holds completion/, guide/, open/). Default: $HOWTOBENCH_DATA, else the per-user cache filled by `howtobench data download`."),
+    Path | None,
+    typer.Option(
+        "--data",
+        help="Benchmark root (holds completion/, guide/, open/). "
+        "Default: $HOWTOBENCH_DATA, else the per-user cache filled by `howtobench data download`.",
+    ),
 ]
 WorkspaceOpt = Annotated[
-    Optional[Path],
-    typer.Option("--workspace", help="Folder for the call cache (SQLite) and logs. Default: $HOWTOBENCH_WORKSPACE, else ./.howtobench."),
+    Path | None,
+    typer.Option(
+        "--workspace",
+        help="Folder for the call cache (SQLite) and logs. Default: $HOWTOBENCH_WORKSPACE, else ./.howtobench.",
+    ),
 ]
 ConfigOpt = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option("--config", help="YAML file of option defaults (e.g. judge_model: gpt-4o). Flags override it."),
 ]
 StrictOpt = Annotated[
@@ -29,15 +36,15 @@ StrictOpt = Annotated[
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of a table.")]
 TaskOpt = Annotated[
-    Optional[list[str]],
+    list[str] | None,
     typer.Option("--task", help="Only these tasks (completion, guide, open); repeatable."),
 ]
 GenreOpt = Annotated[
-    Optional[list[str]],
+    list[str] | None,
     typer.Option("--genre", help="Only these genres (English ids such as fiction, letters); repeatable."),
 ]
 LimitOpt = Annotated[
-    Optional[int],
+    int | None,
     typer.Option("--limit", min=1, help="At most this many items per task (the first ones, in file order)."),
 ]
 TABLE_FORMATS: tuple[str, ...] = ("rich", "markdown", "csv", "json")

@@ -8,7 +8,8 @@ overlap metrics all write this shape, so leaderboards and meta-evaluation read o
 
 from __future__ import annotations
 
-from typing import Any, Callable, Literal, Protocol
+from collections.abc import Callable
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
