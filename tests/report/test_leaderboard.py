@@ -80,6 +80,8 @@ def test_means_order_and_counts() -> None:
     assert counts.failure_rate == 0.25
     assert any("beta: 1 of 4 judgments failed" in w for w in lb.warnings)
     assert any("beta: 1 empty writings" in w for w in lb.warnings)
+    partial = [*hand_made()[:3], hand_made()[3].model_copy(update={"status": "renormalized"})]
+    assert any("alpha: 1 roots were renormalised" in w for w in build_leaderboard(partial, n_boot=0).warnings)
     # node breakdown: completion has no format node, so format rests on the two other items
     assert lb.metrics == ("score", "content", "format", "impression")
     assert lb.cell("format", "all", "alpha").mean == pytest.approx(6.0)  # type: ignore[union-attr]

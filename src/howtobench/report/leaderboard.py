@@ -288,6 +288,11 @@ def _warnings(counts: dict[str, ModelCounts], duplicates: int) -> list[str]:
                 f"{c.column}: {c.failed} of {c.judged} judgments failed ({c.failure_rate:.1%}); "
                 "its means leave them out, so they rest on fewer items"
             )
+        if c.renormalized:
+            out.append(
+                f"{c.column}: {c.renormalized} roots were renormalised over the leaves that could be scored "
+                "(a leaf failed; status 'renormalized')"
+            )
         if c.empty:
             out.append(f"{c.column}: {c.empty} empty writings, scored as the judge recorded them (lowest scores)")
         if c.missing:
