@@ -79,11 +79,15 @@ def server_command(model: Path, port: int, n_ctx: int = N_CTX) -> list[str]:
 
 
 def _die_with_parent() -> None:
-    """Linux: the server gets SIGTERM if this process dies, even by SIGKILL (no orphaned model servers)."""
+    """Linux: the server is killed if this process dies, even by SIGKILL (no orphaned model servers).
+
+    SIGKILL rather than SIGTERM: uvicorn's graceful shutdown waits for in-flight generations, which
+    can take minutes on this CPU, and the server holds nothing worth a clean exit.
+    """
     with contextlib.suppress(Exception):
         import ctypes
 
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def _healthy(base_url: str) -> bool:
