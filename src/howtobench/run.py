@@ -203,6 +203,14 @@ def _safe_name(model: str) -> str:
     return "".join(c if c.isalnum() or c in "-._" else "_" for c in model)
 
 
+def writer_sampling(settings: RunSettings) -> SamplingParams:
+    """The sampling the writer really gets: the local model's writings are capped at SMOKE_MAX_TOKENS."""
+    if not (settings.uses_local and settings.writer is None):
+        return settings.sampling
+    cap = min(settings.sampling.max_tokens or SMOKE_MAX_TOKENS, SMOKE_MAX_TOKENS)
+    return settings.sampling.model_copy(update={"max_tokens": cap})
+
+
 async def _generate(
     settings: RunSettings, writer: EndpointConfig | None, items: Sequence[Item]
 ) -> tuple[GenerateSummary | None, list[Writing]]:
@@ -212,12 +220,7 @@ async def _generate(
         raise ConfigError(
             "nothing to generate with: give --base-url/--model for the model under test, or --no-generate"
         )
-    sampling = settings.sampling
-    if settings.uses_local and settings.writer is None:
-        sampling = sampling.model_copy(
-            update={"max_tokens": min(sampling.max_tokens or SMOKE_MAX_TOKENS, SMOKE_MAX_TOKENS)}
-        )
-    gen = GenerateSettings(sampling=sampling, system_prompt=settings.system_prompt)
+    gen = GenerateSettings(sampling=writer_sampling(settings), system_prompt=settings.system_prompt)
     out = settings.run_dir / "writings" / f"{_safe_name(writer.model)}.jsonl"
     async with open_client(
         writer, workspace=settings.workspace, cache_mode=settings.cache_mode, run_id=settings.run_id
@@ -351,7 +354,8 @@ def build_manifest(
         "tree_hashes": sorted({j.tree_hash for j in judgments if j.tree_hash}),
         "prompt_hashes": sorted({j.prompt_hash for j in judgments if j.prompt_hash}),
         "generation_templates": {f"{lang}/{t}": template_hash(lang, t) for lang in languages for t in tasks},
-        "sampling": settings.sampling.model_dump(mode="json"),
+        "sampling": writer_sampling(settings).model_dump(mode="json"),
+        "judge_options": {k: str(v) for k, v in _judge_options(settings).items()},
         "system_prompt": settings.system_prompt,
         "seeds": {"bootstrap": settings.seed, "sampling": settings.sampling.seed},
         "bootstrap": settings.bootstrap,
