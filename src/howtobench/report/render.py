@@ -119,12 +119,15 @@ def grid(lb: Leaderboard, metric: str) -> tuple[list[str], list[list[str]]]:
 
 
 def counts_grid(lb: Leaderboard) -> tuple[list[str], list[list[str]]]:
+    """Judged / scored / failed / empty / renormalised writings per column (method shown when several are mixed)."""
     with_missing = any(c.missing is not None for c in lb.counts.values())
-    header = ["model", "method", "judged", "scored", "failed", "empty", "renormalized", "failure rate"]
-    header += ["missing"] if with_missing else []
+    with_method = len(lb.methods) > 1
+    header = ["model", *(["method"] if with_method else []), "judged", "scored", "failed", "empty", "renorm."]
+    header += ["failed %", *(["missing"] if with_missing else [])]
     body = []
     for c in lb.counts.values():
-        line = [c.column, c.method, str(c.judged), str(c.scored), str(c.failed), str(c.empty), str(c.renormalized)]
+        line = [c.column, *([c.method] if with_method else [])]
+        line += [str(n) for n in (c.judged, c.scored, c.failed, c.empty, c.renormalized)]
         line.append(f"{c.failure_rate:.1%}")
         line += [str(c.missing)] if with_missing else []
         body.append(line)
@@ -132,7 +135,7 @@ def counts_grid(lb: Leaderboard) -> tuple[list[str], list[list[str]]]:
 
 
 def paired_grid(lb: Leaderboard) -> tuple[list[str], list[list[str]]]:
-    header = ["pair (adjacent by All)", "shared items", "mean difference [95% CI]", "Wilcoxon p"]
+    header = ["pair (adjacent by All)", "shared items", "difference [95% CI]", "Wilcoxon p"]
     body = []
     for p in lb.paired:
         diff = DASH if p.mean_diff is None else f"{p.mean_diff:+.2f}"
@@ -213,8 +216,14 @@ def to_json(lb: Leaderboard) -> str:
 def _rich_table(title: str, header: list[str], body: list[list[str]]) -> Table:
     table = Table(title=title, title_justify="left", header_style="bold")
     for k, name in enumerate(header):
-        style = "dim" if "(paper)" in name else None
-        table.add_column(name, justify="left" if k == 0 else "right", style=style, no_wrap=k == 0)
+        cells = [name, *(line[k] for line in body)] if k == 0 else [name]
+        table.add_column(
+            name,
+            justify="left" if k == 0 else "right",
+            style="dim" if "(paper)" in name else None,
+            overflow="fold",  # a narrow terminal wraps a long name instead of cutting it off
+            min_width=min(max(len(c) for c in cells), 14 if k == 0 else 6),
+        )
     for line in body:
         table.add_row(*line)
     return table
