@@ -1,0 +1,39 @@
+"""`run_benchmark` with no endpoint at all: the embedded local model writes and judges, the table says SMOKE."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from howtobench.run import RunSettings, run_benchmark
+
+ITEM = "infer_1308"  # the shortest completion item (5 LLM leaves per writing)
+
+
+@pytest.mark.local_model
+@pytest.mark.timeout(900)
+async def test_run_on_the_local_model_is_labelled_smoke(bench_root: Path, tmp_path: Path) -> None:
+    settings = RunSettings(
+        name="local",
+        data_dir=bench_root,
+        run_dir=tmp_path / "run",
+        workspace=tmp_path / "ws",
+        ids=(ITEM,),
+        release=False,
+        bootstrap=100,
+        progress=False,
+    )
+    result = await run_benchmark(settings)
+    board = result.leaderboard
+    assert board.columns == ("gemma-3-270m-local",)  # its own writing; --release would add the shipped ones
+    assert all(c.judged == 1 for c in board.counts.values())
+    assert result.generation is not None and result.generation.written == 1
+    written = json.loads((settings.run_dir / "writings" / "gemma-3-270m-local.jsonl").read_text(encoding="utf-8"))
+    assert written["generation"]["sampling"]["max_tokens"] == 128  # the local writer is capped for smoke runs
+    markdown = (settings.run_dir / "leaderboard.md").read_text(encoding="utf-8")
+    assert "SMOKE JUDGE" in markdown and "DS-R1 (paper)" in markdown
+    manifest = result.manifest
+    assert manifest["smoke"] is True and manifest["judge"]["embedded_local_model"] is True
+    assert manifest["usage"]["weights"]["calls"] == 1 and manifest["usage"]["generation"]["calls"] == 1
