@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from howtobench.config import EndpointConfig, load_config_file, resolve_data_dir, resolve_workspace
+from howtobench.judges.job import NO_MODEL_METHODS
 from howtobench.llm.types import SamplingParams
 from howtobench.report.render import to_rich
 from howtobench.run import RunSettings, run_benchmark
@@ -93,14 +94,16 @@ ParallelOpt = Annotated[int, typer.Option("--parallel", min=1, help="Writings ju
 NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="Do not draw progress bars.")]
 
 
-def _name(name: str | None, writer: EndpointConfig | None, judge: EndpointConfig | None, method: str) -> str:
+def _name(
+    name: str | None, writer: EndpointConfig | None, judge: EndpointConfig | None, method: str, generate: bool
+) -> str:
     if name:
         return name
-    if writer is None and judge is None:
+    local = (judge is None and method not in NO_MODEL_METHODS) or (generate and writer is None)
+    if local:
         return f"smoke-local-{method}"
-    return "".join(
-        c if c.isalnum() or c in "-._" else "_" for c in f"{writer.model if writer else 'writings'}-{method}"
-    )
+    label = writer.model if writer and generate else "writings"
+    return "".join(c if c.isalnum() or c in "-._" else "_" for c in f"{label}-{method}")
 
 
 def run(
@@ -171,7 +174,8 @@ def run(
         rpm=judge_rpm,
         timeout=judge_timeout,
     )
-    run_name = _name(name, writer, judge, method)
+    do_generate = generate if generate is not None else not writings
+    run_name = _name(name, writer, judge, method, do_generate)
     options: dict[str, Any] = {"max_tokens": judge_max_tokens} if judge_max_tokens else {}
     settings = RunSettings(
         name=run_name,
@@ -187,7 +191,7 @@ def run(
         writer=writer,
         judge=judge,
         writings=tuple(writings or ()),
-        generate=generate if generate is not None else not writings,
+        generate=do_generate,
         release=release,
         release_models=tuple(release_model) if release_model else None,
         sampling=SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed),
