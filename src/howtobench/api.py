@@ -19,7 +19,6 @@ from typing import Any
 
 from howtobench.config import EndpointConfig, resolve_workspace
 from howtobench.data.models import Item, Language, Task, Writing
-from howtobench.errors import ConfigError
 from howtobench.judges.base import Judgment
 from howtobench.judges.tree import Tree
 from howtobench.judges.tree_of_writing import TreeOfWriting
@@ -38,17 +37,9 @@ async def _client(judge: EndpointConfig | LLMClient | None, workspace: Path | No
     if judge is not None and not isinstance(judge, EndpointConfig):
         yield judge
         return
-    from howtobench.llm.client import open_client
+    from howtobench.session import model_client
 
-    if judge is not None:
-        async with open_client(judge, workspace=resolve_workspace(workspace)) as client:
-            yield client
-        return
-    try:
-        from howtobench.llm.local import local_endpoint
-    except ImportError as exc:
-        raise ConfigError(f"no judge given and the local model is unavailable ({exc})") from exc
-    async with local_endpoint() as endpoint, open_client(endpoint, workspace=resolve_workspace(workspace)) as client:
+    async with model_client(judge, workspace=resolve_workspace(workspace), purpose="judge") as client:
         yield client
 
 

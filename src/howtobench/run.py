@@ -45,6 +45,7 @@ from howtobench.report.html import write_report
 from howtobench.report.leaderboard import Leaderboard, build_leaderboard
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import to_csv, to_json, to_markdown
+from howtobench.session import endpoint_or_local
 
 # The smoke subset. Measured on this 2-core machine, one ToW leaf call on the 270M model costs 5-10 CPU-seconds
 # (a ~350-token prompt suffix after the shared prefix, and grammar-constrained decoding over a 262k vocabulary),
@@ -170,11 +171,7 @@ async def _endpoints(settings: RunSettings) -> AsyncIterator[tuple[EndpointConfi
     if not settings.uses_local:
         yield settings.writer, settings.judge
         return
-    try:
-        from howtobench.llm.local import local_endpoint
-    except ImportError as exc:  # the [local] extra is not installed
-        raise ConfigError(f"no endpoint configured and the local model is unavailable ({exc})") from exc
-    async with local_endpoint() as local:
+    async with endpoint_or_local(None) as local:
         writer = (settings.writer or local) if settings.generate else settings.writer
         local_judge = local.model_copy(update={"reasks": SMOKE_JUDGE_REASKS})
         yield writer, local_judge if settings.needs_local_judge else settings.judge

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -17,6 +15,7 @@ from howtobench.data.models import Item
 from howtobench.generate import GenerateSettings, GenerateSummary, failures_path, generate_writings
 from howtobench.llm.client import CacheMode, open_client
 from howtobench.llm.types import SamplingParams
+from howtobench.session import endpoint_or_local
 
 from .options import (
     ApiKeyEnvOpt,
@@ -64,17 +63,6 @@ NameOpt = Annotated[str | None, typer.Option("--name", help="Model name written 
 NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="Do not draw the progress bar.")]
 
 
-@asynccontextmanager
-async def _endpoint(configured: EndpointConfig | None) -> AsyncIterator[EndpointConfig]:
-    if configured is not None:
-        yield configured
-        return
-    from howtobench.llm.local import local_endpoint
-
-    async with local_endpoint() as local:
-        yield local
-
-
 async def _generate(
     endpoint: EndpointConfig | None,
     items: list[Item],
@@ -84,7 +72,9 @@ async def _generate(
     settings: GenerateSettings,
     progress: bool,
 ) -> GenerateSummary:
-    async with _endpoint(endpoint) as ep, open_client(ep, workspace=workspace, cache_mode=mode) as client:
+    async with endpoint_or_local(endpoint, purpose="writer") as ep, open_client(
+        ep, workspace=workspace, cache_mode=mode
+    ) as client:
         name = settings.model_name or ep.model
         path = out or Path("writings") / f"{''.join(c if c.isalnum() or c in '-._' else '_' for c in name)}.jsonl"
         return await generate_writings(

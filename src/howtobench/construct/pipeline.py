@@ -66,17 +66,11 @@ def needs_model(step: Step, opts: StepOptions) -> bool:
 async def client_for(endpoint: EndpointConfig | None, *, local: bool, workspace: Path, cache_mode: CacheMode
                      ) -> AsyncIterator[LLMClient]:
     """A client on the given endpoint, or on the embedded local model when `local`."""
-    from howtobench.llm.client import open_client
+    from howtobench.session import model_client
 
-    if local:
-        from howtobench.llm.local import local_endpoint
-
-        async with local_endpoint() as ep, open_client(ep, workspace=workspace, cache_mode=cache_mode) as client:
-            yield client
-        return
-    if endpoint is None:
+    if not local and endpoint is None:
         raise ConfigError("this step calls a model: pass --model and --base-url, or --local")
-    async with open_client(endpoint, workspace=workspace, cache_mode=cache_mode) as client:
+    async with model_client(None if local else endpoint, workspace=workspace, cache_mode=cache_mode) as client:
         yield client
 
 

@@ -17,11 +17,12 @@ from typing import Any
 from howtobench.config import EndpointConfig
 from howtobench.data.loader import load_items, load_release_writings, load_writings_file, select_items
 from howtobench.data.models import Item, Writing
-from howtobench.errors import ConfigError, JudgeError
+from howtobench.errors import JudgeError
 from howtobench.judges.base import JUDGES, Judge, Judgment
 from howtobench.judges.runner import run_judge
-from howtobench.llm.client import CacheMode, open_client
+from howtobench.llm.client import CacheMode
 from howtobench.llm.types import LLMClient
+from howtobench.session import optional_client
 
 JUDGE_MODULES: tuple[str, ...] = (
     "howtobench.judges.tree_of_writing",
@@ -92,20 +93,8 @@ def select_pairs(job: JudgeJob) -> list[tuple[Item, Writing]]:
 @asynccontextmanager
 async def judge_client(job: JudgeJob) -> AsyncIterator[LLMClient | None]:
     """The judge model's client: the configured endpoint, else the embedded local model; none for overlap metrics."""
-    if job.method in NO_MODEL_METHODS:
-        yield None
-        return
-    if job.endpoint is not None:
-        async with open_client(job.endpoint, workspace=job.workspace, cache_mode=job.cache_mode) as client:
-            yield client
-        return
-    try:
-        from howtobench.llm.local import local_endpoint
-    except ImportError as exc:
-        raise ConfigError(f"no judge endpoint configured and the local model is unavailable ({exc})") from exc
-    async with local_endpoint() as local, open_client(
-        local, workspace=job.workspace, cache_mode=job.cache_mode
-    ) as client:
+    async with optional_client(job.method not in NO_MODEL_METHODS, job.endpoint, workspace=job.workspace,
+                               cache_mode=job.cache_mode, purpose="judge") as client:
         yield client
 
 

@@ -13,7 +13,6 @@ from howtobench.data.models import Item, Writing
 from howtobench.errors import ConfigError
 from howtobench.llm.client import CacheMode
 from howtobench.robustness.apply import check_kinds, perturb_writings
-from howtobench.robustness.clients import optional_client
 from howtobench.robustness.files import (
     Contexts,
     failures_path,
@@ -22,6 +21,7 @@ from howtobench.robustness.files import (
     writings_for_judgments,
 )
 from howtobench.robustness.transfer import TRANSFER_KINDS
+from howtobench.session import optional_client
 
 
 @dataclass(frozen=True)

@@ -38,11 +38,11 @@ from howtobench.judges.runner import run_judge
 from howtobench.llm.client import CacheMode
 from howtobench.llm.types import LLMClient
 from howtobench.robustness.apply import check_kinds, derive_seed, perturb_writings
-from howtobench.robustness.clients import optional_client
 from howtobench.robustness.files import Contexts, failures_path, write_writings
 from howtobench.robustness.table import ORIGINAL, RobustnessTable, robustness_table, source_model
 from howtobench.robustness.text_units import paragraphs
 from howtobench.robustness.transfer import TRANSFER_KINDS
+from howtobench.session import optional_client
 
 NO_LLM_METHODS = NO_MODEL_METHODS | frozenset(OVERLAP_METHODS)
 

@@ -1,0 +1,63 @@
+"""The one way to get a model client: the configured endpoint, else the embedded local model.
+
+Every command and library step that calls a model (judge, generate, run, perturb, robustness, build, the
+`score` API) used to carry its own copy of "use the endpoint if configured, otherwise start the local
+llama.cpp server, then open the cached client"; they all go through here so the fallback, its error
+message and the cache settings behave the same everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from howtobench.config import EndpointConfig
+from howtobench.errors import ConfigError
+from howtobench.llm.client import CacheMode, open_client
+from howtobench.llm.types import LLMClient
+
+
+@asynccontextmanager
+async def endpoint_or_local(
+    endpoint: EndpointConfig | None, *, purpose: str = "model"
+) -> AsyncIterator[EndpointConfig]:
+    """The configured endpoint, or the embedded llama.cpp server (started here, stopped on exit).
+
+    `purpose` names the role ("judge", "writer", ...) in the error raised when the local model is not installed.
+    """
+    if endpoint is not None:
+        yield endpoint
+        return
+    try:
+        from howtobench.llm.local import local_endpoint
+    except ImportError as exc:  # the [local] extra is not installed
+        raise ConfigError(f"no {purpose} endpoint configured and the local model is unavailable ({exc})") from exc
+    async with local_endpoint() as local:
+        yield local
+
+
+@asynccontextmanager
+async def model_client(
+    endpoint: EndpointConfig | None, *, workspace: Path, cache_mode: CacheMode = "on", run_id: str | None = None,
+    purpose: str = "model",
+) -> AsyncIterator[LLMClient]:
+    """A cached client on `endpoint`, or on the embedded local model when it is None."""
+    async with endpoint_or_local(endpoint, purpose=purpose) as resolved, open_client(
+        resolved, workspace=workspace, cache_mode=cache_mode, run_id=run_id
+    ) as client:
+        yield client
+
+
+@asynccontextmanager
+async def optional_client(
+    needed: bool, endpoint: EndpointConfig | None, *, workspace: Path, cache_mode: CacheMode = "on",
+    run_id: str | None = None, purpose: str = "model",
+) -> AsyncIterator[LLMClient | None]:
+    """`model_client` when `needed`, else None without starting any model (e.g. overlap metrics)."""
+    if not needed:
+        yield None
+        return
+    async with model_client(endpoint, workspace=workspace, cache_mode=cache_mode, run_id=run_id,
+                            purpose=purpose) as client:
+        yield client
