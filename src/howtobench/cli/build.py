@@ -16,7 +16,6 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from howtobench.config import load_config_file, resolve_workspace
 from howtobench.construct import pipeline
 from howtobench.construct.classify import ClassifyReport
 from howtobench.construct.ingest import IngestLimits, IngestReport, ingest
@@ -32,13 +31,13 @@ from .options import (
     ConcurrencyOpt,
     ConfigOpt,
     DryRunOpt,
+    ModelFlags,
     ModelOpt,
     NoCacheOpt,
     PricesOpt,
     ReplayOpt,
     WorkspaceOpt,
-    cache_mode,
-    writer_endpoint,
+    model_flags,
 )
 
 console = Console()
@@ -55,25 +54,17 @@ RetryOpt = Annotated[bool, typer.Option("--retry-failed", help="Ask again for te
                                         "for it add --no-cache.")]
 
 
-class _Model:
-    """The endpoint flags of a model-backed step, resolved once (no endpoint: the embedded local model)."""
+def _run(step: pipeline.Step, build_dir: Path, opts: pipeline.StepOptions, flags: ModelFlags,
+         prices: Path | None, dry_run: bool) -> Any:
+    """Estimate (dry run) or run a model-backed step with a progress bar; None for a dry run.
 
-    def __init__(self, config: Path | None, base_url: list[str] | None, model: str | None, api_key_env: str | None,
-                 concurrency: int | None, workspace: Path | None, no_cache: bool, replay: bool,
-                 prices: Path | None) -> None:
-        self.endpoint = writer_endpoint(load_config_file(config), base_url=base_url, model=model,
-                                        api_key_env=api_key_env, concurrency=concurrency)
-        self.workspace = resolve_workspace(workspace)
-        self.cache = cache_mode(no_cache, replay)
-        self.prices = prices
-
-
-def _run(step: pipeline.Step, build_dir: Path, opts: pipeline.StepOptions, m: _Model, dry_run: bool) -> Any:
-    """Estimate (dry run) or run a model-backed step with a progress bar; None for a dry run."""
+    No endpoint in `flags.writer` means the embedded local model.
+    """
+    writer = flags.writer
     if dry_run:
         requests = pipeline.plan(step, build_dir, opts)
-        model = m.endpoint.model if m.endpoint else "local model"
-        usage = pipeline.estimate_cost(requests, model, m.prices)
+        model = writer.model if writer else "local model"
+        usage = pipeline.estimate_cost(requests, model, prices)
         console.print(f"{step}: {usage.calls} calls, ~{usage.prompt_tokens} prompt + ~{usage.completion_tokens} "
                       f"completion tokens (upper bound), ~${usage.cost_usd:.4f} for {model}", highlight=False)
         return None
@@ -82,9 +73,8 @@ def _run(step: pipeline.Step, build_dir: Path, opts: pipeline.StepOptions, m: _M
     with Progress(*columns, console=console, transient=True) as progress:
         bar = progress.add_task(f"{step} texts", total=total)
         return asyncio.run(pipeline.run(
-            step, build_dir, opts, endpoint=m.endpoint, local=m.endpoint is None, workspace=m.workspace,
-            cache_mode=m.cache,  # type: ignore[arg-type]
-            on_done=lambda _: progress.advance(bar)))
+            step, build_dir, opts, endpoint=writer, local=writer is None, workspace=flags.workspace,
+            cache_mode=flags.cache_mode, on_done=lambda _: progress.advance(bar)))
 
 
 def ingest_cmd(
@@ -132,9 +122,9 @@ def classify_cmd(
     retry_failed: RetryOpt = False, dry_run: DryRunOpt = False,
 ) -> None:
     """Step 2: an LLM gives each text one genre and a reason; correct 02_classify.jsonl by hand if needed."""
+    flags = model_flags(locals())
     opts = pipeline.StepOptions(retry_failed=retry_failed)
-    m = _Model(config, base_url, model, api_key_env, concurrency, workspace, no_cache, replay, prices)
-    report: ClassifyReport | None = _run("classify", build_dir, opts, m, dry_run)
+    report: ClassifyReport | None = _run("classify", build_dir, opts, flags, prices, dry_run)
     if report is not None:
         genres = ", ".join(f"{g} {n}" for g, n in sorted(report.by_genre.items()))
         console.print(f"classified {report.classified} texts ({genres}); {report.failed} failed (genre null, "
@@ -150,9 +140,9 @@ def filter_cmd(build_dir: DirOpt, min_quality: Annotated[int, typer.Option(
     retry_failed: RetryOpt = False, dry_run: DryRunOpt = False,
 ) -> None:
     """Step 3: score each text 1-5 against its genre's rubric and keep those at or above --min-quality."""
+    flags = model_flags(locals())
     opts = pipeline.StepOptions(threshold=min_quality, retry_failed=retry_failed)
-    m = _Model(config, base_url, model, api_key_env, concurrency, workspace, no_cache, replay, prices)
-    table: ScoreTable | None = _run("filter", build_dir, opts, m, dry_run)
+    table: ScoreTable | None = _run("filter", build_dir, opts, flags, prices, dry_run)
     if table is not None:
         console.print(score_table(table))
 
@@ -187,10 +177,10 @@ def make_cmd(build_dir: DirOpt,
     retry_failed: RetryOpt = False, dry_run: DryRunOpt = False,
 ) -> None:
     """Step 4: Completion items by blanking 1-10 paragraphs; Guide/Open items by back-construction (S, T, G)."""
+    flags = model_flags(locals())
     opts = pipeline.StepOptions(tasks=tuple(task) if task else TASKS, seed=seed, retry_failed=retry_failed,
                                 split=split)
-    m = _Model(config, base_url, model, api_key_env, concurrency, workspace, no_cache, replay, prices)
-    report: MakeReport | None = _run("make", build_dir, opts, m, dry_run)
+    report: MakeReport | None = _run("make", build_dir, opts, flags, prices, dry_run)
     if report is not None:
         made = ", ".join(f"{t} {n}" for t, n in report.made.items()) or "none"
         failed = ", ".join(f"{t} {n}" for t, n in report.failed.items()) or "none"

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from howtobench.config import EndpointConfig, load_config_file, resolve_data_dir, resolve_workspace
+from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.data.loader import load_items, select_items
 from howtobench.data.models import Item
 from howtobench.generate import GenerateSettings, GenerateSummary, failures_path, generate_writings
@@ -24,16 +24,20 @@ from .options import (
     ConfigOpt,
     DataOpt,
     GenreOpt,
+    IdsOpt,
     LimitOpt,
     ModelOpt,
     NoCacheOpt,
+    NoProgressOpt,
     ReplayOpt,
     RpmOpt,
+    SystemPromptOpt,
     TaskOpt,
     TimeoutOpt,
     WorkspaceOpt,
-    cache_mode,
-    writer_endpoint,
+    WriterMaxTokensOpt,
+    WriterTemperatureOpt,
+    model_flags,
 )
 
 console = Console(stderr=True)
@@ -47,20 +51,13 @@ OutOpt = Annotated[
         "Re-running with the same file resumes: items already in it are skipped.",
     ),
 ]
-IdsOpt = Annotated[list[str] | None, typer.Option("--ids", help="Only these item ids (infer_id); repeatable.")]
-TemperatureOpt = Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature.")]
 TopPOpt = Annotated[float | None, typer.Option("--top-p", min=0.0, max=1.0, help="Nucleus sampling (default: server).")]
-MaxTokensOpt = Annotated[int, typer.Option("--max-tokens", min=1, help="Longest writing, in tokens.")]
 SeedOpt = Annotated[int | None, typer.Option("--seed", help="Sampling seed sent to the server (recorded).")]
-SystemOpt = Annotated[
-    str | None, typer.Option("--system-prompt", help="A system message sent before every prompt (recorded).")
-]
 LanguageOpt = Annotated[
     str | None,
     typer.Option("--prompt-language", help="zh or en prompt templates (default: each item's language)."),
 ]
 NameOpt = Annotated[str | None, typer.Option("--name", help="Model name written into the output (default: --model).")]
-NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="Do not draw the progress bar.")]
 
 
 async def _generate(
@@ -89,11 +86,11 @@ def generate(
     genre: GenreOpt = None,
     limit: LimitOpt = None,
     ids: IdsOpt = None,
-    temperature: TemperatureOpt = 0.7,
+    temperature: WriterTemperatureOpt = 0.7,
     top_p: TopPOpt = None,
-    max_tokens: MaxTokensOpt = 4096,
+    max_tokens: WriterMaxTokensOpt = 4096,
     seed: SeedOpt = 0,
-    system_prompt: SystemOpt = None,
+    system_prompt: SystemPromptOpt = None,
     prompt_language: LanguageOpt = None,
     name: NameOpt = None,
     base_url: BaseUrlOpt = None,
@@ -116,18 +113,9 @@ def generate(
     <out>.failed.jsonl, never written as a writing, and retried by the next run. Without --base-url/--model the
     embedded local model writes (a smoke run).
     """
+    flags = model_flags(locals())
     if prompt_language not in (None, "zh", "en"):
         raise typer.BadParameter("--prompt-language must be zh or en")
-    settings_file = load_config_file(config)
-    endpoint = writer_endpoint(
-        settings_file,
-        base_url=base_url,
-        model=model,
-        api_key_env=api_key_env,
-        concurrency=concurrency,
-        rpm=rpm,
-        timeout=timeout,
-    )
     items = select_items(load_items(resolve_data_dir(data), task), task, genre, limit, ids)
     settings = GenerateSettings(
         sampling=SamplingParams(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
@@ -135,9 +123,9 @@ def generate(
         prompt_language=prompt_language,  # type: ignore[arg-type]
         model_name=name,
     )
-    mode: CacheMode = cache_mode(no_cache, replay)  # type: ignore[assignment]
-    workspace_dir = resolve_workspace(workspace)
-    summary = asyncio.run(_generate(endpoint, items, out, workspace_dir, mode, settings, not no_progress))
+    summary = asyncio.run(
+        _generate(flags.writer, items, out, flags.workspace, flags.cache_mode, settings, not no_progress)
+    )
     console.print(
         f"{summary.model}: {summary.written} written ({summary.empty} empty), {summary.skipped} already there, "
         f"{summary.failed} failed; {summary.usage.completion_tokens:,} completion tokens → {summary.out_path}",

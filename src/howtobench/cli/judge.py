@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from howtobench.config import load_config_file, resolve_data_dir, resolve_workspace
+from howtobench.config import resolve_data_dir
 from howtobench.judges.base import Judgment
 from howtobench.judges.job import JudgeJob, judge_job
 
@@ -21,16 +21,18 @@ from .options import (
     JudgeApiKeyEnvOpt,
     JudgeBaseUrlOpt,
     JudgeConcurrencyOpt,
+    JudgeMaxTokensOpt,
     JudgeModelOpt,
     JudgeRpmOpt,
     JudgeTimeoutOpt,
     LimitOpt,
     NoCacheOpt,
+    NoProgressOpt,
+    ParallelOpt,
     ReplayOpt,
     TaskOpt,
     WorkspaceOpt,
-    cache_mode,
-    judge_endpoint,
+    model_flags,
 )
 
 console = Console(stderr=True)
@@ -59,13 +61,8 @@ FromOpt = Annotated[Path | None, typer.Option("--from", help="For --method avera
                     "(from `howtobench judge --method tow`) whose leaves are re-aggregated with uniform weights.")]
 TreeOpt = Annotated[Path | None, typer.Option("--tree", help="Tree spec YAML (default: the paper's tree). Add a "
                     "leaf or change a scale by editing a copy of src/howtobench/judges/trees/default.yaml.")]
-MaxTokensOpt = Annotated[int | None, typer.Option("--judge-max-tokens", min=16, help="Max tokens of each judge "
-                         "reply (default 512).")]
-ParallelOpt = Annotated[int, typer.Option("--parallel", min=1, help="Writings judged at once (each runs its leaf "
-                        "calls concurrently; the judge endpoint's --judge-concurrency bounds the calls).")]
 RedoFailedOpt = Annotated[bool, typer.Option("--redo-failed", help="Judge again the writings whose judgment in --out "
                           "has status 'failed' (the new line supersedes the old one).")]
-NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="Do not draw the progress bar.")]
 
 
 def _options(no_reference: bool, renormalize: bool, samples: int, tree: Path | None,
@@ -109,7 +106,7 @@ def judge(
     samples: SamplesOpt = 1,
     tree: TreeOpt = None,
     from_: FromOpt = None,
-    judge_max_tokens: MaxTokensOpt = None,
+    judge_max_tokens: JudgeMaxTokensOpt = None,
     judge_base_url: JudgeBaseUrlOpt = None,
     judge_model: JudgeModelOpt = None,
     judge_api_key_env: JudgeApiKeyEnvOpt = None,
@@ -130,20 +127,19 @@ def judge(
 
     Every call is cached in the workspace, so a killed run resumes without repeating a finished call.
     """  # noqa: E501
-    settings = load_config_file(config)
+    flags = model_flags(locals())
     job = JudgeJob(
         data_dir=resolve_data_dir(data),
         out_path=out,
-        workspace=resolve_workspace(workspace),
+        workspace=flags.workspace,
         method=method,
         tasks=tuple(task) if task else None,
         genres=tuple(genre) if genre else None,
         models=tuple(models) if models else None,
         limit=limit,
         writings=tuple(writings or ()),
-        endpoint=judge_endpoint(settings, base_url=judge_base_url, model=judge_model, api_key_env=judge_api_key_env,
-                                concurrency=judge_concurrency, rpm=judge_rpm, timeout=judge_timeout),
-        cache_mode=cache_mode(no_cache, replay),  # type: ignore[arg-type]
+        endpoint=flags.judge,
+        cache_mode=flags.cache_mode,
         options=_options(no_reference, renormalize, samples, tree, judge_max_tokens, from_),
         concurrency=parallel,
         progress=not no_progress,

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
 
-from howtobench.config import EndpointConfig
+from howtobench.config import EndpointConfig, load_config_file, resolve_workspace
 from howtobench.errors import ConfigError
+from howtobench.llm.client import CacheMode
 
 DataOpt = Annotated[
     Path | None,
@@ -140,11 +143,30 @@ PricesOpt = Annotated[
                  "model) added to the built-in one."),
 ]
 
+IdsOpt = Annotated[list[str] | None, typer.Option("--ids", help="Only these item ids (infer_id); repeatable.")]
+NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="Do not draw progress bars.")]
+JudgeMaxTokensOpt = Annotated[
+    int | None,
+    typer.Option("--judge-max-tokens", min=16, help="Max tokens of each judge reply (default: the method's own)."),
+]
+ParallelOpt = Annotated[
+    int,
+    typer.Option("--parallel", min=1, help="Writings judged at once (each runs its leaf calls concurrently; the "
+                 "judge endpoint's --judge-concurrency bounds the calls)."),
+]
+WriterTemperatureOpt = Annotated[
+    float, typer.Option("--temperature", min=0.0, help="Sampling temperature of the model under test.")
+]
+WriterMaxTokensOpt = Annotated[int, typer.Option("--max-tokens", min=1, help="Longest writing, in tokens.")]
+SystemPromptOpt = Annotated[
+    str | None, typer.Option("--system-prompt", help="A system message sent before every writing prompt (recorded).")
+]
+
 # EndpointConfig fields that may only come from the config file (no flag), per prefix.
 _FILE_ONLY = ("max_retries", "reasks", "response_format", "use_max_completion_tokens")
 
 
-def cache_mode(no_cache: bool, replay: bool) -> str:
+def cache_mode(no_cache: bool, replay: bool) -> CacheMode:
     """The client's cache mode from --no-cache / --replay ("on", "off", "replay")."""
     if no_cache and replay:
         raise typer.BadParameter("--no-cache and --replay contradict each other; give one")
@@ -203,3 +225,41 @@ def judge_endpoint(
     flags = {"base_url": base_url, "model": model, "api_key_env": api_key_env, "concurrency": concurrency,
              "rpm": rpm, "timeout": timeout}
     return endpoint_from_flags("judge_", flags, config)
+
+
+# ------------------------------------------------------------------ reading the whole flag set at once
+_ENDPOINT_FLAGS = ("base_url", "model", "api_key_env", "concurrency", "rpm", "timeout")
+
+
+@dataclass(frozen=True)
+class ModelFlags:
+    """What a model-calling command's flags resolve to. An endpoint is None when not configured: the command
+    then falls back to the embedded local model (see `howtobench.session`)."""
+
+    writer: EndpointConfig | None
+    judge: EndpointConfig | None
+    workspace: Path
+    cache_mode: CacheMode
+
+
+def model_flags(params: Mapping[str, Any]) -> ModelFlags:
+    """Resolve the shared flags (--config, --workspace, --no-cache, --replay and the endpoint flags) of a command.
+
+    Pass the command's `locals()` as its first statement: typer needs every flag in the signature, and the
+    parameter names (base_url, judge_model, ...) are the same in every command, so reading them by name keeps
+    each command from re-listing all twelve. The writer is read only by commands that declare --base-url, the
+    judge only by those that declare --judge-base-url (so a config file's unrelated keys cannot break them).
+    """
+    config = load_config_file(params.get("config"))
+
+    def endpoint(prefix: str) -> EndpointConfig | None:
+        if prefix + "base_url" not in params:
+            return None
+        return endpoint_from_flags(prefix, {n: params.get(prefix + n) for n in _ENDPOINT_FLAGS}, config)
+
+    return ModelFlags(
+        writer=endpoint(""),
+        judge=endpoint("judge_"),
+        workspace=resolve_workspace(params.get("workspace")),
+        cache_mode=cache_mode(bool(params.get("no_cache")), bool(params.get("replay"))),
+    )

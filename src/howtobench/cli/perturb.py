@@ -20,10 +20,9 @@ from howtobench.cli.options import (
     RpmOpt,
     TimeoutOpt,
     WorkspaceOpt,
-    cache_mode,
-    writer_endpoint,
+    model_flags,
 )
-from howtobench.config import load_config_file, resolve_data_dir, resolve_workspace
+from howtobench.config import resolve_data_dir
 from howtobench.robustness.apply import ALL_KINDS
 from howtobench.robustness.perturb_file import perturb_file
 
@@ -89,16 +88,14 @@ def perturb(
     The transfer kinds rewrite with the model given by --base-url/--model (the "writer"); without one, the embedded
     local model rewrites (fine for trying the pipeline, not for real results). Every call is cached.
     """
-    settings = load_config_file(config)
-    endpoint = writer_endpoint(settings, base_url=base_url, model=model, api_key_env=api_key_env,
-                               concurrency=concurrency, rpm=rpm, timeout=timeout)
+    flags = model_flags(locals())
     summary = asyncio.run(
         perturb_file(
             source, kind, seed, output,
             data_root=resolve_data_dir(data) if data else None,
-            endpoint=endpoint,
-            workspace=resolve_workspace(workspace),
-            cache_mode=cache_mode(no_cache, replay),  # type: ignore[arg-type]
+            endpoint=flags.writer,
+            workspace=flags.workspace,
+            cache_mode=flags.cache_mode,
         )
     )
     console = Console(stderr=True)

@@ -30,11 +30,9 @@ from howtobench.cli.options import (
     RpmOpt,
     TimeoutOpt,
     WorkspaceOpt,
-    cache_mode,
-    judge_endpoint,
-    writer_endpoint,
+    model_flags,
 )
-from howtobench.config import load_config_file, resolve_data_dir, resolve_workspace
+from howtobench.config import resolve_data_dir
 from howtobench.report.tables import print_tables
 from howtobench.robustness.apply import ALL_KINDS, PAPER_KINDS
 from howtobench.robustness.suite import SuiteConfig, run_suite
@@ -112,11 +110,7 @@ def robustness(
     model; LLM judges use the judge endpoint (--judge-base-url/--judge-model), else the local model (a 270M model
     for smoke runs: its numbers mean nothing). Every call is cached in the workspace.
     """
-    settings = load_config_file(config)
-    judge = judge_endpoint(settings, base_url=judge_base_url, model=judge_model, api_key_env=judge_api_key_env,
-                           concurrency=judge_concurrency, rpm=judge_rpm, timeout=judge_timeout)
-    writer = writer_endpoint(settings, base_url=base_url, model=model, api_key_env=api_key_env,
-                             concurrency=concurrency, rpm=rpm, timeout=timeout)
+    flags = model_flags(locals())
     suite = SuiteConfig(
         methods=tuple(m.strip() for m in methods.split(",") if m.strip()),
         kinds=parse_kinds(kinds),
@@ -128,8 +122,8 @@ def robustness(
     )
     table = asyncio.run(
         run_suite(
-            suite, data_root=resolve_data_dir(data), run_dir=run_dir, workspace=resolve_workspace(workspace),
-            judge_endpoint=judge, writer_endpoint=writer, cache_mode=cache_mode(no_cache, replay),  # type: ignore[arg-type]
+            suite, data_root=resolve_data_dir(data), run_dir=run_dir, workspace=flags.workspace,
+            judge_endpoint=flags.judge, writer_endpoint=flags.writer, cache_mode=flags.cache_mode,
         )
     )
     if fmt == "json":

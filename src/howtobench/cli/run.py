@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from howtobench.config import EndpointConfig, load_config_file, resolve_data_dir, resolve_workspace
+from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.judges.job import NO_MODEL_METHODS
 from howtobench.llm.types import SamplingParams
 from howtobench.report.render import to_rich
@@ -22,23 +22,28 @@ from .options import (
     ConfigOpt,
     DataOpt,
     GenreOpt,
+    IdsOpt,
     JudgeApiKeyEnvOpt,
     JudgeBaseUrlOpt,
     JudgeConcurrencyOpt,
+    JudgeMaxTokensOpt,
     JudgeModelOpt,
     JudgeRpmOpt,
     JudgeTimeoutOpt,
     LimitOpt,
     ModelOpt,
     NoCacheOpt,
+    NoProgressOpt,
+    ParallelOpt,
     ReplayOpt,
     RpmOpt,
+    SystemPromptOpt,
     TaskOpt,
     TimeoutOpt,
     WorkspaceOpt,
-    cache_mode,
-    judge_endpoint,
-    writer_endpoint,
+    WriterMaxTokensOpt,
+    WriterTemperatureOpt,
+    model_flags,
 )
 
 NameOpt = Annotated[
@@ -49,7 +54,6 @@ RunDirOpt = Annotated[
     Path | None,
     typer.Option("--run-dir", help="Folder of the run (default runs/<name>). Re-running with the same folder resumes."),
 ]
-IdsOpt = Annotated[list[str] | None, typer.Option("--ids", help="Only these item ids (infer_id); repeatable.")]
 MethodOpt = Annotated[
     str, typer.Option("--method", help="Judge method: tow (Tree-of-Writing), bleu, rouge, or a baseline.")
 ]
@@ -79,19 +83,11 @@ ReleaseModelOpt = Annotated[
     list[str] | None,
     typer.Option("--release-model", help="Only these shipped models (release file names); repeatable."),
 ]
-TemperatureOpt = Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature of the writer.")]
-MaxTokensOpt = Annotated[int, typer.Option("--max-tokens", min=1, help="Longest writing, in tokens.")]
-SystemOpt = Annotated[str | None, typer.Option("--system-prompt", help="System message for the writer (recorded).")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the writer's sampling and of the bootstrap.")]
 BootstrapOpt = Annotated[int, typer.Option("--bootstrap", min=0, help="Bootstrap replicates for the 95% intervals.")]
 PaperOpt = Annotated[
     bool, typer.Option("--paper/--no-paper", help="Show the paper's Table 4 scores as reference columns (tow only).")
 ]
-JudgeMaxTokensOpt = Annotated[
-    int | None, typer.Option("--judge-max-tokens", min=16, help="Max tokens of each judge reply (judge default).")
-]
-ParallelOpt = Annotated[int, typer.Option("--parallel", min=1, help="Writings judged at once.")]
-NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="Do not draw progress bars.")]
 
 
 def _name(
@@ -119,9 +115,9 @@ def run(
     generate: GenerateOpt = None,
     release: ReleaseOpt = True,
     release_model: ReleaseModelOpt = None,
-    temperature: TemperatureOpt = 0.7,
-    max_tokens: MaxTokensOpt = 4096,
-    system_prompt: SystemOpt = None,
+    temperature: WriterTemperatureOpt = 0.7,
+    max_tokens: WriterMaxTokensOpt = 4096,
+    system_prompt: SystemPromptOpt = None,
     seed: SeedOpt = 0,
     bootstrap: BootstrapOpt = 1000,
     paper: PaperOpt = True,
@@ -155,25 +151,8 @@ def run(
     shortest items per task with the shipped writings of the paper's models — in minutes on a laptop: a smoke
     test of the pipeline whose scores mean nothing, and the leaderboard says so.
     """
-    file_config = load_config_file(config)
-    writer = writer_endpoint(
-        file_config,
-        base_url=base_url,
-        model=model,
-        api_key_env=api_key_env,
-        concurrency=concurrency,
-        rpm=rpm,
-        timeout=timeout,
-    )
-    judge = judge_endpoint(
-        file_config,
-        base_url=judge_base_url,
-        model=judge_model,
-        api_key_env=judge_api_key_env,
-        concurrency=judge_concurrency,
-        rpm=judge_rpm,
-        timeout=judge_timeout,
-    )
+    flags = model_flags(locals())
+    writer, judge = flags.writer, flags.judge
     do_generate = generate if generate is not None else not writings
     run_name = _name(name, writer, judge, method, do_generate)
     options: dict[str, Any] = {"max_tokens": judge_max_tokens} if judge_max_tokens else {}
@@ -181,7 +160,7 @@ def run(
         name=run_name,
         data_dir=resolve_data_dir(data),
         run_dir=run_dir or Path("runs") / run_name,
-        workspace=resolve_workspace(workspace),
+        workspace=flags.workspace,
         tasks=tuple(task) if task else None,
         genres=tuple(genre) if genre else None,
         limit=limit,
@@ -198,7 +177,7 @@ def run(
         system_prompt=system_prompt,
         seed=seed,
         bootstrap=bootstrap,
-        cache_mode=cache_mode(no_cache, replay),  # type: ignore[arg-type]
+        cache_mode=flags.cache_mode,
         concurrency=parallel,
         paper=paper,
         progress=not no_progress,
