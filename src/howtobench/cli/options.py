@@ -162,6 +162,8 @@ SystemPromptOpt = Annotated[
     str | None, typer.Option("--system-prompt", help="A system message sent before every writing prompt (recorded).")
 ]
 
+# The endpoint flags' parameter names (judge flags carry the prefix judge_).
+_ENDPOINT_FLAGS = ("base_url", "model", "api_key_env", "concurrency", "rpm", "timeout")
 # EndpointConfig fields that may only come from the config file (no flag), per prefix.
 _FILE_ONLY = ("max_retries", "reasks", "response_format", "use_max_completion_tokens")
 
@@ -179,6 +181,9 @@ def endpoint_from_flags(prefix: str, flags: dict[str, Any], config: dict[str, An
     `flags` uses the names base_url, model, api_key_env, concurrency, rpm, timeout. Returns None when
     neither a base URL nor a model is configured (callers then use the embedded local model).
     """
+    unknown = set(flags) - set(_ENDPOINT_FLAGS)
+    if unknown:
+        raise TypeError(f"unknown endpoint flags {sorted(unknown)}; known: {', '.join(_ENDPOINT_FLAGS)}")
     def pick(name: str) -> Any:
         value = flags.get(name)
         return value if value not in (None, []) else config.get(prefix + name)
@@ -205,30 +210,17 @@ def endpoint_from_flags(prefix: str, flags: dict[str, Any], config: dict[str, An
         raise ConfigError(f"bad {prefix or 'model'} endpoint settings: {exc}") from exc
 
 
-def writer_endpoint(
-    config: dict[str, Any], *, base_url: list[str] | None = None, model: str | None = None,
-    api_key_env: str | None = None, concurrency: int | None = None, rpm: int | None = None,
-    timeout: float | None = None,
-) -> EndpointConfig | None:
-    """The model under test (flags --base-url, --model, ...), or None when not configured."""
-    flags = {"base_url": base_url, "model": model, "api_key_env": api_key_env, "concurrency": concurrency,
-             "rpm": rpm, "timeout": timeout}
+def writer_endpoint(config: dict[str, Any], **flags: Any) -> EndpointConfig | None:
+    """The model under test (flags --base-url, --model, ... given by their `_ENDPOINT_FLAGS` names), or None."""
     return endpoint_from_flags("", flags, config)
 
 
-def judge_endpoint(
-    config: dict[str, Any], *, base_url: list[str] | None = None, model: str | None = None,
-    api_key_env: str | None = None, concurrency: int | None = None, rpm: int | None = None,
-    timeout: float | None = None,
-) -> EndpointConfig | None:
-    """The judge (flags --judge-base-url, --judge-model, ...), or None when not configured."""
-    flags = {"base_url": base_url, "model": model, "api_key_env": api_key_env, "concurrency": concurrency,
-             "rpm": rpm, "timeout": timeout}
+def judge_endpoint(config: dict[str, Any], **flags: Any) -> EndpointConfig | None:
+    """The judge (flags --judge-base-url, --judge-model, ... given without the judge_ prefix), or None."""
     return endpoint_from_flags("judge_", flags, config)
 
 
 # ------------------------------------------------------------------ reading the whole flag set at once
-_ENDPOINT_FLAGS = ("base_url", "model", "api_key_env", "concurrency", "rpm", "timeout")
 
 
 @dataclass(frozen=True)
