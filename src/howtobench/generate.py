@@ -29,12 +29,12 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 import jinja2
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 import howtobench
 from howtobench.data.models import Item
 from howtobench.errors import DataError, RowError
 from howtobench.llm.types import ChatRequest, ChatResult, LLMClient, SamplingParams, Usage
+from howtobench.progress import stats_progress
 
 PromptLanguage = Literal["zh", "en"]
 PURPOSE = "generation"
@@ -193,18 +193,6 @@ def read_generated(path: Path, model: str) -> set[str]:
 # ------------------------------------------------------------------ the run
 
 
-def _progress(enabled: bool) -> Progress:
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[stats]}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        disable=not enabled,
-    )
-
-
 @dataclass
 class _Writer:
     """Appends each finished writing at once (a kill loses only calls in flight) and keeps the tally."""
@@ -255,7 +243,7 @@ async def generate_writings(
         async with gate:
             return item, request, await client.chat(request)
 
-    with out_path.open("a", encoding="utf-8") as sink, _progress(progress) as bar:
+    with out_path.open("a", encoding="utf-8") as sink, stats_progress(progress) as bar:
         writer = _Writer(sink, settings, summary)
         bar_task = bar.add_task(f"generate · {model}", total=len(todo), stats="")
         tasks = [asyncio.ensure_future(one(it)) for it in todo]  # started in item order

@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import IO
 
 from pydantic import ValidationError
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from howtobench.data.models import Item, Writing
 from howtobench.errors import DataError, HowtobenchError, RowError
 from howtobench.judges.base import Judge, Judgment
 from howtobench.llm.types import Usage
+from howtobench.progress import stats_progress
 
 Key = tuple[str, str, str]
 FSYNC_EVERY_S = 0.5
@@ -93,18 +93,6 @@ class _Sink:
         self.last_sync = time.monotonic()
 
 
-def _progress_bar(enabled: bool) -> Progress:
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[stats]}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        disable=not enabled,
-    )
-
-
 def _stats(usage: Usage, failed: int) -> str:
     tokens = usage.prompt_tokens + usage.completion_tokens
     calls = f"calls {usage.calls} (cached {usage.cached_calls})"
@@ -145,7 +133,7 @@ async def run_judge(
                 return failed_judgment(judge, item, writing, exc)
 
     usage, failed = Usage(), 0
-    with out_path.open("a", encoding="utf-8") as handle, _progress_bar(progress) as bar:
+    with out_path.open("a", encoding="utf-8") as handle, stats_progress(progress) as bar:
         sink = _Sink(handle)
         task = bar.add_task(f"judge · {judge.method}", total=len(todo), stats=_stats(usage, failed))
         running = [asyncio.ensure_future(one(i, w)) for i, w in todo]

@@ -1,0 +1,21 @@
+"""The progress bar of the long model-calling loops (generation, judging), so both look and read the same."""
+
+from __future__ import annotations
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+
+def stats_progress(enabled: bool) -> Progress:
+    """A bar with done/total, elapsed and remaining time, and a `stats` field the loop updates as it goes.
+
+    Add its task with `bar.add_task(description, total=n, stats="")`; `enabled=False` draws nothing.
+    """
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[stats]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        disable=not enabled,
+    )
