@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator
 
+from howtobench.data.rows import read_model_rows
 from howtobench.errors import DataError, RowError
 from howtobench.judges.base import Judgment, SampleResult
 from howtobench.meta.judgments import SkipReport
@@ -172,19 +173,8 @@ def summarize(trials: list[Trials], skipped: int = 0) -> Inconsistency:
 
 def load_weight_samples(path: Path, *, strict: bool = False, report: SkipReport | None = None) -> list[WeightSample]:
     """Rows of a weight-sample file; bad rows are RowErrors (file:line), skipped and counted unless strict."""
-    out: list[WeightSample] = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            out.append(WeightSample.model_validate_json(line))
-        except ValidationError as exc:
-            err = RowError(path, lineno, f"not a weight sample: {exc.errors()[0]['msg']}")
-            if strict:
-                raise err from None
-            if report is not None:
-                report.skipped.append(err)
-    return out
+    return read_model_rows(path, WeightSample, "weight sample", strict=strict,
+                           skipped=report.skipped if report is not None else None)
 
 
 def detect_kind(path: Path) -> str:

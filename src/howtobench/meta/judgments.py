@@ -11,9 +11,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from howtobench.errors import DataError, RowError
+from howtobench.data.rows import read_model_rows
+from howtobench.errors import RowError
 from howtobench.judges.base import Judgment
 
 
@@ -30,22 +29,8 @@ class SkipReport:
 
 def load_judgments(path: Path, *, strict: bool = False, report: SkipReport | None = None) -> list[Judgment]:
     """All judgments in a JSONL file, in file order."""
-    if not path.is_file():
-        raise DataError(f"{path}: results file not found")
-    out: list[Judgment] = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                out.append(Judgment.model_validate_json(line))
-            except ValidationError as exc:
-                err = RowError(path, lineno, f"not a judgment: {exc.errors()[0]['msg']}")
-                if strict:
-                    raise err from exc
-                if report is not None:
-                    report.skipped.append(err)
-    return out
+    return read_model_rows(path, Judgment, "judgment", strict=strict,
+                           skipped=report.skipped if report is not None else None)
 
 
 def by_method(judgments: list[Judgment], label: str | None = None) -> dict[str, list[Judgment]]:

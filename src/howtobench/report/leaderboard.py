@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import ValidationError
 
 import howtobench
 from howtobench.data.genres import GENRES, TABLE4_GENRES
 from howtobench.data.models import TASKS, Item
-from howtobench.errors import DataError, RowError
+from howtobench.data.rows import read_model_rows
+from howtobench.errors import DataError
 from howtobench.judges.base import Judgment
 from howtobench.report.paper import ALL_ROW, PaperTable
 from howtobench.report.stats import FloatArray, PairedResult, bootstrap_ci, paired_compare, rng_for
@@ -113,20 +113,7 @@ class Leaderboard:
 
 def load_judgments(paths: Iterable[Path]) -> list[Judgment]:
     """Read Judgment JSONL files; a bad line raises RowError naming the file and line (blank lines skip)."""
-    out: list[Judgment] = []
-    for path in paths:
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise DataError(f"cannot read results file {path}: {exc}") from exc
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                out.append(Judgment.model_validate_json(line))
-            except ValidationError as exc:
-                raise RowError(path, number, f"not a judgment record: {exc.errors()[0]['msg']}") from exc
-    return out
+    return [j for path in paths for j in read_model_rows(path, Judgment, "judgment")]
 
 
 @dataclass

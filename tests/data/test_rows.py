@@ -1,0 +1,37 @@
+"""`read_model_rows`: the shared JSONL-of-records reader (judgments, weight samples)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from howtobench.data.rows import read_model_rows
+from howtobench.errors import DataError, RowError
+
+
+class Pair(BaseModel):
+    a: int
+    b: str
+
+
+def test_reads_rows_in_order_and_skips_blank_lines(tmp_path: Path) -> None:
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"a": 1, "b": "x"}\n\n{"a": 2, "b": "y"}\n', encoding="utf-8")
+    assert [(p.a, p.b) for p in read_model_rows(path, Pair, "pair")] == [(1, "x"), (2, "y")]
+
+
+def test_bad_row_names_file_and_line_or_is_skipped_and_counted(tmp_path: Path) -> None:
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"a": 1, "b": "x"}\n{"a": "no"}\n{"a": 3, "b": "z"}\n', encoding="utf-8")
+    with pytest.raises(RowError, match=r"p\.jsonl:2: not a pair"):
+        read_model_rows(path, Pair, "pair")
+    skipped: list[RowError] = []
+    rows = read_model_rows(path, Pair, "pair", strict=False, skipped=skipped)
+    assert [p.a for p in rows] == [1, 3] and [e.line for e in skipped] == [2]
+
+
+def test_missing_file_is_a_data_error(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match="cannot read pair file"):
+        read_model_rows(tmp_path / "none.jsonl", Pair, "pair")
