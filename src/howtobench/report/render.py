@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from howtobench.report.leaderboard import SCORE, Cell, Leaderboard
+from howtobench.report.tables import markdown_grid
 
 DASH = "—"
 CSV_FIELDS = (
@@ -146,21 +147,14 @@ def paired_grid(lb: Leaderboard) -> tuple[list[str], list[list[str]]]:
     return header, body
 
 
-def _md_table(header: list[str], body: list[list[str]]) -> str:
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-
-    return "\n".join([line(header), line(["---"] * len(header)), *(line(b) for b in body)])
-
-
 def to_markdown(lb: Leaderboard) -> str:
     parts = [f"## {lb.title}", ""]
     parts += [f"> {note}" for note in lb.notes] + ([""] if lb.notes else [])
     for metric in lb.metrics:
-        parts += [f"### {metric_title(lb, metric)}", "", _md_table(*grid(lb, metric)), ""]
-    parts += ["### Judged writings per model", "", _md_table(*counts_grid(lb)), ""]
+        parts += [f"### {metric_title(lb, metric)}", "", markdown_grid(*grid(lb, metric)), ""]
+    parts += ["### Judged writings per model", "", markdown_grid(*counts_grid(lb)), ""]
     if lb.paired:
-        parts += ["### Adjacent models, paired on shared items", "", _md_table(*paired_grid(lb)), ""]
+        parts += ["### Adjacent models, paired on shared items", "", markdown_grid(*paired_grid(lb)), ""]
     if lb.warnings:
         parts += ["**Warnings**", "", *(f"- {w}" for w in lb.warnings), ""]
     if lb.paper is not None:

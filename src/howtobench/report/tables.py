@@ -66,12 +66,20 @@ def _json_value(value: Cell) -> Cell:
     return value
 
 
+def markdown_grid(header: list[str], body: list[list[str]]) -> str:
+    """The lines of a GitHub-flavoured Markdown table (no trailing newline); `|` in cells is escaped.
+
+    Also used by the leaderboard's own Markdown view, so every Markdown table the toolkit writes is alike.
+    """
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    return "\n".join([line(header), line(["---"] * len(header)), *(line(row) for row in body)])
+
+
 def to_markdown(table: Table) -> str:
     """A GitHub-flavoured Markdown table with the title as a heading line and notes below."""
-    cells = [[v.replace("|", "\\|") for v in row] for row in table.display_rows()]
-    lines = [f"**{table.title}**", "", "| " + " | ".join(table.columns) + " |"]
-    lines.append("|" + "|".join("---" for _ in table.columns) + "|")
-    lines += ["| " + " | ".join(row) + " |" for row in cells]
+    lines = [f"**{table.title}**", "", markdown_grid(table.columns, table.display_rows())]
     if table.notes:
         lines += [""] + table.notes
     return "\n".join(lines) + "\n"
