@@ -35,3 +35,17 @@ def test_bad_row_names_file_and_line_or_is_skipped_and_counted(tmp_path: Path) -
 def test_missing_file_is_a_data_error(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="cannot read pair file"):
         read_model_rows(tmp_path / "none.jsonl", Pair, "pair")
+
+
+def test_json_objects_with_line_numbers_and_row_errors(tmp_path: Path) -> None:
+    from howtobench.data.rows import iter_json_objects
+
+    path = tmp_path / "o.jsonl"
+    path.write_text('{"k": 1}\n\n{"k": 2}\n', encoding="utf-8")
+    assert list(iter_json_objects(path)) == [(1, {"k": 1}), (3, {"k": 2})]
+    path.write_text('{"k": 1}\n[1]\n', encoding="utf-8")
+    with pytest.raises(RowError, match=r"o\.jsonl:2: expected a JSON object"):
+        list(iter_json_objects(path))
+    path.write_text("{oops\n", encoding="utf-8")
+    with pytest.raises(RowError, match=r"o\.jsonl:1: not valid JSON"):
+        list(iter_json_objects(path))

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from howtobench.data.rows import iter_json_objects
 from howtobench.errors import DataError, RowError
 from howtobench.judges.headings import parse_headings
 
@@ -24,19 +25,9 @@ def _read_text(source: str) -> str:
 
 def jsonl_trees(path: Path, field: str) -> list[dict[str, object]]:
     """One heading tree per non-blank line of `path`, from the string `field` of each JSON object, in order."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise DataError(f"cannot read {path}: {exc}") from exc
     trees = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise RowError(path, number, f"not JSON: {exc.msg}") from exc
-        value = row.get(field) if isinstance(row, dict) else None
+    for number, row in iter_json_objects(path):
+        value = row.get(field)
         if not isinstance(value, str):
             raise RowError(path, number, f"field {field!r} is missing or not a string")
         trees.append(parse_headings(value))

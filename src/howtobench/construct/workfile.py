@@ -10,7 +10,6 @@ resumed run needs.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from howtobench.data.rows import iter_json_objects
 from howtobench.errors import DataError, RowError
 
 INGEST = "01_ingest.jsonl"
@@ -34,20 +34,11 @@ def iter_rows(path: Path, model: type[M]) -> Iterator[tuple[int, M]]:
     """Parse a stage file line by line; a bad line raises RowError naming the file and line."""
     if not path.exists():
         raise DataError(f"{path} does not exist: run the previous build step first")
-    with path.open("r", encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                raw = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RowError(path, number, f"not valid JSON ({exc.msg})") from exc
-            if not isinstance(raw, dict):
-                raise RowError(path, number, "expected a JSON object")
-            try:
-                yield number, model.model_validate(raw)
-            except ValidationError as exc:
-                raise RowError(path, number, _first_error(exc)) from exc
+    for number, raw in iter_json_objects(path):
+        try:
+            yield number, model.model_validate(raw)
+        except ValidationError as exc:
+            raise RowError(path, number, _first_error(exc)) from exc
 
 
 def _first_error(exc: ValidationError) -> str:

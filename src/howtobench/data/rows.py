@@ -1,13 +1,15 @@
-"""Read a JSONL file of pydantic records (judgments, weight samples, ...) with file:line errors.
+"""Read JSONL files with file:line errors: pydantic records (judgments, weight samples) or plain JSON objects.
 
-The leaderboard, the meta-evaluation and the inconsistency analysis all read such files; one reader keeps
-their handling of blank lines, unreadable files and bad rows the same.
+The leaderboard, the meta-evaluation, the inconsistency analysis, the build stage files and `headings` all
+read such files; these readers keep their handling of blank lines, unreadable files and bad rows the same.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -41,3 +43,21 @@ def read_model_rows(
             if skipped is not None:
                 skipped.append(err)
     return out
+
+
+def iter_json_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for every non-blank line of a JSONL file; anything but a JSON object is a RowError."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"cannot read {path}: {exc}") from exc
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise RowError(path, number, f"not valid JSON ({exc.msg})") from exc
+        if not isinstance(row, dict):
+            raise RowError(path, number, "expected a JSON object")
+        yield number, row
