@@ -23,7 +23,8 @@ import asyncio
 import ssl
 import sys
 import zlib
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from howtobench.errors import ConfigError
@@ -41,11 +42,13 @@ class RawTransport:
         self._targets: dict[str, tuple[_Origin, bytes]] = {}
         self._ssl: ssl.SSLContext | None = None
 
-    async def post_json(self, url: str, body: bytes, headers: Mapping[str, str], timeout_s: float) -> HttpResponse:
-        return await self._request(b"POST", url, body, headers, timeout_s)
+    # Plain functions returning the request coroutine: one coroutine frame fewer per call (see DefaultTransport).
+    def post_json(self, url: str, body: bytes, headers: Mapping[str, str], timeout_s: float
+                  ) -> Coroutine[Any, Any, HttpResponse]:
+        return self._request(b"POST", url, body, headers, timeout_s)
 
-    async def get(self, url: str, timeout_s: float) -> HttpResponse:
-        return await self._request(b"GET", url, b"", {}, timeout_s)
+    def get(self, url: str, timeout_s: float) -> Coroutine[Any, Any, HttpResponse]:
+        return self._request(b"GET", url, b"", {}, timeout_s)
 
     async def close(self) -> None:
         for conns in self._idle.values():
