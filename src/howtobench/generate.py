@@ -258,6 +258,12 @@ async def generate_writings(
     return summary
 
 
+def safe_file_stem(name: str) -> str:
+    """`name` (a model or run name such as org/model:tag) made safe as one path component: other than letters,
+    digits and -._ every character becomes _, so `writings/<model>.jsonl` never escapes its folder."""
+    return "".join(c if c.isalnum() or c in "-._" else "_" for c in name)
+
+
 def failures_path(out_path: Path) -> Path:
     return out_path.with_name(out_path.stem + ".failed.jsonl")
 

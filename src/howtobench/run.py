@@ -33,7 +33,13 @@ from howtobench.config import EndpointConfig
 from howtobench.data.loader import load_items, load_release_writings, load_writings_file, select_items
 from howtobench.data.models import TASKS, Item, Writing
 from howtobench.errors import ConfigError, DataError
-from howtobench.generate import GenerateSettings, GenerateSummary, generate_writings, template_hash
+from howtobench.generate import (
+    GenerateSettings,
+    GenerateSummary,
+    generate_writings,
+    safe_file_stem,
+    template_hash,
+)
 from howtobench.judges.base import Judgment
 from howtobench.judges.job import NO_MODEL_METHODS, build_judge
 from howtobench.judges.runner import run_judge
@@ -196,10 +202,6 @@ def _check_config(settings: RunSettings) -> None:
     path.write_text(yaml.safe_dump(settings.model_dump(mode="json"), allow_unicode=True, sort_keys=False), "utf-8")
 
 
-def _safe_name(model: str) -> str:
-    return "".join(c if c.isalnum() or c in "-._" else "_" for c in model)
-
-
 def writer_sampling(settings: RunSettings) -> SamplingParams:
     """The sampling the writer really gets: the local model's writings are capped at SMOKE_MAX_TOKENS."""
     if not (settings.uses_local and settings.writer is None):
@@ -218,7 +220,7 @@ async def _generate(
             "nothing to generate with: give --base-url/--model for the model under test, or --no-generate"
         )
     gen = GenerateSettings(sampling=writer_sampling(settings), system_prompt=settings.system_prompt)
-    out = settings.run_dir / "writings" / f"{_safe_name(writer.model)}.jsonl"
+    out = settings.run_dir / "writings" / f"{safe_file_stem(writer.model)}.jsonl"
     async with open_client(
         writer, workspace=settings.workspace, cache_mode=settings.cache_mode, run_id=settings.run_id
     ) as client:

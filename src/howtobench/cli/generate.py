@@ -12,7 +12,7 @@ from rich.console import Console
 from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.data.loader import load_items, select_items
 from howtobench.data.models import Item
-from howtobench.generate import GenerateSettings, GenerateSummary, failures_path, generate_writings
+from howtobench.generate import GenerateSettings, GenerateSummary, failures_path, generate_writings, safe_file_stem
 from howtobench.llm.client import CacheMode, open_client
 from howtobench.llm.types import SamplingParams
 from howtobench.session import endpoint_or_local
@@ -73,7 +73,7 @@ async def _generate(
         ep, workspace=workspace, cache_mode=mode
     ) as client:
         name = settings.model_name or ep.model
-        path = out or Path("writings") / f"{''.join(c if c.isalnum() or c in '-._' else '_' for c in name)}.jsonl"
+        path = out or Path("writings") / f"{safe_file_stem(name)}.jsonl"
         return await generate_writings(
             client, items, path, settings=settings, concurrency=ep.concurrency, progress=progress
         )

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from howtobench.config import EndpointConfig, resolve_data_dir
+from howtobench.generate import safe_file_stem
 from howtobench.judges.job import NO_MODEL_METHODS
 from howtobench.llm.types import SamplingParams
 from howtobench.report.render import to_rich
@@ -99,7 +100,7 @@ def _name(
     if local:
         return f"smoke-local-{method}"
     label = writer.model if writer and generate else "writings"
-    return "".join(c if c.isalnum() or c in "-._" else "_" for c in f"{label}-{method}")
+    return safe_file_stem(f"{label}-{method}")
 
 
 def run(
