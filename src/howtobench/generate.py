@@ -261,7 +261,8 @@ async def generate_writings(
 def safe_file_stem(name: str) -> str:
     """`name` (a model or run name such as org/model:tag) made safe as one path component: other than letters,
     digits and -._ every character becomes _, so `writings/<model>.jsonl` never escapes its folder."""
-    return "".join(c if c.isalnum() or c in "-._" else "_" for c in name)
+    stem = "".join(c if c.isalnum() or c in "-._" else "_" for c in name)
+    return stem if stem.strip(".") else stem.replace(".", "_") or "_"  # never "", "." or ".."
 
 
 def failures_path(out_path: Path) -> Path:
