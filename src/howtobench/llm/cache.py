@@ -119,7 +119,7 @@ class CallStore:
         self.path = path
         self.db = _connect(path)
         migrate(self.db)
-        self._queue: queue.SimpleQueue[tuple[CallRecord, asyncio.Future[None]] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[tuple[_Row, asyncio.Future[None]] | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
 
     @classmethod
@@ -146,7 +146,9 @@ class CallStore:
             self._writer = threading.Thread(target=self._write_loop, name="howtobench-call-log", daemon=True)
             self._writer.start()
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._queue.put((call, done))
+        # the row's values are made here, on the loop: the writer thread then runs almost only SQLite's C code
+        # (which releases the GIL), so it seldom holds the GIL the event loop wants back after a socket call
+        self._queue.put((_params(call), done))
         await done
 
     def _write_loop(self) -> None:
@@ -193,7 +195,10 @@ def _connect(path: Path) -> sqlite3.Connection:
     return db
 
 
-def _params(call: CallRecord) -> tuple[Any, ...]:
+_Row = tuple[Any, ...]  # the values of one INSERT, in `_COLUMNS` order
+
+
+def _params(call: CallRecord) -> _Row:
     return (
         call.key, call.run_id, call.purpose, call.model, call.endpoint, _dumps(call.request),
         _dumps(call.response), call.status, call.error, call.attempts, call.asks, int(call.from_cache),
@@ -202,12 +207,12 @@ def _params(call: CallRecord) -> tuple[Any, ...]:
     )
 
 
-def _commit_batch(db: sqlite3.Connection, batch: list[tuple[CallRecord, asyncio.Future[None]]]) -> None:
+def _commit_batch(db: sqlite3.Connection, batch: list[tuple[_Row, asyncio.Future[None]]]) -> None:
     """One transaction for the batch, then wake each waiter on its own loop (one wake-up per loop)."""
     error: BaseException | None = None
     try:
         db.execute("BEGIN IMMEDIATE")
-        db.executemany(_INSERT, [_params(call) for call, _ in batch])
+        db.executemany(_INSERT, [row for row, _ in batch])
         db.execute("COMMIT")
     except sqlite3.Error as exc:
         error = exc
