@@ -21,7 +21,6 @@ other call would fail the same way). Error messages name the URL and status, nev
 from __future__ import annotations
 
 import asyncio
-import functools
 import hashlib
 import json
 import random
@@ -42,7 +41,7 @@ from howtobench.llm.cache import CallRecord, CallStore, utc_now
 from howtobench.llm.limits import RpmLimiter, SlotPool
 from howtobench.llm.retry import RetryPolicy, classify_status, parse_retry_after
 from howtobench.llm.transport import DefaultTransport, HttpResponse, Transport, TransportError
-from howtobench.llm.types import ChatRequest, ChatResult, SamplingParams, Usage
+from howtobench.llm.types import ChatRequest, ChatResult, Usage
 
 CacheMode = Literal["on", "off", "replay"]
 _STORED = {"ok", "text", "data", "reasoning", "raw_text"}  # what a cache hit gives back
@@ -58,20 +57,12 @@ def canonical_json(value: Any) -> str:
     return _CANONICAL.encode(value)
 
 
-@functools.lru_cache(maxsize=256)
-def _sampling_identity(sampling: SamplingParams) -> dict[str, Any]:
-    """The sampling part of the cache key; settings are frozen and shared by most requests, so dump each once.
-
-    Callers must not mutate the returned dict (it is shared)."""
-    return sampling.model_dump(mode="json")
-
-
 def cache_key(model: str, request: ChatRequest) -> str:
     """sha256 of what determines the reply — never timeouts, retries, concurrency or the URL."""
     identity = {
         "model": model,
         "messages": list(request.messages),
-        "sampling": _sampling_identity(request.sampling),
+        "sampling": request.sampling.model_dump(mode="json"),
         "response_schema": request.response_schema,
         "schema_name": request.schema_name,
         "template_version": request.template_version,
