@@ -25,6 +25,7 @@ analyze_app = typer.Typer(
     name="analyze",
     help="Analyses of writings and stored judgments: length effects, edge weights, judge-vs-judge agreement.",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 
 OutOpt = Annotated[

@@ -212,7 +212,7 @@ def import_cmd(build_dir: DirOpt,
 
 def register(app: typer.Typer) -> None:
     """Add the `build` sub-app to the main command."""
-    build = typer.Typer(name="build", no_args_is_help=True, help=HELP)
+    build = typer.Typer(name="build", no_args_is_help=True, help=HELP, rich_markup_mode=None)
     build.command("ingest")(ingest_cmd)
     build.command("classify")(classify_cmd)
     build.command("filter")(filter_cmd)

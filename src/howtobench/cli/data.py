@@ -19,6 +19,7 @@ data_app = typer.Typer(
     name="data",
     help="The HoWToBench data: where it is, what is in it, how to fetch it.",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 
 

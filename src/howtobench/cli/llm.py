@@ -19,6 +19,7 @@ llm_app = typer.Typer(
     name="llm",
     help="The model-call layer: usage and cost from the call log, and the embedded local model.",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 
 

@@ -61,7 +61,7 @@ def build_app(commands: Iterable[str] = COMMAND_MODULES) -> typer.Typer:
         help=HELP,
         no_args_is_help=True,
         pretty_exceptions_enable=False,
-        rich_markup_mode="rich",
+        rich_markup_mode=None,  # plain click help: docstrings reflow instead of keeping their line breaks
     )
     # A root callback keeps the app a command group even when one command is registered.
     app.callback()(_root)

@@ -33,6 +33,7 @@ meta_app = typer.Typer(
     name="meta",
     help="Meta-evaluation: compare judges with human ratings (no model calls; reads stored judgments).",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 
 HumanOpt = Annotated[
