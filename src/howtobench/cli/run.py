@@ -148,9 +148,10 @@ def run(
     manifest.json (versions, endpoints without keys, tree/prompt hashes, seeds, data sha256, tokens and cost per
     purpose). Re-running the same command resumes without repeating a finished call.
 
-    With no endpoint at all, the embedded local model (Gemma-3-270M) writes and judges a small subset — the two
-    shortest items per task with the shipped writings of the paper's models — in minutes on a laptop: a smoke
-    test of the pipeline whose scores mean nothing, and the leaderboard says so.
+    With no endpoint at all, the embedded local model (Gemma-3-270M) writes and judges a small subset — the
+    shortest item of each task, with the writings of three of the paper's models — in about ten minutes on two
+    cores: a smoke test of the pipeline whose scores mean nothing, and the leaderboard says so. --limit and
+    --release-model widen it.
     """
     flags = model_flags(locals())
     writer, judge = flags.writer, flags.judge
