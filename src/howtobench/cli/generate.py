@@ -12,8 +12,10 @@ from rich.console import Console
 from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.data.loader import load_items, select_items
 from howtobench.data.models import Item
+from howtobench.dry_run import model_name, plan_generate
 from howtobench.generate import GenerateSettings, GenerateSummary, failures_path, generate_writings, safe_file_stem
 from howtobench.llm.client import CacheMode, open_client
+from howtobench.llm.dryrun import render
 from howtobench.llm.types import SamplingParams
 from howtobench.session import endpoint_or_local
 
@@ -23,12 +25,14 @@ from .options import (
     ConcurrencyOpt,
     ConfigOpt,
     DataOpt,
+    DryRunOpt,
     GenreOpt,
     IdsOpt,
     LimitOpt,
     ModelOpt,
     NoCacheOpt,
     NoProgressOpt,
+    PricesOpt,
     ReplayOpt,
     RpmOpt,
     SystemPromptOpt,
@@ -79,6 +83,14 @@ async def _generate(
         )
 
 
+def _dry_run(endpoint: EndpointConfig | None, items: list[Item], out: Path | None, settings: GenerateSettings,
+             prices: Path | None) -> None:
+    model = model_name(endpoint)
+    path = out or Path("writings") / f"{safe_file_stem(settings.model_name or model)}.jsonl"
+    estimate, _ = plan_generate(items, path, settings, model, prices)
+    console.print(render([estimate]), highlight=False, soft_wrap=True)
+
+
 def generate(
     out: OutOpt = None,
     data: DataOpt = None,
@@ -104,6 +116,8 @@ def generate(
     no_cache: NoCacheOpt = False,
     replay: ReplayOpt = False,
     no_progress: NoProgressOpt = False,
+    dry_run: DryRunOpt = False,
+    prices: PricesOpt = None,
 ) -> None:
     """Have the model under test write the benchmark: W = LLM(instruction, grounding).
 
@@ -123,6 +137,9 @@ def generate(
         prompt_language=prompt_language,  # type: ignore[arg-type]
         model_name=name,
     )
+    if dry_run:
+        _dry_run(flags.writer, items, out, settings, prices)
+        return
     summary = asyncio.run(
         _generate(flags.writer, items, out, flags.workspace, flags.cache_mode, settings, not no_progress)
     )

@@ -11,12 +11,15 @@ import typer
 from rich.console import Console
 
 from howtobench.config import resolve_data_dir
+from howtobench.dry_run import plan_judge
 from howtobench.judges.base import Judgment
 from howtobench.judges.job import JudgeJob, judge_job
+from howtobench.llm.dryrun import render
 
 from .options import (
     ConfigOpt,
     DataOpt,
+    DryRunOpt,
     GenreOpt,
     JudgeApiKeyEnvOpt,
     JudgeBaseUrlOpt,
@@ -29,6 +32,7 @@ from .options import (
     NoCacheOpt,
     NoProgressOpt,
     ParallelOpt,
+    PricesOpt,
     ReplayOpt,
     TaskOpt,
     WorkspaceOpt,
@@ -120,6 +124,8 @@ def judge(
     replay: ReplayOpt = False,
     redo_failed: RedoFailedOpt = False,
     no_progress: NoProgressOpt = False,
+    dry_run: DryRunOpt = False,
+    prices: PricesOpt = None,
 ) -> None:
     """Judge writings and append one judgment per (method, item, model) to --out.
 
@@ -145,6 +151,9 @@ def judge(
         progress=not no_progress,
         redo_failed=redo_failed,
     )
+    if dry_run:
+        console.print(render([asyncio.run(plan_judge(job, prices))]), highlight=False, soft_wrap=True)
+        return
     _summary(asyncio.run(judge_job(job)), out)
 
 

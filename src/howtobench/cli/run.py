@@ -10,8 +10,10 @@ import typer
 from rich.console import Console
 
 from howtobench.config import EndpointConfig, resolve_data_dir
+from howtobench.dry_run import plan_run
 from howtobench.generate import safe_file_stem
 from howtobench.judges.job import NO_MODEL_METHODS
+from howtobench.llm.dryrun import render
 from howtobench.llm.types import SamplingParams
 from howtobench.report.render import to_rich
 from howtobench.run import RunSettings, run_benchmark
@@ -22,6 +24,7 @@ from .options import (
     ConcurrencyOpt,
     ConfigOpt,
     DataOpt,
+    DryRunOpt,
     GenreOpt,
     IdsOpt,
     JudgeApiKeyEnvOpt,
@@ -36,6 +39,7 @@ from .options import (
     NoCacheOpt,
     NoProgressOpt,
     ParallelOpt,
+    PricesOpt,
     ReplayOpt,
     RpmOpt,
     SystemPromptOpt,
@@ -141,6 +145,8 @@ def run(
     no_cache: NoCacheOpt = False,
     replay: ReplayOpt = False,
     no_progress: NoProgressOpt = False,
+    dry_run: DryRunOpt = False,
+    prices: PricesOpt = None,
 ) -> None:
     """Write the benchmark with your model, judge it (ToW by default) next to the paper's ten models, tabulate.
 
@@ -184,6 +190,10 @@ def run(
         paper=paper,
         progress=not no_progress,
     )
+    if dry_run:
+        Console(stderr=True).print(render(asyncio.run(plan_run(settings, prices))), highlight=False,
+                                     soft_wrap=True)
+        return
     result = asyncio.run(run_benchmark(settings))
     console = Console()
     console.print(to_rich(result.leaderboard))

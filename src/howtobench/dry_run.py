@@ -1,0 +1,153 @@
+"""What `judge`, `generate` and `run` would spend: the pending work run against a recording client.
+
+Each plan applies the same selection and resume rules as the real command (only items not yet in the
+writings file, only writings not yet in the judgments file) but writes nothing, starts no model (the
+price is looked up by the configured endpoint's model name, else the embedded model's name) and sends
+nothing: the judge's own control flow runs with `RecordingClient`, so weights shared per item, calls
+per leaf, samples and empty writings are counted as the real run would make them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from howtobench.config import EndpointConfig
+from howtobench.data.loader import load_items, load_writings_file
+from howtobench.data.models import Item, Writing
+from howtobench.errors import DataError, HowtobenchError, JudgeError
+from howtobench.generate import GenerateSettings, build_request, safe_file_stem
+from howtobench.judges.base import Judge
+from howtobench.judges.job import NO_MODEL_METHODS, JudgeJob, build_judge, select_pairs
+from howtobench.judges.runner import read_judgments
+from howtobench.llm.dryrun import Estimate, RecordingClient, price_plan
+from howtobench.llm.local import LOCAL_MODEL
+from howtobench.run import (
+    RunSettings,
+    _judge_options,
+    _release_writings,
+    _user_writings,
+    select_run_items,
+    writer_sampling,
+)
+
+
+def model_name(endpoint: EndpointConfig | None) -> str:
+    """The model a call would go to: the endpoint's, else the embedded local model's (not started here)."""
+    return endpoint.model if endpoint is not None else LOCAL_MODEL
+
+
+# ------------------------------------------------------------------ generate
+
+
+def generated_ids(path: Path, model: str) -> set[str]:
+    """Ids already written for `model` in `path`, read without repairing the file (a dry run writes nothing)."""
+    if not path.exists():
+        return set()
+    done: set[str] = set()
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        try:
+            row = json.loads(raw)
+        except json.JSONDecodeError:
+            continue  # a torn last line: the real run cuts it off and writes that item again
+        if isinstance(row, dict) and row.get("model") == model and "infer_id" in row:
+            done.add(str(row["infer_id"]))
+    return done
+
+
+def plan_generate(items: Sequence[Item], out_path: Path, settings: GenerateSettings, model: str,
+                  prices: Path | None = None) -> tuple[Estimate, list[Item]]:
+    """The writer's calls for the items not yet in `out_path` (one each), and those items."""
+    done = generated_ids(out_path, settings.model_name or model)
+    todo = [it for it in items if it.id not in done]
+    estimate = price_plan("writer", model, [build_request(it, settings) for it in todo], prices)
+    if len(todo) < len(items):
+        estimate.notes.append(f"{len(items) - len(todo)} item(s) already written in {out_path} are skipped")
+    return estimate, todo
+
+
+# ------------------------------------------------------------------ judge
+
+
+async def record_judging(judge: Judge, pairs: Sequence[tuple[Item, Writing]], out_path: Path, *,
+                         redo_failed: bool = False) -> int:
+    """Run `judge` (built on a RecordingClient) over the pairs `run_judge` would judge; returns how many."""
+    done = read_judgments(out_path)
+    todo = list({
+        (judge.method, i.id, w.model): (i, w)
+        for i, w in pairs
+        if (old := done.get((judge.method, i.id, w.model))) is None or (redo_failed and old.status == "failed")
+    }.values())
+
+    async def one(item: Item, writing: Writing) -> None:
+        with contextlib.suppress(HowtobenchError):  # the real run records a failed judgment, no further call
+            await judge.judge(item, writing)
+
+    await asyncio.gather(*(one(i, w) for i, w in todo))
+    return len(todo)
+
+
+async def plan_judge_pairs(method: str, endpoint: EndpointConfig | None, options: dict[str, object],
+                           pairs: Sequence[tuple[Item, Writing]], out_path: Path, *, redo_failed: bool = False,
+                           prices: Path | None = None) -> Estimate:
+    """The judge's calls for the pairs not yet judged in `out_path`."""
+    model = model_name(endpoint)
+    if method in NO_MODEL_METHODS:
+        return Estimate(role="judge", model=method, priced=True, notes=[f"{method} calls no model"])
+    client = RecordingClient(model)
+    judge = build_judge(method, client, dict(options))
+    pending = await record_judging(judge, pairs, out_path, redo_failed=redo_failed)
+    estimate = price_plan("judge", model, client.requests, prices)
+    estimate.notes.append(f"{pending} of {len(pairs)} writing(s) still to judge")
+    return estimate
+
+
+async def plan_judge(job: JudgeJob, prices: Path | None = None) -> Estimate:
+    """What `howtobench judge` with these settings would call."""
+    pairs = select_pairs(job)
+    if not pairs:
+        raise JudgeError("nothing to judge: no writing matches the filters")
+    return await plan_judge_pairs(job.method, job.endpoint, job.options, pairs, job.out_path,
+                                  redo_failed=job.redo_failed, prices=prices)
+
+
+# ------------------------------------------------------------------ run
+
+
+def stand_in(item: Item, model: str) -> Writing:
+    """A writing not generated yet, judged in the plan as if it were as long as the item's reference."""
+    return Writing(infer_id=item.id, model=model, output=item.reference or item.instruction)
+
+
+async def plan_run(settings: RunSettings, prices: Path | None = None) -> list[Estimate]:
+    """What `howtobench run` would call: the writer for the items not yet written, the judge for every writing
+    (shipped, given and generated) not yet judged, writings still to generate counted with `stand_in`."""
+    all_items = load_items(settings.data_dir, settings.tasks)
+    release = _release_writings(settings, all_items)
+    items = select_run_items(settings, all_items, release)
+    if not items:
+        raise DataError("the filters select no item")
+    estimates: list[Estimate] = []
+    generated: list[Writing] = []
+    not_yet = 0
+    if settings.generate:
+        writer = model_name(settings.writer)
+        out = settings.run_dir / "writings" / f"{safe_file_stem(writer)}.jsonl"
+        gen = GenerateSettings(sampling=writer_sampling(settings), system_prompt=settings.system_prompt)
+        writer_estimate, todo = plan_generate(items, out, gen, writer, prices)
+        estimates.append(writer_estimate)
+        done = load_writings_file(out, items) if out.exists() else []
+        generated = [*done, *(stand_in(it, writer) for it in todo)]
+        not_yet = len(todo)
+    by_id = {it.id: it for it in items}
+    writings = [*release, *_user_writings(settings, all_items), *generated]
+    pairs = [(by_id[w.item_id], w) for w in writings if w.item_id in by_id]
+    out = settings.run_dir / "judgments" / f"{settings.method}.jsonl"
+    judge = await plan_judge_pairs(settings.method, settings.judge, _judge_options(settings), pairs, out,
+                                   prices=prices)
+    if not_yet:
+        judge.notes.append(f"{not_yet} writing(s) not generated yet are counted as long as their item's reference")
+    return [*estimates, judge]

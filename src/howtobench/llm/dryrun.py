@@ -1,0 +1,80 @@
+"""`--dry-run`: record the calls a step would make, price them, and send nothing.
+
+The step runs its real control flow against a `RecordingClient`, so the plan counts exactly the calls
+the code would make (resume rules, weights shared per item, empty writings without calls). The client
+answers every request with an explicit failure — never a made-up reply — so no score or writing can
+come out of a dry run. Tokens and cost are `accounting.estimate`'s guesses (characters per token, the
+completion budget from `max_tokens`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from howtobench.llm.accounting import estimate, load_prices, price_for
+from howtobench.llm.types import ChatRequest, ChatResult, Usage
+
+NOT_SENT = "dry run: not sent"
+
+
+class RecordingClient:
+    """An LLMClient that keeps every request and answers each with a failure (nothing is sent anywhere)."""
+
+    def __init__(self, model: str) -> None:
+        self._model = model
+        self.requests: list[ChatRequest] = []
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    async def chat(self, request: ChatRequest) -> ChatResult:
+        self.requests.append(request)
+        return ChatResult(ok=False, error=NOT_SENT)
+
+
+@dataclass
+class Estimate:
+    """Estimated usage of one model's calls, per purpose ("generation", "weights", "leaf:logic", ...)."""
+
+    role: str
+    model: str
+    priced: bool
+    by_purpose: dict[str, Usage] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> Usage:
+        return sum(self.by_purpose.values(), Usage())
+
+
+def price_plan(role: str, model: str, requests: Iterable[ChatRequest], prices: Path | None = None) -> Estimate:
+    """Group the requests by purpose and price them at `model`'s rate (no rate known: cost 0, `priced` False)."""
+    price = price_for(model, load_prices(prices))
+    groups: dict[str, list[ChatRequest]] = {}
+    for request in requests:
+        groups.setdefault(request.purpose, []).append(request)
+    by_purpose = {purpose: estimate(reqs, price) for purpose, reqs in sorted(groups.items())}
+    return Estimate(role=role, model=model, priced=price is not None, by_purpose=by_purpose)
+
+
+def _line(label: str, usage: Usage) -> str:
+    return (f"  {label:<24} {usage.calls:>7,} calls  ~{usage.prompt_tokens:>11,} prompt  "
+            f"~{usage.completion_tokens:>10,} completion  ~${usage.cost_usd:,.4f}")
+
+
+def render(estimates: list[Estimate]) -> str:
+    """The table `--dry-run` prints: per role and purpose, then the grand total."""
+    lines = ["dry run: nothing was sent and nothing was written (tokens estimated from characters; the "
+             "completion budget is each call's max_tokens, so it errs high)"]
+    for est in estimates:
+        rate = "" if est.priced else " — no price known for this model (see --prices): cost shown as $0"
+        lines.append(f"{est.role} · {est.model}{rate}")
+        lines += [_line(purpose, usage) for purpose, usage in est.by_purpose.items()]
+        lines.append(_line("total", est.total))
+        lines += [f"  note: {note}" for note in est.notes]
+    if len(estimates) > 1:
+        lines.append(_line("ALL", sum((e.total for e in estimates), Usage())).replace("  ALL", "ALL  ", 1))
+    return "\n".join(lines)
