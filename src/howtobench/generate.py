@@ -32,7 +32,8 @@ import jinja2
 
 import howtobench
 from howtobench.data.models import Item
-from howtobench.errors import DataError, RowError
+from howtobench.data.rows import read_appended_rows
+from howtobench.errors import DataError
 from howtobench.llm.types import ChatRequest, ChatResult, LLMClient, SamplingParams, Usage
 from howtobench.progress import stats_progress
 
@@ -167,26 +168,11 @@ def failure_record(item: Item, model: str, result: ChatResult) -> dict[str, Any]
 
 def read_generated(path: Path, model: str) -> set[str]:
     """Ids already written for `model`; a torn last line (a kill mid-write) is cut off the file."""
-    if not path.exists():
-        return set()
-    data = path.read_bytes()
     done: set[str] = set()
-    offset = 0
-    lines = data.split(b"\n")
-    for number, raw in enumerate(lines, start=1):
-        if raw.strip():
-            try:
-                row = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                if number != len(lines):
-                    raise RowError(path, number, f"not JSON: {exc.msg}") from exc
-                with path.open("r+b") as handle:
-                    handle.truncate(offset)
-                break
-            if row.get("model") != model:
-                raise DataError(f"{path}:{number}: writing of model {row.get('model')!r}, expected {model!r}")
-            done.add(str(row["infer_id"]))
-        offset += len(raw) + 1
+    for number, row in read_appended_rows(path, json.loads, "JSON", repair=True):
+        if row.get("model") != model:
+            raise DataError(f"{path}:{number}: writing of model {row.get('model')!r}, expected {model!r}")
+        done.add(str(row["infer_id"]))
     return done
 
 

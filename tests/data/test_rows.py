@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
 
-from howtobench.data.rows import read_model_rows
+from howtobench.data.rows import read_appended_rows, read_model_rows
 from howtobench.errors import DataError, RowError
 
 
@@ -49,3 +50,27 @@ def test_json_objects_with_line_numbers_and_row_errors(tmp_path: Path) -> None:
     path.write_text("{oops\n", encoding="utf-8")
     with pytest.raises(RowError, match=r"o\.jsonl:1: not valid JSON"):
         list(iter_json_objects(path))
+
+
+def test_appended_rows_cut_a_torn_last_line_and_continue_cleanly(tmp_path: Path) -> None:
+    path = tmp_path / "out.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"a": 2}\n{"a": 3, "b"')
+    rows = read_appended_rows(path, json.loads, "JSON", repair=True)
+    assert rows == [(1, {"a": 1}), (2, {"a": 2})]
+    assert path.read_bytes() == b'{"a": 1}\n{"a": 2}\n'
+
+
+def test_appended_rows_end_a_complete_last_record_with_a_newline(tmp_path: Path) -> None:
+    path = tmp_path / "out.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"a": 2}')
+    assert read_appended_rows(path, json.loads, "JSON", repair=False) == [(1, {"a": 1}), (2, {"a": 2})]
+    assert path.read_bytes().endswith(b"2}")  # read-only without repair
+    read_appended_rows(path, json.loads, "JSON", repair=True)
+    assert path.read_bytes() == b'{"a": 1}\n{"a": 2}\n'
+
+
+def test_appended_rows_name_a_bad_line_that_is_not_the_last(tmp_path: Path) -> None:
+    path = tmp_path / "out.jsonl"
+    path.write_bytes(b'{"a": 1}\nnot json\n{"a": 3}\n')
+    with pytest.raises(RowError, match=r"out.jsonl:2: not JSON"):
+        read_appended_rows(path, json.loads, "JSON", repair=True)

@@ -7,7 +7,7 @@ read such files; these readers keep their handling of blank lines, unreadable fi
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from howtobench.errors import DataError, RowError
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 def read_model_rows(
@@ -61,3 +62,41 @@ def iter_json_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         if not isinstance(row, dict):
             raise RowError(path, number, "expected a JSON object")
         yield number, row
+
+
+def _reason(exc: ValueError) -> str:
+    if isinstance(exc, ValidationError):
+        return str(exc.errors()[0]["msg"])
+    return str(getattr(exc, "msg", exc))
+
+
+def read_appended_rows(path: Path, parse: Callable[[bytes], T], what: str, *, repair: bool) -> list[tuple[int, T]]:
+    """(line number, row) of an append-only output file that a kill may have cut mid-write.
+
+    Resume reads its own output back: a last line without its newline that does not parse is a write cut short,
+    so it is dropped — and, with `repair`, cut off the file so appending continues on a clean line (a complete
+    last record that only lacks its newline gets one). Any other bad line is a RowError "not <what>: ...".
+    `parse` raises ValueError (pydantic's ValidationError and json's JSONDecodeError both are).
+    """
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    rows: list[tuple[int, T]] = []
+    offset = 0
+    for number, raw in enumerate(lines, start=1):
+        if raw.strip():
+            try:
+                rows.append((number, parse(raw)))
+            except ValueError as exc:
+                if number != len(lines):
+                    raise RowError(path, number, f"not {what}: {_reason(exc)}") from exc
+                if repair:
+                    with path.open("r+b") as handle:
+                        handle.truncate(offset)
+                return rows
+        offset += len(raw) + 1
+    if repair and data and not data.endswith(b"\n"):
+        with path.open("ab") as handle:
+            handle.write(b"\n")
+    return rows

@@ -16,10 +16,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO
 
-from pydantic import ValidationError
-
 from howtobench.data.models import Item, Writing
-from howtobench.errors import DataError, HowtobenchError, RowError
+from howtobench.data.rows import read_appended_rows
+from howtobench.errors import DataError, HowtobenchError
 from howtobench.judges.base import Judge, Judgment
 from howtobench.llm.types import Usage
 from howtobench.progress import stats_progress
@@ -29,36 +28,10 @@ FSYNC_EVERY_S = 0.5
 
 
 def read_judgments(path: Path, *, repair: bool = False) -> dict[Key, Judgment]:
-    """The judgments in a JSONL file by key (the last line of a key wins).
-
-    A last line without its newline that does not parse is a write cut short by a kill: it is ignored,
-    and cut off the file when `repair` is true (so appending continues on a clean line). Any other
-    bad line is an error naming the file and line.
-    """
-    if not path.exists():
-        return {}
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    done: dict[Key, Judgment] = {}
-    offset = 0
-    for number, raw in enumerate(lines, start=1):
-        is_last_partial = number == len(lines) and raw.strip() != b""
-        if raw.strip():
-            try:
-                judgment = Judgment.model_validate_json(raw)
-                done[judgment.key] = judgment
-            except ValidationError as exc:
-                if not is_last_partial:
-                    raise RowError(path, number, f"not a judgment record: {exc.errors()[0]['msg']}") from exc
-                if repair:
-                    with path.open("r+b") as handle:
-                        handle.truncate(offset)
-                return done
-        offset += len(raw) + 1
-    if repair and data and not data.endswith(b"\n"):  # a complete last record cut before its newline
-        with path.open("ab") as handle:
-            handle.write(b"\n")
-    return done
+    """The judgments in a JSONL file by key (the last line of a key wins); a torn last line is ignored
+    (and cut off the file when `repair` is true), any other bad line is an error naming file and line."""
+    rows = read_appended_rows(path, Judgment.model_validate_json, "a judgment record", repair=repair)
+    return {judgment.key: judgment for _, judgment in rows}
 
 
 def failed_judgment(judge: Judge, item: Item, writing: Writing, error: Exception) -> Judgment:
