@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from howtobench.config import EndpointConfig
 from howtobench.data.loader import load_items, load_writings_file
 from howtobench.data.models import Item, Writing
 from howtobench.errors import DataError, HowtobenchError, JudgeError
-from howtobench.generate import GenerateSettings, build_request, safe_file_stem
+from howtobench.generate import GenerateSettings, build_request, read_generated, safe_file_stem
 from howtobench.judges.base import Judge
 from howtobench.judges.job import NO_MODEL_METHODS, JudgeJob, build_judge, select_pairs
 from howtobench.judges.runner import read_judgments
@@ -43,25 +42,10 @@ def model_name(endpoint: EndpointConfig | None) -> str:
 # ------------------------------------------------------------------ generate
 
 
-def generated_ids(path: Path, model: str) -> set[str]:
-    """Ids already written for `model` in `path`, read without repairing the file (a dry run writes nothing)."""
-    if not path.exists():
-        return set()
-    done: set[str] = set()
-    for raw in path.read_text(encoding="utf-8").splitlines():
-        try:
-            row = json.loads(raw)
-        except json.JSONDecodeError:
-            continue  # a torn last line: the real run cuts it off and writes that item again
-        if isinstance(row, dict) and row.get("model") == model and "infer_id" in row:
-            done.add(str(row["infer_id"]))
-    return done
-
-
 def plan_generate(items: Sequence[Item], out_path: Path, settings: GenerateSettings, model: str,
                   prices: Path | None = None) -> tuple[Estimate, list[Item]]:
     """The writer's calls for the items not yet in `out_path` (one each), and those items."""
-    done = generated_ids(out_path, settings.model_name or model)
+    done = read_generated(out_path, settings.model_name or model, repair=False)
     todo = [it for it in items if it.id not in done]
     estimate = price_plan("writer", model, [build_request(it, settings) for it in todo], prices)
     if len(todo) < len(items):

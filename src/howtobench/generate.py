@@ -166,10 +166,11 @@ def failure_record(item: Item, model: str, result: ChatResult) -> dict[str, Any]
     }
 
 
-def read_generated(path: Path, model: str) -> set[str]:
-    """Ids already written for `model`; a torn last line (a kill mid-write) is cut off the file."""
+def read_generated(path: Path, model: str, *, repair: bool = True) -> set[str]:
+    """Ids already written for `model`; a torn last line (a kill mid-write) is cut off the file when `repair`
+    (a dry run reads without repairing: it writes nothing)."""
     done: set[str] = set()
-    for number, row in read_appended_rows(path, json.loads, "JSON", repair=True):
+    for number, row in read_appended_rows(path, json.loads, "JSON", repair=repair):
         if row.get("model") != model:
             raise DataError(f"{path}:{number}: writing of model {row.get('model')!r}, expected {model!r}")
         done.add(str(row["infer_id"]))
