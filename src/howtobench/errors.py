@@ -1,19 +1,28 @@
 """One exception tree for the whole toolkit.
 
     HowtobenchError
-    ├── ConfigError            bad settings, missing endpoint, missing API-key variable
+    ├── ConfigError            bad settings, missing endpoint, missing API-key variable      [run]
     ├── DataError              benchmark / writings / ratings files that cannot be read
     │   └── RowError           one bad row: carries file and 1-based line number
+    ├── OutputError            an output path that cannot be written (not a dir, read-only,   [run]
+    │                          disk full, locked by another process): names the path
     ├── LLMError               anything that went wrong talking to a model
-    │   ├── RateLimited        429 after the retry budget
-    │   ├── TransientError     5xx, reset, timeout after the retry budget
-    │   ├── PermanentError     400/401/404: retrying cannot help, fail fast
-    │   ├── BadResponse        reply did not parse / validate after re-asks
-    │   └── CacheMiss          replay mode and the call is not cached
-    └── JudgeError             a judge spec or judge run that cannot proceed
+    │   ├── RateLimited        429 after the retry budget                                    [run]
+    │   ├── TransientError     5xx, reset, timeout after the retry budget                    [run]
+    │   ├── EndpointError      the endpoint itself is unusable                               [run]
+    │   │   ├── PermanentError   401/403/404 (and other refusals retries cannot fix)
+    │   │   ├── Unreachable      nothing answers at any base URL (refused, DNS, circuit open)
+    │   │   │   └── ServerDied   the embedded local model server exited (message: log tail)
+    │   ├── CacheMiss          replay mode and the call is not cached                        [run]
+    │   ├── BadResponse        reply did not parse / validate after re-asks             [writing]
+    │   └── ContextTooLong     the prompt (the writing) does not fit the model's context [writing]
+    └── JudgeError             a judge spec or judge run that cannot proceed                 [run]
 
-Callers catch the narrowest class they can act on; the CLI catches HowtobenchError
-and prints its message without a traceback.
+Two kinds of failure, one rule (DESIGN.md). [writing]: a fact about one judgment or generation —
+recorded on its row with the raw reply, the run goes on. [run]: says nothing about the writing —
+the run stops within seconds with one line naming the endpoint or path and the cause, exits
+non-zero, and writes no row for it, so the next run resumes. `is_run_level(exc)` is the one test
+every runner uses; the CLI catches HowtobenchError and prints its message without a traceback.
 """
 
 from __future__ import annotations
@@ -31,6 +40,10 @@ class ConfigError(HowtobenchError):
 
 class DataError(HowtobenchError):
     """An input file cannot be used."""
+
+
+class OutputError(HowtobenchError):
+    """An output path cannot be written: say which path and why (exit status 2, no traceback)."""
 
 
 class RowError(DataError):
@@ -55,12 +68,28 @@ class TransientError(LLMError):
     """Server errors, timeouts or dropped connections outlasted the retries."""
 
 
-class PermanentError(LLMError):
+class EndpointError(LLMError):
+    """The endpoint is unusable (wrong key, model, URL, or nothing listening): every call would fail alike."""
+
+
+class PermanentError(EndpointError):
     """The endpoint refused the request in a way retries cannot fix."""
+
+
+class Unreachable(EndpointError):
+    """No base URL of the endpoint answers (connection refused, DNS failure, every circuit open)."""
+
+
+class ServerDied(Unreachable):
+    """The embedded local model server exited; the message carries the tail of its log."""
 
 
 class BadResponse(LLMError):
     """The reply could not be parsed or validated."""
+
+
+class ContextTooLong(LLMError):
+    """The prompt does not fit the model's context window: a fact about this writing, not the endpoint."""
 
 
 class CacheMiss(LLMError):
@@ -69,3 +98,15 @@ class CacheMiss(LLMError):
 
 class JudgeError(HowtobenchError):
     """A judge cannot be built or run."""
+
+
+_WRITING_LEVEL: tuple[type[Exception], ...] = (BadResponse, ContextTooLong, RowError)
+
+
+def is_run_level(exc: BaseException) -> bool:
+    """True when `exc` must stop the run instead of becoming a failed row (see the module docstring).
+
+    Everything we raise on purpose is run-level except the writing-level classes; an exception we did
+    not raise on purpose (a bug) is run-level too — it is never a fact about a writing.
+    """
+    return not isinstance(exc, _WRITING_LEVEL)
