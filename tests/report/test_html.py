@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import json
 import re
+import shutil
+import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -320,3 +324,85 @@ async def test_a_run_writes_its_report(tmp_path: Path, bench_root: Path) -> None
         shown = next(r for r in body if r[0] == label)[header.index(cell["column"])]
         assert shown == f"{fmt(cell['mean'])} [{fmt(cell['ci_low'])}, {fmt(cell['ci_high'])}]"
     assert "rouge-report" in _text(page) and "2 of 2 items shown" in _text(page)
+
+
+class _Head(HTMLParser):
+    """The CSP of the page's <meta http-equiv> and the exact text of each inline <script>."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=False)
+        self.csp: str | None = None
+        self.scripts: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "meta" and (a.get("http-equiv") or "").lower() == "content-security-policy":
+            self.csp = a.get("content")
+        if tag == "script":
+            assert "src" not in a, "the page loads no script file"
+            self._in_script = True
+            self.scripts.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script":
+            self._in_script = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script:
+            self.scripts[-1] += data
+
+
+def _csp(page: str) -> tuple[dict[str, list[str]], list[str]]:
+    head = _Head()
+    head.feed(page)
+    assert head.csp is not None
+    directives = {}
+    for part in head.csp.split(";"):
+        name, *values = part.split()
+        directives[name] = values
+    return directives, head.scripts
+
+
+def test_csp_allows_exactly_the_page_script_by_its_hash(run_dir: Path) -> None:
+    """script-src names the sha256 of the one inline script as served, never 'unsafe-inline'."""
+    directives, scripts = _csp(build_report([run_dir]))
+    assert len(scripts) == 1 and "addEventListener" in scripts[0]
+    digest = base64.b64encode(hashlib.sha256(scripts[0].encode("utf-8")).digest()).decode()
+    assert directives["script-src"] == [f"'sha256-{digest}'"]
+    assert directives["default-src"] == ["'none'"]
+    assert "'unsafe-inline'" not in directives["script-src"]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_page_script_runs_sorts_and_filters(run_dir: Path, tmp_path: Path) -> None:
+    """The hashed script, as the page serves it, runs: a click sorts a table, typing filters the explorer
+    (a minimal stand-in DOM under node; no browser is installed here)."""
+    _, scripts = _csp(build_report([run_dir]))
+    harness = tmp_path / "harness.js"
+    harness.write_text(NODE_HARNESS.replace("/*SCRIPT*/", scripts[0]), encoding="utf-8")
+    out = subprocess.run(["node", str(harness)], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {"sorted": ["a", "b", "c"], "reversed": ["c", "b", "a"], "shown": ["", "none"]}
+
+
+NODE_HARNESS = r"""
+function el(text) { return { textContent: text, style: {}, dataset: {}, listeners: {},
+  addEventListener(k, f) { this.listeners[k] = f; } }; }
+const rows = ["b", "c", "a"].map(t => ({ cells: [el(t)] }));
+const body = { rows: rows.slice(), appendChild(r) { this.rows.splice(this.rows.indexOf(r), 1); this.rows.push(r); } };
+const th = el("model");
+const table = { tBodies: [body], querySelectorAll: () => [th] };
+const articles = [el("alpha writes"), el("beta writes")];
+const ids = { filter: el(""), "only-problems": el(""), expand: el(""), collapse: el("") };
+ids.filter.value = ""; ids["only-problems"].checked = false;
+globalThis.document = {
+  querySelectorAll(sel) { return sel === "table.sortable" ? [table] : sel === "article.item" ? articles : []; },
+  getElementById(id) { return ids[id]; },
+};
+/*SCRIPT*/
+th.listeners.click(); const sorted = body.rows.map(r => r.cells[0].textContent);
+th.listeners.click(); const reversed = body.rows.map(r => r.cells[0].textContent);
+ids.filter.value = "ALPHA"; ids.filter.listeners.input();
+console.log(JSON.stringify({ sorted, reversed, shown: articles.map(a => a.style.display) }));
+"""

@@ -2,8 +2,10 @@
 
 The page is a static file (inline CSS and a few lines of vanilla JavaScript for sorting and filtering, no
 external asset: a Content-Security-Policy forbids loading any) that can be mailed, attached to a pull request
-or opened from a run directory. It is drawn by the Jinja2 template `templates/report.html.j2` with autoescape
-on, so writings, instructions and judge replies — untrusted text — can never become markup.
+or opened from a run directory. The policy allows exactly one script: `templates/report.js`, inserted verbatim
+and named by its sha256 (`PageScript`), so even markup that slipped past escaping could not run a script.
+It is drawn by the Jinja2 template `templates/report.html.j2` with autoescape on, so writings, instructions
+and judge replies — untrusted text — can never become markup.
 
 Numbers come from `report.leaderboard.build_leaderboard` (the same seed, bootstrap count and items as the run
 that wrote the judgments, when a run directory is given) through the view records of `html_views`, so the page
@@ -12,10 +14,13 @@ agrees with `howtobench leaderboard` to the digit. Nothing here calls a model.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +58,23 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+
+
+@dataclass(frozen=True)
+class PageScript:
+    """The page's one inline script and the CSP source that allows it: 'sha256-<base64 of its exact bytes>'."""
+
+    text: str
+
+    @property
+    def csp_hash(self) -> str:
+        digest = hashlib.sha256(self.text.encode("utf-8")).digest()
+        return "sha256-" + base64.b64encode(digest).decode("ascii")
+
+
+@lru_cache(maxsize=1)
+def page_script() -> PageScript:
+    return PageScript(resources.files("howtobench.report").joinpath("templates/report.js").read_text(encoding="utf-8"))
 
 
 def genre_label(genre: str) -> str:
@@ -93,6 +115,7 @@ def render_report(
         "explorer_limit": explorer_limit,
         "have_items": bool(by_id),
         "genre_label": genre_label,
+        "script": page_script(),
     }
     return _environment().get_template("report.html.j2").render(**context)
 
