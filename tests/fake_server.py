@@ -28,7 +28,8 @@ Scripting replies
         Reply.truncated_body()                 200 whose HTTP body stops half-way (connection closed)
 
     Every Reply may carry ``delay`` (extra seconds), ``cached_tokens`` (reported in
-    ``usage.prompt_tokens_details.cached_tokens``) and ``usage`` (a full override).
+    ``usage.prompt_tokens_details.cached_tokens``), ``usage`` (a full override) and
+    ``finish_reason`` (default "stop"; e.g. Reply.text("cut", finish_reason="length")).
     `script(*replies, then=default_handler)` makes a handler that plays replies in order.
     `default_handler` echoes the last user message, or, when the request carries
     ``response_format`` with a ``json_schema``, returns a schema-shaped object (enum values chosen
@@ -98,6 +99,7 @@ class Reply:
     cached_tokens: int | None = None
     usage: dict[str, Any] | None = None
     error_message: str = ""
+    finish_reason: str | None = "stop"  # None: the choice carries no finish_reason
 
     @classmethod
     def text(cls, content: str, **kw: Any) -> Reply:
@@ -381,7 +383,7 @@ class FakeServer:
             "created": int(time.time()),
             "model": body.get("model", self.model),
             "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.content},
-                         "finish_reason": "stop"}],
+                         "finish_reason": reply.finish_reason}],
             "usage": usage,
         }
 

@@ -245,3 +245,17 @@ async def test_calls_spread_over_several_base_urls(tmp_path: Path) -> None:
     assert all(r.ok for r in results)
     assert len(one.requests) == len(two.requests) == 10
     assert {r.endpoint for r in results} == {one.base_url, two.base_url}
+
+
+async def test_finish_reason_exposed_and_kept_in_the_cache(fake_server: FakeServer, endpoint: EndpointConfig,
+                                                           tmp_path: Path) -> None:
+    fake_server.handler = script(Reply.text("cut mid-sent", finish_reason="length"),
+                                 Reply.text("x", finish_reason=None))
+    async with open_client(endpoint, workspace=tmp_path) as client:
+        cut = await client.chat(req("a"))
+        silent = await client.chat(req("b"))
+    async with open_client(endpoint, workspace=tmp_path) as client:
+        again = await client.chat(req("a"))
+    assert (cut.ok, cut.text, cut.finish_reason) == (True, "cut mid-sent", "length")
+    assert silent.finish_reason is None
+    assert again.from_cache and again.finish_reason == "length" and len(fake_server.requests) == 2

@@ -44,7 +44,7 @@ from howtobench.llm.transport import DefaultTransport, HttpResponse, Transport, 
 from howtobench.llm.types import ChatRequest, ChatResult, Usage
 
 CacheMode = Literal["on", "off", "replay"]
-_STORED = {"ok", "text", "data", "reasoning", "raw_text"}  # what a cache hit gives back
+_STORED = {"ok", "text", "data", "reasoning", "raw_text", "finish_reason"}  # what a cache hit gives back
 
 
 # Built once: json.dumps with non-default options constructs a new JSONEncoder on every call (~4 us each,
@@ -82,6 +82,7 @@ class _Answer:
     ok: bool
     content: str = ""
     reasoning: str | None = None
+    finish_reason: str | None = None
     error: str | None = None
     attempts: int = 0
     endpoint: str | None = None
@@ -257,11 +258,13 @@ class OpenAIClient:
             reasoning = "\n".join(r for r in (answer.reasoning, think) if r) or None
             if schema is None:
                 return ChatResult(ok=True, text=text, reasoning=reasoning, raw_text=answer.content,
-                                  attempts=attempts, usage=usage, endpoint=answer.endpoint), asks
+                                  finish_reason=answer.finish_reason, attempts=attempts, usage=usage,
+                                  endpoint=answer.endpoint), asks
             data, why = structured.parse_reply(text, schema, schema_key)
             if why is None:
                 return ChatResult(ok=True, text=text, data=data, reasoning=reasoning, raw_text=answer.content,
-                                  attempts=attempts, usage=usage, endpoint=answer.endpoint), asks
+                                  finish_reason=answer.finish_reason, attempts=attempts, usage=usage,
+                                  endpoint=answer.endpoint), asks
             problem = why
             extra += structured.reask_messages(text, problem)
         reason = f"BadResponse: no valid reply after {asks} asks (last: {problem})"
@@ -334,7 +337,7 @@ def _status(result: ChatResult) -> str:
 
 def _failure(error: str, answer: _Answer, attempts: int, usage: Usage, raw_text: str | None = None) -> ChatResult:
     return ChatResult(ok=False, error=error, raw_text=raw_text, attempts=attempts, usage=usage,
-                      endpoint=answer.endpoint)
+                      endpoint=answer.endpoint, finish_reason=answer.finish_reason)
 
 
 def _error_message(body: bytes) -> str:
@@ -351,7 +354,8 @@ def _error_message(body: bytes) -> str:
 def _parse_completion(raw: bytes, url: str, attempt: int, price: Price | None) -> _Answer:
     """Content, reasoning and usage of an OpenAI-shaped completion (raises on a malformed body)."""
     data = json.loads(raw)
-    message = data["choices"][0]["message"]
+    choice = data["choices"][0]
+    message = choice["message"]
     content = message.get("content") or ""
     if not isinstance(content, str):
         raise TypeError("message content is not a string")
@@ -362,7 +366,9 @@ def _parse_completion(raw: bytes, url: str, attempt: int, price: Price | None) -
     cached = int(details.get("cached_tokens") or u.get("prompt_cache_hit_tokens") or 0)
     cost = price.cost(prompt, completion, cached) if price else 0.0
     usage = Usage(prompt_tokens=prompt, completion_tokens=completion, cached_tokens=cached, cost_usd=cost)
-    return _Answer(ok=True, content=content, reasoning=reasoning, attempts=attempt, endpoint=url, usage=usage)
+    finish = choice.get("finish_reason")
+    return _Answer(ok=True, content=content, reasoning=reasoning, attempts=attempt, endpoint=url, usage=usage,
+                   finish_reason=finish if isinstance(finish, str) else None)
 
 
 def new_run_id() -> str:

@@ -76,6 +76,9 @@ class ChatResult(BaseModel):
     reasoning: str | None = None
     error: str | None = None
     raw_text: str | None = None
+    # the server's reason for stopping ("stop", "length", "content_filter", ...; None when it gave none):
+    # a reply cut by max_tokens or a filter is not a finished writing
+    finish_reason: str | None = None
     cache_key: str = ""
     from_cache: bool = False
     attempts: int = 0
