@@ -60,7 +60,7 @@ def length_cmd(
     ] = None,
     task: TaskOpt = None,
     out: OutOpt = None,
-    fmt: FormatOpt = "rich",
+    fmt: FormatOpt = "table",
     strict: StrictOpt = False,
 ) -> None:
     """Section 6.1: Pearson r (p-values, ** p<0.05, * p<0.1) among input length, output length and scores per task,
@@ -84,7 +84,7 @@ def weights_cmd(
         str, typer.Option("--node", help="Leaves of this node only (content, format), or 'all' for every leaf.")
     ] = "content",
     out: OutOpt = None,
-    fmt: FormatOpt = "rich",
+    fmt: FormatOpt = "table",
     strict: StrictOpt = False,
 ) -> None:
     """Figures 3 and 6: how the negotiated edge weights are distributed per genre and leaf (one set per instruction).
@@ -112,7 +112,7 @@ def judges_cmd(
     ] = None,
     task: TaskOpt = None,
     out: OutOpt = None,
-    fmt: FormatOpt = "rich",
+    fmt: FormatOpt = "table",
     strict: StrictOpt = False,
 ) -> None:
     """Appendix B.1 / Figure 4: sample-level Pearson r between judges (and humans) over the writings both scored.

@@ -35,6 +35,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "robustness",
     "build",
     "llm",
+    "list",
 )
 
 HELP = "Measure how well LLMs write long, human-level text: the HoWToBench benchmark and the Tree-of-Writing judge."

@@ -107,7 +107,7 @@ def correlate_cmd(
     seed: SeedOpt = 0,
     bootstrap: BootOpt = 1000,
     show_ci: CiOpt = True,
-    fmt: FormatOpt = "rich",
+    fmt: FormatOpt = "table",
     strict: StrictOpt = False,
 ) -> None:
     """Pearson ρ, Kendall τ, Spearman σ of every method against humans, per task and All (Table 3).
@@ -126,7 +126,7 @@ def correlate_cmd(
 @meta_app.command("agreement")
 def agreement_cmd(
     human: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="Human ratings, JSONL or CSV.")],
-    fmt: FormatOpt = "rich",
+    fmt: FormatOpt = "table",
     strict: StrictOpt = False,
 ) -> None:
     """Inter-annotator agreement: Cohen's κ (rounded scale), Pearson and Krippendorff's α over rater pairs."""
@@ -150,7 +150,7 @@ def ablation_cmd(
     seed: SeedOpt = 0,
     bootstrap: BootOpt = 1000,
     show_ci: CiOpt = True,
-    fmt: FormatOpt = "rich",
+    fmt: FormatOpt = "table",
     strict: StrictOpt = False,
 ) -> None:
     """Table 5: the ToW root recomputed without each node (w/o) and with each node alone (w), vs humans.
@@ -195,7 +195,7 @@ def inconsistency_cmd(
             "or by position (the k-th aspect of each sample).",
         ),
     ] = "name",
-    fmt: FormatOpt = "rich",
+    fmt: FormatOpt = "table",
     strict: StrictOpt = False,
 ) -> None:
     """Negotiation inconsistency (section 5.3): mean δ and σ of each leaf's share across sampled trials.

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from howtobench.config import EndpointConfig, load_config_file, resolve_workspace
 from howtobench.errors import ConfigError
 from howtobench.llm.client import CacheMode
+from howtobench.suggest import unknown_name
 
 DataOpt = Annotated[
     Path | None,
@@ -50,12 +51,15 @@ LimitOpt = Annotated[
     int | None,
     typer.Option("--limit", min=1, help="At most this many items per task (the first ones, in file order)."),
 ]
-TABLE_FORMATS: tuple[str, ...] = ("rich", "markdown", "csv", "json")
+TABLE_FORMATS: tuple[str, ...] = ("table", "markdown", "csv", "json")
 
 
 def _check_format(value: str) -> str:
+    """One --format vocabulary for every command; "rich" (the older name of the terminal table) still works."""
+    if value == "rich":
+        return "table"
     if value not in TABLE_FORMATS:
-        raise typer.BadParameter(f"{value!r} is not one of {', '.join(TABLE_FORMATS)}")
+        raise typer.BadParameter(unknown_name("format", value, TABLE_FORMATS))
     return value
 
 
@@ -64,7 +68,7 @@ FormatOpt = Annotated[
     typer.Option(
         "--format",
         callback=_check_format,
-        help="How tables are printed: rich (terminal table), markdown, csv or json (raw numbers, for scripts).",
+        help="How results are printed: table (terminal), markdown, csv or json (raw numbers, for scripts).",
     ),
 ]
 

@@ -100,7 +100,7 @@ def robustness(
     workspace: WorkspaceOpt = None,
     no_cache: NoCacheOpt = False,
     replay: ReplayOpt = False,
-    fmt: FormatOpt = "rich",
+    fmt: FormatOpt = "table",
 ) -> None:
     """Sample writings (per model, seeded), perturb them, judge originals and perturbed sets, print Table 7.
 

@@ -17,9 +17,11 @@ from typing import Any, Literal
 
 from rich.console import Console
 from rich.table import Table as RichTable
+from rich.text import Text
 
-Format = Literal["rich", "markdown", "csv", "json"]
-FORMATS: tuple[str, ...] = ("rich", "markdown", "csv", "json")
+Format = Literal["table", "markdown", "csv", "json"]
+FORMATS: tuple[str, ...] = ("table", "markdown", "csv", "json")
+TERMINAL = ("table", "rich")  # "rich" is the older name of the terminal table, still accepted
 Cell = Any
 
 
@@ -108,7 +110,7 @@ def to_rich(table: Table) -> RichTable:
         numeric = any(isinstance(row[i], (int, float)) and not isinstance(row[i], bool) for row in table.rows)
         out.add_column(col, justify="right" if numeric else "left", overflow="fold")
     for row in table.display_rows():
-        out.add_row(*row)
+        out.add_row(*(Text(cell) for cell in row))  # cells are data, never rich markup ("[fill in the blank]")
     return out
 
 
@@ -116,8 +118,8 @@ _TEXT_RENDERERS = {"markdown": to_markdown, "csv": to_csv, "json": to_json}
 
 
 def render(table: Table, fmt: str) -> str:
-    """Text of `table` in `fmt` ('rich' renders as a plain-text terminal table)."""
-    if fmt == "rich":
+    """Text of `table` in `fmt` ('table' renders as a plain-text terminal table)."""
+    if fmt in TERMINAL:
         console = Console(file=io.StringIO(), width=200, record=True)
         console.print(to_rich(table))
         return console.export_text()
@@ -134,7 +136,7 @@ def print_tables(tables: list[Table], fmt: str, console: Console | None = None) 
         console.print_json(json.dumps(docs if len(docs) != 1 else docs[0], ensure_ascii=False))
         return
     for table in tables:
-        if fmt == "rich":
+        if fmt in TERMINAL:
             console.print(to_rich(table))
         else:
             console.print(render(table, fmt), markup=False, highlight=False, soft_wrap=True)
