@@ -9,7 +9,7 @@ from meta_helpers import judgment
 
 from howtobench.judges.base import Judgment, LeafResult
 from howtobench.meta.ablation import ablation_rows, leaf_counts, recompute_root, variants
-from howtobench.meta.correlate import BootstrapSettings
+from howtobench.meta.correlate import BootstrapSettings, correlate_method
 
 LEAVES = {"content": 4, "format": 3, "impression": 1}
 
@@ -57,3 +57,35 @@ def test_ablation_rows_correlations() -> None:
     constant = rows["w Impression"].cells[("system", "all", "pearson")].value
     assert math.isnan(constant)  # constant scores: undefined, never a made-up number
     assert rows["ToW (all nodes)"].n_models["all"] == 4
+
+
+def _renormalised(item: str, model: str, k: int) -> Judgment:
+    """A Guide judgment of the default tree scored by `judges.aggregate` with one Content leaf failed."""
+    from howtobench.judges.aggregate import aggregate
+    from howtobench.judges.tree import default_tree
+
+    tree = default_tree()
+    leaves = [LeafResult(name=leaf.id, node=node.id, score=float(2 + (k * 3 + n) % 8))
+              for node in tree.nodes_for("guide") for n, leaf in enumerate(node.leaves)]
+    if k % 2 == 0:  # every other writing lost its first content leaf
+        leaves[0] = LeafResult(name=leaves[0].name, node="content", score=None, status="failed")
+    weights = {node.id: {leaf.id: 1 / len(node.leaves) for leaf in node.leaves} for node in tree.negotiated_nodes()}
+    agg = aggregate(tree, "guide", {x.name: x.score for x in leaves}, weights, renormalize=True)
+    return judgment(item, model, agg.root, status=agg.status, nodes=agg.nodes, leaves=leaves)
+
+
+def test_renormalised_judgments_count_only_scored_leaves() -> None:
+    js = [_renormalised(f"i{i}", m, i + 3 * k) for i in range(4) for k, m in enumerate("abc")]
+    broken = next(j for j in js if j.status == "renormalized")
+    # 4 content leaves, one failed: the stored root weighted content by 3 (hand: (3 C + 3 F + I) / 7)
+    assert leaf_counts(broken) == {"content": 3, "format": 3, "impression": 1}
+    c, f, i = broken.nodes["content"], broken.nodes["format"], broken.nodes["impression"]
+    assert broken.score == pytest.approx((3 * c + 3 * f + i) / 7)  # type: ignore[operator]
+    for j in js:
+        assert recompute_root(j, set(j.nodes)) == pytest.approx(j.score)
+    # the full-tree row of Table 5 is the `meta correlate` row of the same file, cell for cell
+    human = {(j.item_id, j.model): float((7 * n) % 5 + 1) for n, j in enumerate(js)}
+    settings = BootstrapSettings(n_boot=50)
+    full = ablation_rows(js, human, settings)[0]
+    (plain,) = correlate_method("tow", js, human, settings)
+    assert full.cells == plain.cells

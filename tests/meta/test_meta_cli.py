@@ -75,6 +75,12 @@ def test_inconsistency_cli_weights(tmp_path: Path) -> None:
     assert out.exit_code == 0, out.output
     summary, per_leaf = json.loads(out.output)
     assert abs(summary["rows"][0]["δ (mean)"] - 0.2) < 1e-12
+    # leaf a: 0.5, 0.7 -> sample sigma = |0.7 - 0.5| / sqrt(2); the formula is named in the row
+    assert abs(summary["rows"][0]["σ (mean)"] - 0.2 / 2**0.5) < 1e-12
+    assert summary["rows"][0]["σ formula"] == "sample: sqrt(Σ_t (l_t − μ)² / (n − 1))"
+    out = CliRunner().invoke(app, ["meta", "inconsistency", str(path), "--sigma", "literal", "--format", "csv"])
+    assert out.exit_code == 0, out.output
+    assert "0.141,literal: sqrt(Σ_t (l_t − μ)²)," in out.stdout
     assert summary["rows"][0]["instructions"] == 1
     assert [r["leaf"] for r in per_leaf["rows"]] == ["a", "b"]
 

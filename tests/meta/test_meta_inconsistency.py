@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 from meta_helpers import sampled, write_jsonl
 
@@ -48,11 +49,16 @@ def test_weight_samples_delta_sigma(tmp_path: Path) -> None:
     trials, skipped = weight_trials(samples)
     assert skipped == 1
     result = summarize(trials, skipped)
-    # A: each leaf delta = 0.1 + 0.1, sigma = sqrt(0.01 + 0 + 0.01); B: 0 and 0
+    # A: each leaf delta = 0.1 + 0.1, sigma = sqrt((0.01 + 0 + 0.01) / (3 - 1)) = 0.1; B: 0 and 0
     assert result.delta == pytest.approx(0.2 / 2)
-    assert result.sigma == pytest.approx(math.sqrt(0.02) / 2)
+    assert result.sigma == pytest.approx(0.1 / 2) and result.sigma_formula == "sample"
     assert result.units == 2 and result.trials == 3 and result.skipped_units == 1
-    assert result.per_leaf["a"] == pytest.approx((0.1, math.sqrt(0.02) / 2, 2))
+    assert result.per_leaf["a"] == pytest.approx((0.1, 0.1 / 2, 2))
+    literal = summarize(trials, skipped, sigma="literal")  # the formula as printed: no divisor
+    assert literal.sigma == pytest.approx(math.sqrt(0.02) / 2) and literal.delta == result.delta
+    assert summarize(trials, skipped, sigma="population").sigma == pytest.approx(math.sqrt(0.02 / 3) / 2)
+    with pytest.raises(ValueError, match="sigma formula"):
+        summarize(trials, sigma="n-2")
     assert detect_kind(path) == "weights"
 
 
@@ -63,7 +69,7 @@ def test_autoplan_shares(tmp_path: Path) -> None:
     trials, skipped = autoplan_trials([j, single])
     assert skipped == 0 and trials[0].leaves == ["x", "y"]
     result = summarize(trials)
-    # x: shares 1.0 then 0.5 -> delta 0.5, sigma sqrt(2 * 0.25^2); y: 0.5, 0.5 -> 0, 0
+    # x: shares 1.0 then 0.5 -> delta 0.5, sample sigma sqrt(2 * 0.25^2 / 1); y: 0.5, 0.5 -> 0, 0
     assert result.delta == pytest.approx(0.25)
     assert result.sigma == pytest.approx(0.25 * math.sqrt(2) / 2)
     assert detect_kind(write_jsonl(tmp_path / "ap.jsonl", [j])) == "autoplan"
@@ -84,7 +90,7 @@ def test_tow_judgments_with_sampled_weights(tmp_path: Path) -> None:
     assert detect_kind(path) == "tow"
     trials, skipped = weight_trials(tow_weight_samples(js))
     result = summarize(trials, skipped)
-    assert result.units == 1 and result.delta == pytest.approx(0.2) and result.sigma == pytest.approx(math.sqrt(0.02))
+    assert result.units == 1 and result.delta == pytest.approx(0.2) and result.sigma == pytest.approx(0.1)
 
 
 def test_autoplan_position_matching() -> None:
@@ -97,3 +103,18 @@ def test_autoplan_position_matching() -> None:
     assert summarize(by_position).delta == pytest.approx(0.25)
     with pytest.raises(ValueError):
         autoplan_trials([j], match="meaning")
+
+
+def test_sigma_is_the_sample_standard_deviation_over_trials() -> None:
+    """Five trials per unit, as in the paper: σ is numpy's std with ddof=1, averaged over (unit, leaf)."""
+    rng = np.random.default_rng(5)
+    raw = rng.dirichlet([4.0, 3.0, 2.0], size=(6, 5))  # 6 instructions x 5 negotiations x 3 leaves
+    samples = [WeightSample(item_id=f"u{u}", sample=t, weights={k: float(raw[u, t, n]) for n, k in enumerate("xyz")})
+               for u in range(6) for t in range(5)]
+    trials, _ = weight_trials(samples)
+    expected_sigma = float(np.std(raw, axis=1, ddof=1).mean())
+    expected_delta = float(np.abs(raw[:, 1:] - raw[:, :1]).sum(axis=1).mean())
+    result = summarize(trials)
+    assert result.sigma == pytest.approx(expected_sigma) and result.delta == pytest.approx(expected_delta)
+    literal = float(np.sqrt(((raw - raw.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)).mean())
+    assert summarize(trials, sigma="literal").sigma == pytest.approx(literal)

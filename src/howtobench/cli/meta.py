@@ -16,6 +16,7 @@ from howtobench.meta.ablation import ablation_rows
 from howtobench.meta.correlate import BootstrapSettings, correlate_results, correlation_table
 from howtobench.meta.human import agreement, average_scores, load_ratings
 from howtobench.meta.inconsistency import (
+    SIGMA_FORMULAS,
     Inconsistency,
     autoplan_trials,
     detect_kind,
@@ -195,14 +196,25 @@ def inconsistency_cmd(
             "or by position (the k-th aspect of each sample).",
         ),
     ] = "name",
+    sigma: Annotated[
+        str,
+        typer.Option(
+            "--sigma",
+            help="σ variant: sample (default; standard deviation with n − 1, what the paper's numbers are), "
+            "population (1/n) or literal (sqrt of the summed squares, the formula as printed in section 5.3).",
+        ),
+    ] = "sample",
     fmt: FormatOpt = "table",
     strict: StrictOpt = False,
 ) -> None:
     """Negotiation inconsistency (section 5.3): mean δ and σ of each leaf's share across sampled trials.
 
     Auto-planning: share l_k = s_k / S of each sample. ToW: l_k = the weight of each sampled negotiation.
-    δ = Σ_{t≥2} |l_k(t) − l_k(1)|, σ = sqrt(Σ_t (l_k(t) − mean)²), averaged over units and leaves.
+    δ = Σ_{t≥2} |l_k(t) − l_k(1)|; σ = sqrt(Σ_t (l_k(t) − mean)² / (n − 1)) by default (see --sigma);
+    both averaged over units and leaves. The output names the σ formula used.
     """
+    if sigma not in SIGMA_FORMULAS:
+        raise typer.BadParameter(f"--sigma must be one of {', '.join(SIGMA_FORMULAS)}, not {sigma!r}")
     if kind not in ("auto", "autoplan", "tow", "weights"):
         raise typer.BadParameter(f"--kind must be auto, autoplan, tow or weights, not {kind!r}")
     kind = detect_kind(path) if kind == "auto" else kind
@@ -216,16 +228,17 @@ def inconsistency_cmd(
             raise typer.BadParameter(f"--match must be name or position, not {match!r}")
         trials, skipped = autoplan_trials(load_judgments(path, strict=strict, report=report), match)
     _warn_skipped(Console(stderr=True), report)
-    print_tables(_inconsistency_tables(summarize(trials, skipped), kind), fmt)
+    print_tables(_inconsistency_tables(summarize(trials, skipped, sigma), kind), fmt)
 
 
 def _inconsistency_tables(result: Inconsistency, kind: str) -> list[Table]:
     unit = "writings" if kind == "autoplan" else "instructions"
-    columns = ["δ (mean)", "σ (mean)", unit, "trials", "skipped"]
-    summary = Table(f"Negotiation inconsistency ({kind})", columns, digits=3)
-    summary.add_row(result.delta, result.sigma, result.units, result.trials, result.skipped_units)
+    formula = f"{result.sigma_formula}: {SIGMA_FORMULAS[result.sigma_formula]}"
+    columns = ["δ (mean)", "σ (mean)", "σ formula", unit, "trials", "skipped"]
+    summary = Table(f"Negotiation inconsistency ({kind}; σ {result.sigma_formula})", columns, digits=3)
+    summary.add_row(result.delta, result.sigma, formula, result.units, result.trials, result.skipped_units)
     summary.notes.append("skipped: units with fewer than two usable trials or no leaf shared by all trials")
-    per_leaf = Table("Per leaf", ["leaf", "δ (mean)", "σ (mean)", unit], digits=3)
+    per_leaf = Table(f"Per leaf (σ {formula})", ["leaf", "δ (mean)", "σ (mean)", unit], digits=3)
     for leaf, (delta, sigma, n) in result.per_leaf.items():
         per_leaf.add_row(leaf, delta, sigma, n)
     return [summary, per_leaf]

@@ -3,8 +3,11 @@
 The root of ToW is the average of its node scores weighted by each node's number of leaves
 (section 3.3). Removing a node (w/o) re-applies that rule to the remaining nodes; keeping a node
 alone (w) makes the root that node's score. Leaf counts come from the judgment's own leaves, so a
-user tree with more leaves is weighted as that tree says. Judgments without a final score (failed)
-are left out of every variant, so all rows compare the same writings.
+user tree with more leaves is weighted as that tree says, and only leaves that have a score count: a
+renormalised judgment (`--renormalize`, a leaf failed) weighted its nodes by their scored leaves
+(`judges.aggregate`), so the full-tree variant reproduces its stored root and the "ToW (all nodes)" row
+equals `meta correlate` on the same file. Judgments without a final score (failed) are left out of
+every variant, so all rows compare the same writings.
 """
 
 from __future__ import annotations
@@ -18,9 +21,13 @@ PAPER_NODES: tuple[str, ...] = ("content", "format", "impression")
 
 
 def leaf_counts(judgment: Judgment) -> dict[str, int]:
-    """Number of leaves under each node (a node with no recorded leaf counts as one leaf)."""
-    counts = Counter(leaf.node for leaf in judgment.leaves if leaf.node)
-    return {node: counts.get(node, 1) for node in judgment.nodes}
+    """Number of scored leaves under each node, n_X of the root rule (a node with no recorded leaf counts as one).
+
+    A failed leaf (no score) does not count, as in `judges.aggregate`; an empty writing's leaves carry the
+    lowest score and do count."""
+    recorded = {leaf.node for leaf in judgment.leaves if leaf.node}
+    scored = Counter(leaf.node for leaf in judgment.leaves if leaf.node and leaf.score is not None)
+    return {node: scored.get(node, 0) if node in recorded else 1 for node in judgment.nodes}
 
 
 def recompute_root(judgment: Judgment, keep: set[str]) -> float | None:

@@ -4,9 +4,16 @@ For one unit (a writing judged n times by auto-planning, or an instruction whose
 negotiated n times) and one leaf k, let l_k^(t) be the leaf's share in trial t:
   * auto-planning: l_k = s_k / S, the sub-score over the sample's total score;
   * ToW: l_k = the weight J_W gave leaf k.
-Then delta = sum_{t=2..n} |l_k^(t) - l_k^(1)| and sigma = sqrt(sum_{t=1..n} (l_k^(t) - mean_t l_k)^2)
-(no 1/n, as in the paper), averaged over units and leaves. Only leaves present in every usable trial
-of a unit count; trials without a score (failures) or with S = 0 are left out, never imputed.
+Then delta = sum_{t=2..n} |l_k^(t) - l_k^(1)| and sigma is the spread of l_k over the n trials, averaged
+over units and leaves. Which spread (`SIGMA_FORMULAS`):
+  * "sample" (default): sqrt(sum_t (l_k^(t) - mean)^2 / (n - 1)), the sample standard deviation. The paper
+    prints the sum without a divisor, but its own ratios delta/sigma (0.273/0.059 = 4.63, 0.080/0.017 = 4.71)
+    are what the sample standard deviation gives at n = 5 (4.8 for normal noise in simulation; 1/n gives 5.4,
+    the literal formula 2.4, its sigma being twice as large), so this is what it reported;
+  * "population": the same with 1/n;
+  * "literal": sqrt(sum_t (l_k^(t) - mean)^2), the formula as printed in section 5.3.
+Only leaves present in every usable trial of a unit count; trials without a score (failures) or with
+S = 0 are left out, never imputed.
 
 Weight-sample file (what the negotiator's `--samples n` writes), one JSON object per line:
     {"item_id": "infer_354", "sample": 0, "weights": {"opening_ending": 0.1, "logic": 0.4, ...}}
@@ -57,6 +64,14 @@ def weight_sample_line(item_id: str, sample: int, weights: dict[str, float]) -> 
     return json.dumps({"item_id": item_id, "sample": sample, "weights": weights}, ensure_ascii=False) + "\n"
 
 
+SIGMA_FORMULAS: dict[str, str] = {
+    "sample": "sqrt(Σ_t (l_t − μ)² / (n − 1))",
+    "population": "sqrt(Σ_t (l_t − μ)² / n)",
+    "literal": "sqrt(Σ_t (l_t − μ)²)",
+}
+"""σ variants by name -> the formula printed next to the number (n = trials of the unit)."""
+
+
 @dataclass
 class Inconsistency:
     """Mean delta and sigma over (unit, leaf) pairs, with per-leaf means and counts."""
@@ -67,6 +82,7 @@ class Inconsistency:
     trials: int
     per_leaf: dict[str, tuple[float, float, int]] = field(default_factory=dict)
     skipped_units: int = 0
+    sigma_formula: str = "sample"
 
 
 @dataclass(frozen=True)
@@ -78,10 +94,19 @@ class Trials:
     shares: np.ndarray
 
 
-def fluctuation(shares: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-leaf delta and sigma of a (trials, leaves) array."""
+def _divisor(n: int, formula: str) -> int:
+    """What the squared deviations of n trials are divided by under each σ variant."""
+    divisors = {"sample": n - 1, "population": n, "literal": 1}
+    if formula not in divisors:
+        raise ValueError(f"sigma formula must be one of {', '.join(SIGMA_FORMULAS)}, not {formula!r}")
+    return divisors[formula]
+
+
+def fluctuation(shares: np.ndarray, formula: str = "sample") -> tuple[np.ndarray, np.ndarray]:
+    """Per-leaf delta and sigma of a (trials, leaves) array (at least two trials)."""
     delta = np.abs(shares[1:] - shares[0]).sum(axis=0)
-    sigma = np.sqrt(((shares - shares.mean(axis=0)) ** 2).sum(axis=0))
+    squares = ((shares - shares.mean(axis=0)) ** 2).sum(axis=0)
+    sigma = np.sqrt(squares / _divisor(shares.shape[0], formula))
     return delta, sigma
 
 
@@ -153,22 +178,24 @@ def tow_weight_samples(judgments: list[Judgment]) -> list[WeightSample]:
     return out
 
 
-def summarize(trials: list[Trials], skipped: int = 0) -> Inconsistency:
-    """Average delta and sigma over every (unit, leaf) pair."""
+def summarize(trials: list[Trials], skipped: int = 0, sigma: str = "sample") -> Inconsistency:
+    """Average delta and sigma (variant `sigma`, see `SIGMA_FORMULAS`) over every (unit, leaf) pair."""
+    _divisor(2, sigma)
     if not trials:
         raise DataError("no unit has two or more usable trials with a shared leaf: nothing to measure")
     deltas: dict[str, list[float]] = defaultdict(list)
     sigmas: dict[str, list[float]] = defaultdict(list)
     for t in trials:
-        delta, sigma = fluctuation(t.shares)
+        delta, spread = fluctuation(t.shares, sigma)
         for k, leaf in enumerate(t.leaves):
             deltas[leaf].append(float(delta[k]))
-            sigmas[leaf].append(float(sigma[k]))
+            sigmas[leaf].append(float(spread[k]))
     all_d = [d for v in deltas.values() for d in v]
     all_s = [s for v in sigmas.values() for s in v]
     per_leaf = {k: (float(np.mean(deltas[k])), float(np.mean(sigmas[k])), len(deltas[k])) for k in deltas}
     n_trials = max(t.shares.shape[0] for t in trials)
-    return Inconsistency(float(np.mean(all_d)), float(np.mean(all_s)), len(trials), n_trials, per_leaf, skipped)
+    return Inconsistency(float(np.mean(all_d)), float(np.mean(all_s)), len(trials), n_trials, per_leaf, skipped,
+                         sigma)
 
 
 def load_weight_samples(path: Path, *, strict: bool = False, report: SkipReport | None = None) -> list[WeightSample]:
