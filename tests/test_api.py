@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,8 @@ import pytest
 import howtobench
 from fake_server import FakeServer, Reply, default_handler
 from howtobench.config import EndpointConfig
+from howtobench.errors import ConfigError
+from howtobench.judges.base import Judgment
 from howtobench.llm.client import open_client
 
 
@@ -46,3 +49,39 @@ async def test_score_inside_a_running_loop_points_to_ascore() -> None:
     with pytest.raises(RuntimeError, match="ascore"):
         howtobench.score("x", "y")
     await asyncio.sleep(0)
+
+
+def readme_python_example() -> str:
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.DOTALL)
+    assert blocks, "the README has no Python example"
+    return blocks[0]
+
+
+def test_readme_python_example_runs_against_the_fake_server(fake_server: FakeServer, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_server.handler = handler
+    code = readme_python_example().replace("https://api.openai.com/v1", fake_server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.chdir(tmp_path)
+    scope: dict[str, object] = {}
+    exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - the README's own example, as written
+    result = scope["result"]
+    assert isinstance(result, Judgment) and result.status == "ok" and result.score == pytest.approx(10.0)
+    assert (tmp_path / "ws").is_dir()  # a str workspace
+    assert fake_server.log[0].headers.get("authorization") == "Bearer sk-test"
+
+
+def test_top_level_api_and_base_url_shorthand(fake_server: FakeServer, tmp_path: Path) -> None:
+    assert {"score", "ascore", "EndpointConfig"} <= set(dir(howtobench))
+    assert howtobench.EndpointConfig is EndpointConfig
+    one = EndpointConfig(model="m", base_url="http://h/v1/")
+    assert one.base_urls == ("http://h/v1",) and EndpointConfig(model="m", base_urls="http://h/v1") == one
+    assert EndpointConfig(model="m", base_url=["http://a/v1", "http://b/v1"]).base_urls == ("http://a/v1", "http://b/v1")
+    fake_server.handler = handler
+    judgment = howtobench.score("写一篇短文", "正文。", base_url=fake_server.base_url, model="fake-judge",
+                                workspace=str(tmp_path / "w"), tree=str(Path(howtobench.__file__).parent
+                                                                        / "judges" / "trees" / "default.yaml"))
+    assert judgment.score == pytest.approx(10.0) and judgment.judge_model == "fake-judge"
+    with pytest.raises(ConfigError, match="not both"):
+        howtobench.score("x", "y", judge=one, base_url="http://h/v1", model="m")

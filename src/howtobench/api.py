@@ -2,8 +2,9 @@
 
 For writing apps and RL reward loops: one call judges a text with a ToW tree, with or without a
 reference. The judge is an `EndpointConfig` (any OpenAI-compatible server), an already open
-`LLMClient` (reuse it across many calls: its cache and connection pool are shared), or None for the
-embedded local model. To score many writings of one instruction, build one
+`LLMClient` (reuse it across many calls: its cache and connection pool are shared), the shorthand
+`base_url="..."` + `model="..."` (+ `api_key_env="NAME"`), or nothing for the embedded local model.
+Paths (`workspace`, `tree`) may be given as `str` or `Path`. To score many writings of one instruction, build one
 `howtobench.judges.tree_of_writing.TreeOfWriting` and call its `judge` repeatedly: the edge weights
 are then negotiated once for all of them.
 """
@@ -19,6 +20,7 @@ from typing import Any
 
 from howtobench.config import EndpointConfig, resolve_workspace
 from howtobench.data.models import Item, Language, Task, Writing
+from howtobench.errors import ConfigError
 from howtobench.judges.base import Judgment
 from howtobench.judges.tree import Tree
 from howtobench.judges.tree_of_writing import TreeOfWriting
@@ -32,8 +34,22 @@ def adhoc_item(instruction: str, reference: str | None, information: str, task: 
                 information=information, reference=reference or "", language=language)
 
 
+def judge_endpoint(judge: EndpointConfig | LLMClient | None, base_url: str | None, model: str | None,
+                   api_key_env: str | None) -> EndpointConfig | LLMClient | None:
+    """The judge from either `judge=` or the `base_url=` / `model=` shorthand (not both)."""
+    if base_url is None and model is None:
+        if api_key_env is not None:
+            raise ConfigError("api_key_env= needs base_url= and model=")
+        return judge
+    if judge is not None:
+        raise ConfigError("give judge= or base_url=/model=, not both")
+    if base_url is None or model is None:
+        raise ConfigError("give both base_url= and model= (the judge's server and its model name)")
+    return EndpointConfig.model_validate({"model": model, "base_url": base_url, "api_key_env": api_key_env})
+
+
 @asynccontextmanager
-async def _client(judge: EndpointConfig | LLMClient | None, workspace: Path | None) -> AsyncIterator[LLMClient]:
+async def _client(judge: EndpointConfig | LLMClient | None, workspace: str | Path | None) -> AsyncIterator[LLMClient]:
     if judge is not None and not isinstance(judge, EndpointConfig):
         yield judge
         return
@@ -53,7 +69,10 @@ async def ascore(
     language: Language = "zh",
     tree: Tree | str | Path = "default",
     judge: EndpointConfig | LLMClient | None = None,
-    workspace: Path | None = None,
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key_env: str | None = None,
+    workspace: str | Path | None = None,
     **options: Any,
 ) -> Judgment:
     """Judge one writing with ToW. Without `reference`, the reference-free prompts (absolute anchors) are used.
@@ -65,7 +84,8 @@ async def ascore(
     item = adhoc_item(instruction, reference, information, task, language)
     text = Writing(infer_id=item.id, model="user", output=writing)
     with_reference = bool(reference and reference.strip())
-    async with _client(judge, workspace) as client:
+    endpoint = judge_endpoint(judge, base_url, model, api_key_env)
+    async with _client(endpoint, workspace) as client:
         return await TreeOfWriting(client, tree=tree, with_reference=with_reference, **options).judge(item, text)
 
 

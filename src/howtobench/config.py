@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import platformdirs
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from howtobench.errors import ConfigError
 
@@ -22,7 +22,11 @@ WORKSPACE_ENV = "HOWTOBENCH_WORKSPACE"
 
 
 class EndpointConfig(BaseModel):
-    """One model behind one or more OpenAI-compatible base URLs."""
+    """One model behind one or more OpenAI-compatible base URLs.
+
+    `EndpointConfig(model="gpt-4o", base_url="https://api.openai.com/v1", api_key_env="OPENAI_API_KEY")`:
+    `base_url` takes one URL (a string) or several (a list); `base_urls` is the stored tuple.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -39,6 +43,21 @@ class EndpointConfig(BaseModel):
     # llama-cpp-python's server constrains decoding by a schema sent as {"type": "json_object", "schema": ...}
     # (it has no "json_schema" type); with response_format="json_object" this sends the schema that way.
     json_object_schema: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_or_many_urls(cls, data: Any) -> Any:
+        """Accept `base_url=` (the name every OpenAI-compatible tool uses) and a single string for either name."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        if "base_url" in data:
+            if data.get("base_urls"):
+                raise ValueError("give base_url or base_urls, not both")
+            data["base_urls"] = data.pop("base_url")
+        if isinstance(data.get("base_urls"), str):
+            data["base_urls"] = (data["base_urls"],)
+        return data
 
     @field_validator("base_urls")
     @classmethod
@@ -79,10 +98,10 @@ def resolve_data_dir(flag: Path | None) -> Path:
     return user_cache_dir() / "data"
 
 
-def resolve_workspace(flag: Path | None) -> Path:
+def resolve_workspace(flag: str | Path | None) -> Path:
     """Where the cache database and run outputs live: `--workspace`, $HOWTOBENCH_WORKSPACE, ./.howtobench."""
     if flag is not None:
-        return flag
+        return Path(flag)
     return Path(env(WORKSPACE_ENV) or ".howtobench")
 
 
