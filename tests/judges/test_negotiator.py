@@ -10,7 +10,14 @@ from tow_fakes import GUIDE_WEIGHTS, fake_client, schema_name, tow_handler
 
 from fake_server import FakeServer, Reply, script
 from howtobench.data.models import Item
-from howtobench.judges.negotiator import Negotiator, problems, repair_weights, sample_weights
+from howtobench.judges.negotiator import (
+    Negotiator,
+    problems,
+    repair_kind,
+    repair_kinds,
+    repair_weights,
+    sample_weights,
+)
 from howtobench.judges.prompts import Prompts
 from howtobench.judges.tree import default_tree
 
@@ -78,6 +85,7 @@ async def test_still_broken_is_repaired_and_recorded(fake_server: FakeServer, tm
     assert weights["format"] == pytest.approx({"plots": 1 / 3, "paragraphing": 1 / 3, "formatting": 1 / 3})
     assert negotiation.repairs[0] == "constraints still broken after 1 re-ask(s)"
     assert any("clipping" in r for r in negotiation.repairs) and any("uniform" in r for r in negotiation.repairs)
+    assert [repair_kind(r) for r in negotiation.repairs] == [None, "clipped", "uniform"]
 
 
 async def test_rounding_is_rescaled_and_noted(fake_server: FakeServer, tmp_path: Path) -> None:
@@ -88,6 +96,7 @@ async def test_rounding_is_rescaled_and_noted(fake_server: FakeServer, tmp_path:
     assert len(weight_requests(fake_server)) == 1
     assert (negotiation.weights or {})["format"]["plots"] == pytest.approx(1 / 3)
     assert negotiation.repairs == ("format: rescaled weights summing to 0.99 to sum 1",)
+    assert repair_kinds(negotiation.repairs) == {"rescaled"}
 
 
 async def test_failed_call_gives_no_weights(fake_server: FakeServer, tmp_path: Path) -> None:
@@ -117,6 +126,10 @@ def test_problems_and_repair_rules() -> None:
     assert "clipping" in note
     weights, note = repair_weights(FORMAT, {"plots": 0.5, "paragraphing": -0.5, "formatting": 0.0})
     assert weights == pytest.approx({"plots": 1 / 3, "paragraphing": 1 / 3, "formatting": 1 / 3}) and "~0" in note
+    assert repair_kind(note) == "uniform"
+    # a note quotes J_W's reply: words inside it do not change what the repair was
+    _, note = repair_weights(FORMAT, {"plots": 2.0, "paragraphing": 0.5, "formatting": 0.5, "x used uniform 1/3": 1})
+    assert repair_kind(note) == "clipped"
     assert CONTENT.negotiated
 
 

@@ -228,6 +228,20 @@ def test_failures_and_empties_shown_as_such(run_dir: Path) -> None:
     assert [o[1] for o in order] == ["1", "1", "0"]
 
 
+def test_weight_repairs_shown_next_to_failures(run_dir: Path) -> None:
+    path = run_dir / "judgments" / "tow.jsonl"
+    note = "format: weights {'plots': 0.0} sum to ~0 after clipping; used uniform 1/3"
+    rows = [j.model_copy(update={"weight_repairs": [note]}) if (j.model, j.item_id) == ("alpha", "infer_2") else j
+            for j in hand_made()]
+    path.write_text("".join(j.model_dump_json() + "\n" for j in rows), encoding="utf-8")
+    page = build_report([run_dir])
+    header, *body = next(rows for attrs, rows in _tables(page) if rows and rows[0][:2] == ["model", "judged"])
+    shown = {line[0]: dict(zip(header, line, strict=True)) for line in body}
+    assert (shown["alpha"]["weights repaired"], shown["alpha"]["failed"]) == ("1", "0")
+    assert (shown["beta"]["weights repaired"], shown["beta"]["failed"]) == ("0", "1")
+    assert "alpha: the edge weights of 1 of 3 judgments were repaired" in _text(page)
+
+
 def test_manifest_shown_without_secrets(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HTB_TEST_KEY", SECRET)
     page = build_report([run_dir])

@@ -14,11 +14,14 @@ from typer.testing import CliRunner
 from howtobench.cli.main import app
 from howtobench.errors import RowError
 from howtobench.judges.base import Judgment
+from howtobench.judges.negotiator import repair_weights, rescale
+from howtobench.judges.tree import default_tree
 from howtobench.report.leaderboard import build_leaderboard, load_judgments
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import fmt, to_csv, to_json_data, to_markdown
 from howtobench.report.stats import bootstrap_ci, rng_for
 
+CONTENT, FORMAT = (node for node in default_tree().nodes if node.negotiated)
 # item -> (task, genre)
 ITEMS = {
     "c1": ("completion", "argumentative"),
@@ -171,3 +174,41 @@ def test_paper_table_reading() -> None:
     for genre, avg in paper.genre_avg.items():
         mean = sum(paper.get(genre, m) or 0 for m in paper.models) / 10
         assert abs(mean - avg) <= 0.005 + 1e-9, genre
+
+
+def _repaired() -> list[Judgment]:
+    """alpha: c1's weights clipped (content) and uniform (format), g1's rescaled; beta: none repaired."""
+    clipped = repair_weights(CONTENT, {"opening_ending": 1.5, "language": 0.5, "logic": 0.5, "emotion": -0.5})[1]
+    uniform = repair_weights(FORMAT, {"plots": 0.5, "paragraphing": -0.5, "formatting": 0.0})[1]
+    rescaled = rescale(FORMAT, {"plots": 0.33, "paragraphing": 0.33, "formatting": 0.33})[1]
+    notes = {"c1": ["constraints still broken after 2 re-ask(s)", clipped, uniform], "g1": [rescaled]}
+    return [j.model_copy(update={"weight_repairs": notes.get(j.item_id, [])}) if j.model == "alpha" else j
+            for j in hand_made()]
+
+
+def test_weight_repairs_counted_next_to_failures(tmp_path: Path) -> None:
+    """Judgments on repaired J_W weights are counted per model (by kind) and per cell, in every output."""
+    lb = build_leaderboard(_repaired(), seed=3, n_boot=0)
+    alpha, beta = lb.counts["alpha"], lb.counts["beta"]
+    kinds = (alpha.weights_clipped, alpha.weights_uniform, alpha.weights_rescaled)
+    assert alpha.weights_repaired == 2 and kinds == (1, 1, 1)
+    assert beta.weights_repaired == 0
+    assert [lb.cell("score", row, "alpha").n_weights_repaired for row in ("completion", "guide", "open", "all")] == [  # type: ignore[union-attr]
+        1, 1, 0, 2]
+    warning = ("alpha: the edge weights of 2 of 4 judgments were repaired after J_W gave invalid ones (clipped and "
+               "renormalised 1, uniform 1/n 1, sum near 1 rescaled 1)")
+    assert any(w.startswith(warning) for w in lb.warnings)
+    counts = {c["column"]: c for c in to_json_data(lb)["counts"]}
+    assert (counts["alpha"]["weights_repaired"], counts["alpha"]["failed"]) == (2, 0)
+    assert (counts["beta"]["weights_repaired"], counts["beta"]["failed"]) == (0, 1)
+    csv_rows = list(csv.DictReader(io.StringIO(to_csv(lb))))
+    assert next(r for r in csv_rows if (r["row"], r["column"]) == ("all", "alpha"))["n_weights_repaired"] == "2"
+    md = to_markdown(lb).splitlines()
+    header = next(line for line in md if line.startswith("| model |"))
+    assert "| failed % | weights repaired |" in header
+    alpha_line = next(line for line in md if line.startswith("| alpha |"))
+    assert alpha_line.split(" | ")[-1].rstrip(" |") == "2" and warning in "\n".join(md)
+    path = tmp_path / "tow.jsonl"
+    path.write_text("".join(j.model_dump_json() + "\n" for j in _repaired()), encoding="utf-8")
+    shown = CliRunner().invoke(app, ["leaderboard", str(path)], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0 and "weights repaired" in shown.output and "edge weights of 2 of 4" in shown.output

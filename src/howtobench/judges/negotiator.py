@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from howtobench.data.models import Item
 from howtobench.judges.prompts import Prompts, weights_schema
@@ -32,6 +34,18 @@ from howtobench.llm.types import ChatRequest, ChatResult, LLMClient, SamplingPar
 SUM_TOLERANCE = 0.011
 CLIP = 0.99
 Weights = dict[str, dict[str, float]]
+RepairKind = Literal["clipped", "uniform", "rescaled"]
+REPAIR_KINDS: tuple[RepairKind, ...] = ("clipped", "uniform", "rescaled")
+# How each kind of repair note ends (the notes are the record; `repair_kind` reads them back, anchored at the end
+# because a note quotes J_W's own reply earlier on).
+_UNIFORM = "used uniform 1/"
+_CLIPPED = "by clipping to"
+_RESCALED = "rescaled weights summing to"
+_KIND_AT_END: tuple[tuple[RepairKind, re.Pattern[str]], ...] = (
+    ("uniform", re.compile(re.escape(_UNIFORM) + r"\d+$")),
+    ("clipped", re.compile(re.escape(_CLIPPED) + r" ±[\d.]+ and renormalising to \{[^{}]*\}$")),
+    ("rescaled", re.compile(r"^[^:]+: " + re.escape(_RESCALED) + r" \S+ to sum 1$")),
+)
 
 
 @dataclass(frozen=True)
@@ -77,7 +91,7 @@ def rescale(node: Node, given: dict[str, Any]) -> tuple[dict[str, float], str | 
     total = sum(values.values())
     if abs(total - 1) <= 1e-9:  # float noise (0.4 + 0.3 + 0.2 + 0.1): keep the weights as given
         return values, None
-    return {k: v / total for k, v in values.items()}, f"{node.id}: rescaled weights summing to {total:g} to sum 1"
+    return {k: v / total for k, v in values.items()}, f"{node.id}: {_RESCALED} {total:g} to sum 1"
 
 
 def repair_weights(node: Node, given: Any) -> tuple[dict[str, float], str]:
@@ -90,18 +104,29 @@ def repair_weights(node: Node, given: Any) -> tuple[dict[str, float], str]:
     ids = [leaf.id for leaf in node.leaves]
     uniform = {i: 1 / len(ids) for i in ids}
     if not isinstance(given, dict) or not all(_is_number(given.get(i)) for i in ids):
-        return uniform, f"{node.id}: weights missing or not numeric in {given!r}; used uniform 1/{len(ids)}"
+        return uniform, f"{node.id}: weights missing or not numeric in {given!r}; {_UNIFORM}{len(ids)}"
     values = [float(given[i]) for i in ids]
     for _ in range(5):
         clipped = [min(CLIP, max(-CLIP, v)) for v in values]
         total = sum(clipped)
         if abs(total) < 1e-6:
-            return uniform, f"{node.id}: weights {values} sum to ~0 after clipping; used uniform 1/{len(ids)}"
+            return uniform, f"{node.id}: weights {values} sum to ~0 after clipping; {_UNIFORM}{len(ids)}"
         values = [v / total for v in clipped]
         if all(-1 < v < 1 for v in values):
             repaired = dict(zip(ids, values, strict=True))
-            return repaired, f"{node.id}: repaired {given!r} by clipping to ±{CLIP} and renormalising to {repaired}"
-    return uniform, f"{node.id}: weights {given!r} could not be repaired by clipping; used uniform 1/{len(ids)}"
+            return repaired, f"{node.id}: repaired {given!r} {_CLIPPED} ±{CLIP} and renormalising to {repaired}"
+    return uniform, f"{node.id}: weights {given!r} could not be repaired by clipping; {_UNIFORM}{len(ids)}"
+
+
+def repair_kind(note: str) -> RepairKind | None:
+    """What a `Judgment.weight_repairs` note did: clipped and renormalised, fell back to uniform 1/n, or rescaled a
+    sum within SUM_TOLERANCE of 1; None for the header line ("constraints still broken after ...")."""
+    return next((kind for kind, pattern in _KIND_AT_END if pattern.search(note)), None)
+
+
+def repair_kinds(notes: Iterable[str]) -> set[RepairKind]:
+    """The kinds of repair a judgment's weights went through (empty: J_W's weights were used as given)."""
+    return {kind for kind in map(repair_kind, notes) if kind is not None}
 
 
 class Negotiator:

@@ -185,7 +185,7 @@ class GridView:
 
 def counts_view(lb: Leaderboard) -> GridView:
     header, body = counts_grid(lb)
-    flagged = [c.failed > 0 for c in lb.counts.values()]
+    flagged = [c.failed > 0 or c.weights_repaired > 0 for c in lb.counts.values()]
     return GridView(header, body, flagged)
 
 

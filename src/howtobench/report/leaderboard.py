@@ -10,6 +10,8 @@ What counts, and why:
   out of the means and counted, and a leaderboard that contains failures says so in its warnings;
 - an empty writing keeps the score the judge recorded for it (ToW gives it the lowest scores and flags it
   `empty`), so a model that returns nothing is punished, and the empties are counted too;
+- a judgment whose edge weights J_W did not give validly (clipped and renormalised, uniform 1/n, or a sum near 1
+  rescaled: `Judgment.weight_repairs`) keeps its score and is counted per model and per cell, next to failures;
 - the same (method, item, model) twice keeps the last line (a judge file that was appended to) and warns.
 
 Adjacent columns are compared on their shared items (`report.stats.paired_compare`). The report never calls
@@ -19,7 +21,7 @@ a model: everything here is a pure function of the judgment records.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -31,6 +33,7 @@ from howtobench.data.models import TASKS, Item
 from howtobench.data.rows import read_model_rows
 from howtobench.errors import DataError
 from howtobench.judges.base import Judgment
+from howtobench.judges.negotiator import REPAIR_KINDS, RepairKind, repair_kinds
 from howtobench.report.paper import ALL_ROW, PaperTable
 from howtobench.report.stats import FloatArray, PairedResult, bootstrap_ci, paired_compare, rng_for
 
@@ -58,11 +61,13 @@ class Cell:
     ci_high: float | None
     n: int
     n_failed: int
+    n_weights_repaired: int = 0
 
 
 @dataclass(frozen=True)
 class ModelCounts:
-    """How many writings of one column were judged, scored, failed, empty, renormalised, missing."""
+    """How many writings of one column were judged, scored, failed, empty, renormalised, missing, and how many
+    judgments rest on repaired weights (any kind, then per kind: a judgment may have several)."""
 
     column: str
     model: str
@@ -73,6 +78,10 @@ class ModelCounts:
     empty: int
     renormalized: int
     missing: int | None = None
+    weights_repaired: int = 0
+    weights_clipped: int = 0
+    weights_uniform: int = 0
+    weights_rescaled: int = 0
 
     @property
     def failure_rate(self) -> float:
@@ -126,6 +135,7 @@ class _Matrix:
     genres: np.ndarray
     values: dict[str, FloatArray]
     failed: np.ndarray
+    repaired: np.ndarray
 
 
 def _column_name(j: Judgment, multi_method: bool) -> str:
@@ -161,11 +171,13 @@ def _matrix(latest: dict[tuple[str, str, str], Judgment], metrics: Sequence[str]
     item_ix = {it: k for k, it in enumerate(items)}
     values = {m: np.full((len(columns), len(items)), np.nan) for m in metrics}
     failed = np.zeros((len(columns), len(items)), dtype=bool)
+    repaired = np.zeros((len(columns), len(items)), dtype=bool)
     item_genre: dict[tuple[str, str], str] = {}
     for (col, task, item_id), j in latest.items():
         c, k = col_ix[col], item_ix[(task, item_id)]
         item_genre.setdefault((task, item_id), genre_of.get(item_id, j.genre))
         failed[c, k] = _is_failed(j)
+        repaired[c, k] = bool(repair_kinds(j.weight_repairs))
         for m in metrics:
             v = _metric_value(j, m)
             if v is not None:
@@ -177,6 +189,7 @@ def _matrix(latest: dict[tuple[str, str, str], Judgment], metrics: Sequence[str]
         genres=np.array([item_genre[it] for it in items], dtype=object),
         values=values,
         failed=failed,
+        repaired=repaired,
     )
 
 
@@ -219,6 +232,7 @@ def _cells(mx: _Matrix, rows: Sequence[Row], seed: int, n_boot: int) -> dict[tup
                     ci_high=ci[1] if ci else None,
                     n=int(vals.size),
                     n_failed=n_failed,
+                    n_weights_repaired=int(mx.repaired[c, mask].sum()),
                 )
     return cells
 
@@ -252,7 +266,7 @@ def _counts(latest: dict[tuple[str, str, str], Judgment], items: Sequence[Item] 
         keys.setdefault(col, set()).add((task, item_id))
     universe = {(i.task, i.id) for i in items} if items is not None else None
     return {
-        col: ModelCounts(
+        col: _with_repairs(js, ModelCounts(
             column=col,
             model=js[0].model,
             method=js[0].method,
@@ -262,9 +276,16 @@ def _counts(latest: dict[tuple[str, str, str], Judgment], items: Sequence[Item] 
             empty=sum(1 for j in js if j.status == "empty"),
             renormalized=sum(1 for j in js if j.status == "renormalized"),
             missing=len(universe - keys[col]) if universe is not None else None,
-        )
+        ))
         for col, js in by_col.items()
     }
+
+
+def _with_repairs(judgments: Sequence[Judgment], counts: ModelCounts) -> ModelCounts:
+    kinds = [repair_kinds(j.weight_repairs) for j in judgments]
+    per_kind: dict[RepairKind, int] = {k: sum(k in found for found in kinds) for k in REPAIR_KINDS}
+    return replace(counts, weights_repaired=sum(bool(found) for found in kinds), weights_clipped=per_kind["clipped"],
+                   weights_uniform=per_kind["uniform"], weights_rescaled=per_kind["rescaled"])
 
 
 def _warnings(counts: dict[str, ModelCounts], duplicates: int) -> list[str]:
@@ -279,6 +300,12 @@ def _warnings(counts: dict[str, ModelCounts], duplicates: int) -> list[str]:
             out.append(
                 f"{c.column}: {c.renormalized} roots were renormalised over the leaves that could be scored "
                 "(a leaf failed; status 'renormalized')"
+            )
+        if c.weights_repaired:
+            out.append(
+                f"{c.column}: the edge weights of {c.weights_repaired} of {c.judged} judgments were repaired after "
+                f"J_W gave invalid ones (clipped and renormalised {c.weights_clipped}, uniform 1/n "
+                f"{c.weights_uniform}, sum near 1 rescaled {c.weights_rescaled}); see each judgment's weight_repairs"
             )
         if c.empty:
             out.append(f"{c.column}: {c.empty} empty writings, scored as the judge recorded them (lowest scores)")

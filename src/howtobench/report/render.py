@@ -34,6 +34,7 @@ CSV_FIELDS = (
     "ci_high",
     "n",
     "n_failed",
+    "n_weights_repaired",
 )
 
 
@@ -97,6 +98,7 @@ def _record(
         "ci_high": _r(cell.ci_high),
         "n": cell.n if source == "ours" else None,
         "n_failed": cell.n_failed if source == "ours" else None,
+        "n_weights_repaired": cell.n_weights_repaired if source == "ours" else None,
     }
 
 
@@ -120,16 +122,17 @@ def grid(lb: Leaderboard, metric: str) -> tuple[list[str], list[list[str]]]:
 
 
 def counts_grid(lb: Leaderboard) -> tuple[list[str], list[list[str]]]:
-    """Judged / scored / failed / empty / renormalised writings per column (method shown when several are mixed)."""
+    """Judged / scored / failed / empty / renormalised writings and judgments on repaired weights per column
+    (method shown when several are mixed)."""
     with_missing = any(c.missing is not None for c in lb.counts.values())
     with_method = len(lb.methods) > 1
     header = ["model", *(["method"] if with_method else []), "judged", "scored", "failed", "empty", "renorm."]
-    header += ["failed %", *(["missing"] if with_missing else [])]
+    header += ["failed %", "weights repaired", *(["missing"] if with_missing else [])]
     body = []
     for c in lb.counts.values():
         line = [c.column, *([c.method] if with_method else [])]
         line += [str(n) for n in (c.judged, c.scored, c.failed, c.empty, c.renormalized)]
-        line.append(f"{c.failure_rate:.1%}")
+        line += [f"{c.failure_rate:.1%}", str(c.weights_repaired)]
         line += [str(c.missing)] if with_missing else []
         body.append(line)
     return header, body
