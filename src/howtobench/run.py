@@ -85,6 +85,7 @@ class RunSettings(BaseModel):
     tasks: tuple[str, ...] | None = None
     genres: tuple[str, ...] | None = None
     limit: int | None = None
+    subset: int | None = None
     ids: tuple[str, ...] | None = None
     method: str = "tow"
     judge_options: dict[str, Any] = Field(default_factory=dict)
@@ -111,7 +112,7 @@ class RunSettings(BaseModel):
     @property
     def smoke_subset(self) -> bool:
         """A local run without item filters judges the small smoke subset rather than the whole benchmark."""
-        return self.uses_local and self.limit is None and self.ids is None
+        return self.uses_local and self.limit is None and self.ids is None and self.subset is None
 
     @property
     def needs_local_judge(self) -> bool:
@@ -141,7 +142,8 @@ def select_run_items(settings: RunSettings, all_items: Sequence[Item], release: 
 
     Short items keep the 270M model's prompts small, which is what makes the smoke run take minutes.
     """
-    chosen = select_items(all_items, settings.tasks, settings.genres, settings.limit, settings.ids)
+    chosen = select_items(all_items, settings.tasks, settings.genres, settings.limit, settings.ids,
+                          settings.subset, settings.seed)
     if not settings.smoke_subset:
         return chosen
     longest: dict[str, int] = {}

@@ -35,6 +35,7 @@ from .options import (
     PricesOpt,
     ReplayOpt,
     RpmOpt,
+    SubsetOpt,
     SystemPromptOpt,
     TaskOpt,
     TimeoutOpt,
@@ -56,7 +57,8 @@ OutOpt = Annotated[
     ),
 ]
 TopPOpt = Annotated[float | None, typer.Option("--top-p", min=0.0, max=1.0, help="Nucleus sampling (default: server).")]
-SeedOpt = Annotated[int | None, typer.Option("--seed", help="Sampling seed sent to the server (recorded).")]
+SeedOpt = Annotated[int | None, typer.Option("--seed", help="Sampling seed sent to the server (recorded), and the "
+                                              "seed of --subset.")]
 LanguageOpt = Annotated[
     str | None,
     typer.Option("--prompt-language", help="zh or en prompt templates (default: each item's language)."),
@@ -97,6 +99,7 @@ def generate(
     task: TaskOpt = None,
     genre: GenreOpt = None,
     limit: LimitOpt = None,
+    subset: SubsetOpt = None,
     ids: IdsOpt = None,
     temperature: WriterTemperatureOpt = 0.7,
     top_p: TopPOpt = None,
@@ -130,7 +133,7 @@ def generate(
     flags = model_flags(locals())
     if prompt_language not in (None, "zh", "en"):
         raise typer.BadParameter("--prompt-language must be zh or en")
-    items = select_items(load_items(resolve_data_dir(data), task), task, genre, limit, ids)
+    items = select_items(load_items(resolve_data_dir(data), task), task, genre, limit, ids, subset, seed or 0)
     settings = GenerateSettings(
         sampling=SamplingParams(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
         system_prompt=system_prompt,

@@ -34,6 +34,7 @@ from .options import (
     ParallelOpt,
     PricesOpt,
     ReplayOpt,
+    SubsetOpt,
     TaskOpt,
     WorkspaceOpt,
     model_flags,
@@ -65,6 +66,7 @@ FromOpt = Annotated[Path | None, typer.Option("--from", help="For --method avera
                     "(from `howtobench judge --method tow`) whose leaves are re-aggregated with uniform weights.")]
 TreeOpt = Annotated[Path | None, typer.Option("--tree", help="Tree spec YAML (default: the paper's tree). Add a "
                     "leaf or change a scale by editing a copy of src/howtobench/judges/trees/default.yaml.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of --subset (same seed, same items).")]
 RedoFailedOpt = Annotated[bool, typer.Option("--redo-failed", help="Judge again the writings whose judgment in --out "
                           "has status 'failed' (the new line supersedes the old one).")]
 
@@ -104,6 +106,8 @@ def judge(
     genre: GenreOpt = None,
     models: ModelsOpt = None,
     limit: LimitOpt = None,
+    subset: SubsetOpt = None,
+    seed: SeedOpt = 0,
     writings: WritingsOpt = None,
     no_reference: NoReferenceOpt = False,
     renormalize: RenormalizeOpt = False,
@@ -143,6 +147,8 @@ def judge(
         genres=tuple(genre) if genre else None,
         models=tuple(models) if models else None,
         limit=limit,
+        subset=subset,
+        seed=seed,
         writings=tuple(writings or ()),
         endpoint=flags.judge,
         cache_mode=flags.cache_mode,

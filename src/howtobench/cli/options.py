@@ -49,7 +49,13 @@ GenreOpt = Annotated[
 ]
 LimitOpt = Annotated[
     int | None,
-    typer.Option("--limit", min=1, help="At most this many items per task (the first ones, in file order)."),
+    typer.Option("--limit", min=1, help="At most this many items per task, the first ones in file order (they cover "
+                 "few genres: for a representative sample use --subset). Not --samples, the self-consistency count."),
+]
+SubsetOpt = Annotated[
+    int | None,
+    typer.Option("--subset", min=1, help="A seeded sample of N items stratified by task x genre (--seed picks it): "
+                 "the first 12 cover all 12 genres, more follow the benchmark's mix. Instead of --limit."),
 ]
 TABLE_FORMATS: tuple[str, ...] = ("table", "markdown", "csv", "json")
 

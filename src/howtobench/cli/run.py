@@ -42,6 +42,7 @@ from .options import (
     PricesOpt,
     ReplayOpt,
     RpmOpt,
+    SubsetOpt,
     SystemPromptOpt,
     TaskOpt,
     TimeoutOpt,
@@ -88,7 +89,7 @@ ReleaseModelOpt = Annotated[
     list[str] | None,
     typer.Option("--release-model", help="Only these shipped models (release file names); repeatable."),
 ]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the writer's sampling and of the bootstrap.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the writer's sampling, the bootstrap and --subset.")]
 BootstrapOpt = Annotated[int, typer.Option("--bootstrap", min=0, help="Bootstrap replicates for the 95% intervals.")]
 PaperOpt = Annotated[
     bool, typer.Option("--paper/--no-paper", help="Show the paper's Table 4 scores as reference columns (tow only).")
@@ -114,6 +115,7 @@ def run(
     task: TaskOpt = None,
     genre: GenreOpt = None,
     limit: LimitOpt = None,
+    subset: SubsetOpt = None,
     ids: IdsOpt = None,
     method: MethodOpt = "tow",
     writings: WritingsOpt = None,
@@ -172,6 +174,7 @@ def run(
         tasks=tuple(task) if task else None,
         genres=tuple(genre) if genre else None,
         limit=limit,
+        subset=subset,
         ids=tuple(ids) if ids else None,
         method=method,
         judge_options=options,

@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from howtobench.data.genres import GENRES, detail_genre_for, genre_for
 from howtobench.data.models import TASKS, Item, Writing
+from howtobench.data.subset import stratified_subset
 from howtobench.errors import DataError, RowError
 
 log = logging.getLogger(__name__)
@@ -320,9 +321,13 @@ def select_items(
     genres: Iterable[str] | None = None,
     limit: int | None = None,
     ids: Iterable[str] | None = None,
+    subset: int | None = None,
+    seed: int = 0,
 ) -> list[Item]:
     """Filter items by task, genre (a Table 4 id, or a finer id such as `official`) and id; then keep the
-    first `limit` per task, in file order."""
+    first `limit` per task in file order, or a seeded `subset` stratified by task x genre (`data.subset`)."""
+    if limit is not None and subset is not None:
+        raise DataError("give --limit (the first N items per task) or --subset (N items over every genre), not both")
     task_set = set(_check_tasks(tasks)) if tasks else None
     genre_set = _check_genres(genres)
     id_set = set(ids) if ids else None
@@ -343,7 +348,7 @@ def select_items(
             continue
         per_task[it.task] = per_task.get(it.task, 0) + 1
         out.append(it)
-    return out
+    return stratified_subset(out, subset, seed) if subset is not None else out
 
 
 def _check_genres(genres: Iterable[str] | None) -> set[str] | None:

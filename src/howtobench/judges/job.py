@@ -44,6 +44,8 @@ class JudgeJob:
     genres: tuple[str, ...] | None = None
     models: tuple[str, ...] | None = None
     limit: int | None = None
+    subset: int | None = None
+    seed: int = 0
     writings: tuple[Path, ...] = ()
     endpoint: EndpointConfig | None = None
     cache_mode: CacheMode = "on"
@@ -76,7 +78,8 @@ def build_judge(method: str, client: LLMClient | None, options: dict[str, Any]) 
 
 def select_pairs(job: JudgeJob) -> list[tuple[Item, Writing]]:
     """The (item, writing) pairs to judge, in item order then writing order."""
-    items = select_items(load_items(job.data_dir, job.tasks), job.tasks, job.genres, job.limit)
+    items = select_items(load_items(job.data_dir, job.tasks), job.tasks, job.genres, job.limit,
+                         subset=job.subset, seed=job.seed)
     by_id = {it.id: it for it in items}
     if job.writings:
         every_item = load_items(job.data_dir)  # a writing for an unknown item is an error naming its line
