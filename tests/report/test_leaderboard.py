@@ -212,3 +212,53 @@ def test_weight_repairs_counted_next_to_failures(tmp_path: Path) -> None:
     path.write_text("".join(j.model_dump_json() + "\n" for j in _repaired()), encoding="utf-8")
     shown = CliRunner().invoke(app, ["leaderboard", str(path)], env={"COLUMNS": "200"})
     assert shown.exit_code == 0 and "weights repaired" in shown.output and "edge weights of 2 of 4" in shown.output
+
+
+def _against_order() -> list[Judgment]:
+    """gamma's failure on c2 lifts its own mean above delta's, although delta wins on every shared item."""
+    return [
+        _j("gamma", "c1", 6.0), _j("gamma", "g1", 6.0), _j("gamma", "c2", None, status="failed"),
+        _j("delta", "c1", 7.0), _j("delta", "g1", 7.0), _j("delta", "c2", 1.0),
+    ]
+
+
+def test_pair_against_the_order_of_means_is_flagged(tmp_path: Path) -> None:
+    lb = build_leaderboard(_against_order(), seed=1, n_boot=100)
+    # means over own items: gamma (6 + 6) / 2 = 6 > delta (7 + 7 + 1) / 3 = 5; shared items c1, g1: -1 each
+    assert lb.columns == ("gamma", "delta") and lb.order_scores == {"gamma": 6.0, "delta": 5.0}
+    (pair,) = lb.paired
+    assert (pair.n_shared, pair.mean_diff, pair.against_order) == (2, -1.0, True)
+    assert any("gamma ranks above delta" in w and "delta scores higher (paired difference -1.0000)" in w
+               for w in lb.warnings)
+    data = to_json_data(lb)
+    assert data["paired"][0]["against_order"] is True and data["order"]["by"] == "means"
+    assert "| gamma vs delta | 2 | -1.0000 [-1.00, -1.00] | 0.5 | OPPOSITE |" in to_markdown(lb)
+    assert {line["order"] for line in csv.DictReader(io.StringIO(to_csv(lb)))} == {"means"}
+    assert lb.signature.endswith("|order:means")
+
+
+def test_order_on_shared_items(tmp_path: Path) -> None:
+    lb = build_leaderboard(_against_order(), seed=1, n_boot=100, order="shared")
+    # only c1 and g1 have a score for both: gamma 6, delta 7
+    assert lb.columns == ("delta", "gamma") and lb.order_items == 2
+    assert lb.order_scores == {"gamma": 6.0, "delta": 7.0}
+    (pair,) = lb.paired
+    assert pair.mean_diff == 1.0 and not pair.against_order
+    assert not any("ranks above" in w for w in lb.warnings)
+    assert "Models ordered by: mean over the 2 items every model has a score for." in to_markdown(lb)
+    rows = list(csv.DictReader(io.StringIO(to_csv(lb))))
+    assert {(r["column"], r["rank"], r["order"]) for r in rows if r["row"] == "all"} == {
+        ("delta", "1", "shared-2"), ("gamma", "2", "shared-2")}
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(j.model_dump_json() + "\n" for j in _against_order()), encoding="utf-8")
+    out = CliRunner().invoke(app, ["leaderboard", str(path), "--order", "shared", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["columns"] == ["delta", "gamma"]
+
+
+def test_order_on_shared_items_needs_one() -> None:
+    from howtobench.errors import DataError
+
+    js = [_j("gamma", "c1", 6.0), _j("delta", "g1", 7.0)]
+    with pytest.raises(DataError, match="no item has a score for every model"):
+        build_leaderboard(js, n_boot=0, order="shared")

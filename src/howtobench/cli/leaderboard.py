@@ -63,6 +63,20 @@ LbDataOpt = Annotated[
     typer.Option("--data", help="Benchmark root: genres from the data, and a count of items never judged."),
 ]
 TitleOpt = Annotated[str, typer.Option("--title", help="Heading printed above the tables.")]
+class Order(str, Enum):
+    means = "means"
+    shared = "shared"
+
+
+OrderOpt = Annotated[
+    Order,
+    typer.Option(
+        "--order",
+        help="means (default, as Table 4): models ordered by their All mean, each over its own scored items; an "
+        "adjacent pair whose paired difference on shared items has the other sign is flagged. shared: ordered "
+        "by the mean over the items every model has a score for (their number is printed).",
+    ),
+]
 OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of the terminal.")]
 
 
@@ -76,14 +90,15 @@ def leaderboard(
     bootstrap: BootstrapOpt = 1000,
     data: LbDataOpt = None,
     title: TitleOpt = "Leaderboard",
+    order: OrderOpt = Order.means,
     output: OutputOpt = None,
 ) -> None:
-    """Rows Completion / Guide / Open, each genre and All; columns the models ordered by All.
+    """Rows Completion / Guide / Open, each genre and All; columns the models ordered by All (see --order).
 
     Cells are mean root scores with seeded bootstrap 95% intervals (items resampled); failed judgments are
     counted and left out of the means, never scored as 0; empty writings keep the judge's (lowest) scores and
     are counted. Adjacent models are compared on shared items (mean difference with a paired-bootstrap
-    interval, Wilcoxon signed-rank p-value).
+    interval, Wilcoxon signed-rank p-value); a pair whose shared items say the opposite of the order is flagged.
     """
     judgments = load_judgments(results)
     board = build_leaderboard(
@@ -95,6 +110,7 @@ def leaderboard(
         items=_items_for(data, judgments),
         paper=paper_table4() if paper else None,
         title=title,
+        order=order.value,
     )
     if fmt in (Format.table, Format.rich):
         console = Console(file=output.open("w", encoding="utf-8"), width=200) if output else Console()

@@ -191,7 +191,7 @@ def counts_view(lb: Leaderboard) -> GridView:
 
 def paired_view(lb: Leaderboard) -> GridView:
     header, body = paired_grid(lb)
-    return GridView(header, body, [False] * len(body))
+    return GridView(header, body, [p.against_order for p in lb.paired])
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,12 @@ What counts, and why:
   rescaled: `Judgment.weight_repairs`) keeps its score and is counted per model and per cell, next to failures;
 - the same (method, item, model) twice keeps the last line (a judge file that was appended to) and warns.
 
-Adjacent columns are compared on their shared items (`report.stats.paired_compare`). The report never calls
-a model: everything here is a pure function of the judgment records.
+Adjacent columns are compared on their shared items (`report.stats.paired_compare`). Columns are ordered by
+their All mean (`order="means"`, the paper's Table 4), each over its own scored items; when failures leave two
+models on different items, the paired difference on their shared items can have the other sign, and such a
+pair is flagged (`PairedResult.against_order`, a warning, a column of the paired table). `order="shared"`
+orders instead by the mean over the items every column has a score for, and says how many. The report never
+calls a model: everything here is a pure function of the judgment records.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ from howtobench.report.paper import ALL_ROW, PaperTable
 from howtobench.report.stats import FloatArray, PairedResult, bootstrap_ci, paired_compare, rng_for
 
 By = Literal["both", "task", "genre"]
+Order = Literal["means", "shared"]
+ORDERS: tuple[str, ...] = ("means", "shared")
 SCORE = "score"
 NODE_ORDER = ("content", "format", "impression")
 TASK_LABELS = {"completion": "Completion", "guide": "Guide", "open": "Open"}
@@ -106,6 +112,18 @@ class Leaderboard:
     title: str = "Leaderboard"
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    order: Order = "means"
+    order_items: int | None = None
+    """With order "shared": how many items every column has a score for (the ordering means' items)."""
+    order_scores: dict[str, float] = field(default_factory=dict)
+    """The value each column is ordered by (its All mean, or its mean over the shared items)."""
+
+    @property
+    def order_label(self) -> str:
+        """How the columns are ordered, in words every view prints."""
+        if self.order == "shared":
+            return f"mean over the {self.order_items} items every model has a score for"
+        return "All mean over each model's own scored items"
 
     def cell(self, metric: str, row: str, column: str) -> Cell | None:
         return self.cells.get((metric, row, column))
@@ -117,6 +135,7 @@ class Leaderboard:
         return (
             f"howtobench:{howtobench.__version__}|method:{'+'.join(self.methods)}|judge:{judges}"
             f"|ci:bootstrap-items-{self.n_boot}|seed:{self.seed}|paired:wilcoxon"
+            f"|order:{self.order if self.order_items is None else f'shared-{self.order_items}'}"
         )
 
 
@@ -237,15 +256,40 @@ def _cells(mx: _Matrix, rows: Sequence[Row], seed: int, n_boot: int) -> dict[tup
     return cells
 
 
-def _order_columns(columns: Sequence[str], cells: dict[tuple[str, str, str], Cell]) -> list[str]:
-    """Best All score first; columns without any score last, then by name for a stable order."""
+def _ranked(columns: Sequence[str], value: dict[str, float]) -> list[str]:
+    """Highest value first; columns without a value last; ties by name, for a stable order."""
 
     def key(col: str) -> tuple[int, float, str]:
-        cell = cells.get((SCORE, ALL_ROW, col))
-        mean = cell.mean if cell and cell.mean is not None else None
-        return (1, 0.0, col) if mean is None else (0, -mean, col)
+        return (1, 0.0, col) if col not in value else (0, -value[col], col)
 
     return sorted(columns, key=key)
+
+
+def _all_means(columns: Sequence[str], cells: dict[tuple[str, str, str], Cell]) -> dict[str, float]:
+    found = {col: cells.get((SCORE, ALL_ROW, col)) for col in columns}
+    return {col: c.mean for col, c in found.items() if c is not None and c.mean is not None}
+
+
+def _shared_means(mx: _Matrix) -> tuple[dict[str, float], int]:
+    """Each column's mean root over the items every column has a score for, and how many those are."""
+    scores = mx.values[SCORE]
+    shared = ~np.isnan(scores).any(axis=0)
+    n = int(shared.sum())
+    if n == 0:
+        raise DataError("no item has a score for every model, so the leaderboard cannot be ordered on shared "
+                        "items; use --order means")
+    return {col: float(scores[c, shared].mean()) for c, col in enumerate(mx.columns)}, n
+
+
+def _order_warnings(paired: Sequence[PairedResult], order: Order) -> list[str]:
+    basis = "on the shared-items mean" if order == "shared" else "by its mean over its own items"
+    return [
+        f"{p.first} ranks above {p.second} {basis}, but on the {p.n_shared} items both have a score for "
+        f"{p.second} scores higher (paired difference {p.mean_diff:+.4f})"
+        + ("; --order shared orders on the items every model has" if order == "means" else "")
+        for p in paired
+        if p.against_order
+    ]
 
 
 def _paired(mx: _Matrix, order: Sequence[str], seed: int, n_boot: int) -> tuple[PairedResult, ...]:
@@ -327,12 +371,16 @@ def build_leaderboard(
     paper: PaperTable | None = None,
     title: str = "Leaderboard",
     notes: Sequence[str] = (),
+    order: Order = "means",
 ) -> Leaderboard:
     """Aggregate judgments into a leaderboard.
 
     `items` (the benchmark, optionally filtered) gives each item its genre from the data rather than from the
-    judgment record, and lets the counts say how many items were never judged.
+    judgment record, and lets the counts say how many items were never judged. `order` ranks the columns by
+    their All means ("means") or by their means over the items every column has a score for ("shared").
     """
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
     if not judgments:
         raise DataError("no judgments to build a leaderboard from")
     methods = tuple(sorted({j.method for j in judgments}))
@@ -342,21 +390,26 @@ def build_leaderboard(
     mx = _matrix(latest, metrics, genre_of)
     rows = _rows(mx, by)
     cells = _cells(mx, rows, seed, n_boot)
-    order = _order_columns(mx.columns, cells)
+    order_scores, order_items = _shared_means(mx) if order == "shared" else (_all_means(mx.columns, cells), None)
+    ranked = _ranked(mx.columns, order_scores)
+    paired = _paired(mx, ranked, seed, n_boot)
     counts = _counts(latest, items)
     return Leaderboard(
         methods=methods,
-        columns=tuple(order),
+        columns=tuple(ranked),
         rows=tuple(rows),
         metrics=metrics,
         cells=cells,
-        counts={c: counts[c] for c in order},
-        paired=_paired(mx, order, seed, n_boot),
+        counts={c: counts[c] for c in ranked},
+        paired=paired,
         seed=seed,
         n_boot=n_boot,
         judge_models=tuple(sorted({j.judge_model for j in latest.values() if j.judge_model})),
         paper=paper,
         title=title,
         notes=tuple(notes),
-        warnings=tuple(_warnings(counts, duplicates)),
+        warnings=tuple(_warnings(counts, duplicates) + _order_warnings(paired, order)),
+        order=order,
+        order_items=order_items,
+        order_scores=order_scores,
     )

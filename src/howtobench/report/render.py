@@ -35,6 +35,8 @@ CSV_FIELDS = (
     "n",
     "n_failed",
     "n_weights_repaired",
+    "rank",
+    "order",
 )
 
 
@@ -70,7 +72,8 @@ def cell_records(lb: Leaderboard) -> list[dict[str, Any]]:
                 if cell is None:
                     continue
                 counts = lb.counts[col]
-                out.append(_record(metric, row.group, row.key, col, counts.model, counts.method, "ours", cell))
+                rec = _record(metric, row.group, row.key, col, counts.model, counts.method, "ours", cell)
+                out.append(rec | {"rank": lb.columns.index(col) + 1, "order": _order_name(lb)})
     if lb.paper is not None:
         for row in lb.rows:
             for model in lb.paper.models:
@@ -80,6 +83,11 @@ def cell_records(lb: Leaderboard) -> list[dict[str, Any]]:
                     label = _paper_label(lb, model)
                     out.append(_record(SCORE, row.group, row.key, label, model, "tow", "paper", paper_cell))
     return out
+
+
+def _order_name(lb: Leaderboard) -> str:
+    """The order in one token for the CSV/JSON cell records: 'means' or 'shared-<items>'."""
+    return lb.order if lb.order_items is None else f"shared-{lb.order_items}"
 
 
 def _record(
@@ -99,6 +107,8 @@ def _record(
         "n": cell.n if source == "ours" else None,
         "n_failed": cell.n_failed if source == "ours" else None,
         "n_weights_repaired": cell.n_weights_repaired if source == "ours" else None,
+        "rank": None,
+        "order": None,
     }
 
 
@@ -138,15 +148,21 @@ def counts_grid(lb: Leaderboard) -> tuple[list[str], list[list[str]]]:
     return header, body
 
 
+def order_line(lb: Leaderboard) -> str:
+    return f"Models ordered by: {lb.order_label}."
+
+
 def paired_grid(lb: Leaderboard) -> tuple[list[str], list[list[str]]]:
-    header = ["pair (adjacent by All)", "shared items", "difference [95% CI]", "Wilcoxon p"]
+    """Adjacent pairs; the last column says whether the shared items agree with the order (flagged if not)."""
+    header = ["pair (adjacent in the order)", "shared items", "difference [95% CI]", "Wilcoxon p", "vs order"]
     body = []
     for p in lb.paired:
-        diff = DASH if p.mean_diff is None else f"{p.mean_diff:+.2f}"
+        diff = DASH if p.mean_diff is None else f"{p.mean_diff:+.4f}" if p.against_order else f"{p.mean_diff:+.2f}"
         if p.ci_low is not None and p.ci_high is not None:
             diff += f" [{p.ci_low:+.2f}, {p.ci_high:+.2f}]"
         pval = DASH if p.p_wilcoxon is None else f"{p.p_wilcoxon:.3g}"
-        body.append([f"{p.first} vs {p.second}", str(p.n_shared), diff, pval])
+        agrees = DASH if p.mean_diff is None else "OPPOSITE" if p.against_order else "agrees"
+        body.append([f"{p.first} vs {p.second}", str(p.n_shared), diff, pval, agrees])
     return header, body
 
 
@@ -155,6 +171,7 @@ def to_markdown(lb: Leaderboard) -> str:
     parts += [f"> {note}" for note in lb.notes] + ([""] if lb.notes else [])
     for metric in lb.metrics:
         parts += [f"### {metric_title(lb, metric)}", "", markdown_grid(*grid(lb, metric)), ""]
+    parts += [order_line(lb), ""]
     parts += ["### Judged writings per model", "", markdown_grid(*counts_grid(lb)), ""]
     if lb.paired:
         parts += ["### Adjacent models, paired on shared items", "", markdown_grid(*paired_grid(lb)), ""]
@@ -198,9 +215,12 @@ def to_json_data(lb: Leaderboard) -> dict[str, Any]:
                 "ci_low": _r(p.ci_low),
                 "ci_high": _r(p.ci_high),
                 "p_wilcoxon": p.p_wilcoxon,
+                "against_order": p.against_order,
             }
             for p in lb.paired
         ],
+        "order": {"by": lb.order, "label": lb.order_label, "items": lb.order_items,
+                  "scores": {c: _r(v) for c, v in lb.order_scores.items()}},
         "warnings": list(lb.warnings),
         "paper_source": lb.paper.source if lb.paper else None,
     }
@@ -229,6 +249,7 @@ def _rich_table(title: str, header: list[str], body: list[list[str]]) -> Table:
 def to_rich(lb: Leaderboard) -> RenderableType:
     parts: list[RenderableType] = [Text(note, style="bold magenta") for note in lb.notes]
     parts += [_rich_table(metric_title(lb, m), *grid(lb, m)) for m in lb.metrics]
+    parts.append(Text(order_line(lb), style="dim"))
     parts.append(_rich_table("Judged writings per model", *counts_grid(lb)))
     if lb.paired:
         parts.append(_rich_table("Adjacent models, paired on shared items", *paired_grid(lb)))

@@ -44,7 +44,10 @@ def bootstrap_ci(values: FloatArray, *, n_boot: int, rng: np.random.Generator) -
 
 @dataclass(frozen=True)
 class PairedResult:
-    """Model `first` against model `second` on their shared items (difference = first − second)."""
+    """Model `first` against model `second` on their shared items (difference = first − second).
+
+    `first` is ranked above `second`, so a negative difference says the shared items order the pair the other
+    way round (possible when failed judgments leave the two means on different items): `against_order`."""
 
     first: str
     second: str
@@ -53,6 +56,10 @@ class PairedResult:
     ci_low: float | None
     ci_high: float | None
     p_wilcoxon: float | None
+
+    @property
+    def against_order(self) -> bool:
+        return self.mean_diff is not None and self.mean_diff < 0
 
 
 def paired_compare(
