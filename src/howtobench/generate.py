@@ -13,6 +13,11 @@ The file is the state. Every writing is appended the moment it is finished; a re
 already there, and the client's cache means a killed run repeats no finished call. A call that fails
 is not written as an (empty) writing — that would be scored as the model's answer — but listed in
 `<output>.failed.jsonl` and tried again on the next run.
+
+The server's `finish_reason` decides what a reply is (`finish_problem`): text cut by max_tokens (or a
+content filter) is kept and flagged `truncated` on its row, which the leaderboard counts; an answer that is
+empty because it was cut, or a `<think>` that never closes (the reasoning used up every token), is a failed
+generation with that reason — never an empty writing, which ToW would score as the model's lowest.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ PURPOSE = "generation"
 BLANK_RE = re.compile(r"\[\s*fill[ _]in[ _]the[ _]blank\s*\]", re.IGNORECASE)
 DEFAULT_MARKER = "[fill in the blank]"
 _THINK_RE = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
+CUT_REASONS = ("length", "content_filter")  # the server stopped the model before it had finished
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,7 @@ class GenerateSummary:
     skipped: int = 0
     written: int = 0
     empty: int = 0
+    truncated: int = 0
     failed: int = 0
     usage: Usage = field(default_factory=Usage)
 
@@ -126,6 +133,34 @@ def split_reasoning(text: str, reasoning: str | None) -> tuple[str, str | None]:
     return text[found.end() :], "\n\n".join(t for t in (reasoning, trace) if t) or None
 
 
+# ------------------------------------------------------------------ what a reply is
+
+
+def _thinking_never_ends(raw: str) -> bool:
+    opened = raw.rfind("<think>")
+    return opened >= 0 and raw.find("</think>", opened) < 0
+
+
+def finish_problem(result: ChatResult, max_tokens: int | None) -> str | None:
+    """Why a reply the server sent in full is still no writing; None when it is one (perhaps truncated)."""
+    cap = f"the max_tokens of {max_tokens}" if max_tokens else "the token limit"
+    why = {"length": f"{cap} ran out", "content_filter": "the server's content filter stopped it"}
+    stop = f"finish_reason {result.finish_reason!r}"
+    if _thinking_never_ends(result.raw_text or ""):
+        return (f"reasoning never ended: the reply opens <think> and never closes it ({stop}), so there is no "
+                f"answer; raise --max-tokens or turn the model's thinking off")
+    text, _ = split_reasoning(result.text or "", result.reasoning)
+    if not text.strip() and result.finish_reason in CUT_REASONS:
+        hint = "; raise --max-tokens" if result.finish_reason == "length" else ""
+        return f"empty answer: {why[result.finish_reason]} before the model wrote anything ({stop}){hint}"
+    return None
+
+
+def is_truncated(result: ChatResult) -> bool:
+    """The text stops where the server stopped the model (max_tokens or a content filter), not where it ended."""
+    return result.finish_reason in CUT_REASONS
+
+
 # ------------------------------------------------------------------ records
 
 
@@ -141,6 +176,7 @@ def writing_record(
         "sub_task": item.sub_task,
         "model": model,
         "output": output,
+        "truncated": is_truncated(result),
         "reasoning": reasoning,
         "generation": {
             "toolkit": howtobench.__version__,
@@ -149,6 +185,7 @@ def writing_record(
             "prompt_language": settings.prompt_language or item.language,
             "template_version": request.template_version,
             "blank_marker_found": blank_marker(item.information) is not None if item.task == "completion" else None,
+            "finish_reason": result.finish_reason,
             "cache_key": result.cache_key,
             "from_cache": result.from_cache,
             "usage": result.usage.model_dump(mode="json"),
@@ -156,12 +193,14 @@ def writing_record(
     }
 
 
-def failure_record(item: Item, model: str, result: ChatResult) -> dict[str, Any]:
+def failure_record(item: Item, model: str, result: ChatResult, error: str | None = None) -> dict[str, Any]:
+    """A line of `<out>.failed.jsonl`: the call's own error, or why its complete reply is no writing."""
     return {
         "infer_id": item.id,
         "task_type": item.task,
         "model": model,
-        "error": result.error,
+        "error": error or result.error,
+        "finish_reason": result.finish_reason,
         "raw_text": result.raw_text,
     }
 
@@ -192,8 +231,9 @@ class _Writer:
     def add(self, item: Item, request: ChatRequest, result: ChatResult) -> None:
         s = self.summary
         s.usage = s.usage + result.usage
-        if not result.ok:
-            self.failures.append(failure_record(item, s.model, result))
+        problem = finish_problem(result, request.sampling.max_tokens) if result.ok else None
+        if not result.ok or problem:
+            self.failures.append(failure_record(item, s.model, result, problem))
             s.failed += 1
             return
         record = writing_record(item, s.model, result, request, self.settings)
@@ -201,10 +241,12 @@ class _Writer:
         self.sink.flush()
         s.written += 1
         s.empty += int(not record["output"].strip())
+        s.truncated += int(record["truncated"])
 
     def stats(self) -> str:
         s = self.summary
-        return f"written {s.written} · empty {s.empty} · failed {s.failed} · tokens {s.usage.completion_tokens:,}"
+        return (f"written {s.written} · empty {s.empty} · truncated {s.truncated} · failed {s.failed} · "
+                f"tokens {s.usage.completion_tokens:,}")
 
 
 async def generate_writings(

@@ -10,7 +10,7 @@ import pytest
 from fake_server import FakeServer, Reply, script
 from howtobench.config import EndpointConfig
 from howtobench.data.loader import load_items, load_writings_file
-from howtobench.data.models import Item
+from howtobench.data.models import Item, Writing
 from howtobench.generate import (
     GenerateSettings,
     build_request,
@@ -19,6 +19,7 @@ from howtobench.generate import (
     render_prompt,
     split_reasoning,
 )
+from howtobench.judges.base import Judgment
 from howtobench.llm.client import open_client
 from howtobench.llm.types import SamplingParams
 
@@ -126,3 +127,69 @@ def test_torn_last_line_is_cut(tmp_path: Path) -> None:
     assert path.read_text(encoding="utf-8").endswith("}\n")
     with pytest.raises(Exception, match="expected 'other'"):
         read_generated(path, "other")
+
+
+FINISH_ITEMS = [_item("open", id=f"o{k}", instruction=f"请写第{k}篇文章。") for k in range(1, 6)]
+
+
+async def test_finish_reason_decides_truncated_or_failed(fake_server: FakeServer, tmp_path: Path) -> None:
+    """length with text: kept, flagged truncated; empty + length / content_filter, or an unclosed <think>: a failed
+    generation with its reason, never an empty writing; an empty answer the model chose to stop on stays empty."""
+    endpoint = EndpointConfig(model="writer-z", base_urls=(fake_server.base_url,), max_retries=0)
+    out = tmp_path / "w.jsonl"
+    replies = {
+        "请写第1篇文章。": Reply.text("写到一半", finish_reason="length"),
+        "请写第2篇文章。": Reply.text("", finish_reason="length"),
+        "请写第3篇文章。": Reply.text("<think>先想想，再想想", finish_reason="length"),
+        "请写第4篇文章。": Reply.text("", finish_reason="content_filter"),
+        "请写第5篇文章。": Reply.text("", finish_reason="stop"),
+    }
+    fake_server.handler = lambda req: next(r for k, r in replies.items() if k in req["messages"][-1]["content"])
+    settings = GenerateSettings(sampling=SamplingParams(temperature=0.7, max_tokens=64, seed=0))
+    async with open_client(endpoint, workspace=tmp_path / "ws") as client:
+        summary = await generate_writings(client, FINISH_ITEMS, out, settings=settings, progress=False)
+    assert (summary.written, summary.truncated, summary.empty, summary.failed) == (2, 1, 1, 3)
+    rows = {r["infer_id"]: r for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
+    assert rows["o1"]["output"] == "写到一半" and rows["o1"]["truncated"] is True
+    assert rows["o1"]["generation"]["finish_reason"] == "length"
+    assert rows["o5"]["output"] == "" and rows["o5"]["truncated"] is False
+    failed = {r["infer_id"]: r for r in map(json.loads, failures_path(out).read_text(encoding="utf-8").splitlines())}
+    assert failed["o2"]["error"] == ("empty answer: the max_tokens of 64 ran out before the model wrote anything "
+                                     "(finish_reason 'length'); raise --max-tokens")
+    assert failed["o3"]["error"].startswith("reasoning never ended: the reply opens <think> and never closes it "
+                                            "(finish_reason 'length')")
+    assert failed["o3"]["raw_text"] == "<think>先想想，再想想"
+    assert failed["o4"]["error"] == ("empty answer: the server's content filter stopped it before the model wrote "
+                                     "anything (finish_reason 'content_filter')")
+    writings = {w.item_id: w for w in load_writings_file(out, FINISH_ITEMS)}
+    assert writings["o1"].truncated and not writings["o5"].truncated
+    # a re-run gets the same replies from the cache: still failed with the same reasons, nothing written
+    fake_server.reset()
+    async with open_client(endpoint, workspace=tmp_path / "ws") as client:
+        again = await generate_writings(client, FINISH_ITEMS, out, settings=settings, progress=False)
+    assert fake_server.requests == [] and (again.written, again.failed, again.skipped) == (0, 3, 2)
+    assert {json.loads(line)["error"] for line in failures_path(out).read_text(encoding="utf-8").splitlines()} == {
+        failed[k]["error"] for k in ("o2", "o3", "o4")}
+
+
+async def test_truncated_writing_is_counted_on_the_leaderboard(tmp_path: Path) -> None:
+    from howtobench.judges.runner import run_judge
+    from howtobench.report.leaderboard import build_leaderboard
+    from howtobench.report.render import counts_grid
+
+    class Fixed:
+        method = "fixed"
+
+        async def judge(self, item: Item, writing: Writing) -> Judgment:
+            return Judgment(method="fixed", item_id=item.id, model=writing.model, task=item.task, genre=item.genre,
+                            score=5.0)
+
+    pairs = [(it, Writing(infer_id=it.id, model="m", output="x", truncated=it.id == "o1")) for it in FINISH_ITEMS[:3]]
+    judgments = await run_judge(Fixed(), pairs, tmp_path / "j.jsonl", progress=False)
+    assert [j.writing_truncated for j in judgments] == [True, False, False]
+    lb = build_leaderboard(judgments, n_boot=0)
+    assert lb.counts["m"].truncated == 1
+    header, body = counts_grid(lb)
+    assert dict(zip(header, body[0], strict=True))["truncated"] == "1"
+    warning = "m: 1 writings were cut short by max_tokens or a content filter (truncated), judged as written"
+    assert warning in lb.warnings

@@ -174,7 +174,7 @@ def test_numbers_match_the_leaderboard(run_dir: Path) -> None:
     assert score[-1][:3] == ["All", "6.67 [5.00, 8.00]", "3.00 [1.00, 5.00] 1 failed"]  # failure left out, not 0
     # one method only, so the counts table has no method column
     counts = next(rows for attrs, rows in _tables(page) if rows and rows[0][:2] == ["model", "judged"])
-    assert counts[2][:7] == ["beta", "3", "2", "1", "1", "0", "33.3%"]
+    assert counts[2][:8] == ["beta", "3", "2", "1", "1", "0", "0", "33.3%"]
     assert "beta: 1 of 3 judgments failed (33.3%)" in _text(page)  # the leaderboard's warning, at the top
     assert _text(page).index("judgments failed") < _text(page).index("— root score (tow)")
 

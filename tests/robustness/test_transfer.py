@@ -62,3 +62,14 @@ async def test_cached_rewrite_is_not_requested_twice(fake_server: FakeServer, tm
         assert result.text == "An official notice."
     assert len(fake_server.requests) == 1
     assert set(TRANSFER_KINDS) == {"transfer-comment", "transfer-letter", "transfer-official", "transfer-poem"}
+
+
+async def test_cut_or_unfinished_rewrite_is_a_failed_perturbation(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.handler = script(Reply.text("一首没写完的", finish_reason="length"),
+                                 Reply.text("<think>这首诗要", finish_reason="length"))
+    async with open_client(endpoint(fake_server), workspace=tmp_path) as client:
+        cut = await transfer("原文一。", 1, PerturbContext("zh"), client, "poem")
+        thinking = await transfer("原文二。", 2, PerturbContext("zh"), client, "poem")
+    assert cut.text is None and cut.record.status == "failed"
+    assert cut.record.error == "the rewrite was cut short (finish_reason 'length'): a partial text is no transfer"
+    assert thinking.text is None and (thinking.record.error or "").startswith("reasoning never ended")

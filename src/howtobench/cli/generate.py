@@ -147,12 +147,18 @@ def generate(
         _generate(flags.writer, items, out, flags.workspace, flags.cache_mode, settings, not no_progress)
     )
     console.print(
-        f"{summary.model}: {summary.written} written ({summary.empty} empty), {summary.skipped} already there, "
+        f"{summary.model}: {summary.written} written ({summary.empty} empty, {summary.truncated} truncated), "
+        f"{summary.skipped} already there, "
         f"{summary.failed} failed; {summary.usage.completion_tokens:,} completion tokens → {summary.out_path}",
         highlight=False,
     )
+    if summary.truncated:
+        console.print(f"[yellow]{summary.truncated} writings were cut by max_tokens or a content filter: kept, "
+                      "flagged 'truncated' (the leaderboard counts them); raise --max-tokens to let them finish",
+                      highlight=False)
     if summary.failed:
-        console.print(f"[yellow]failed calls are listed in {failures_path(summary.out_path)}; run again to retry")
+        console.print(f"[yellow]failed generations (with their reasons) are listed in "
+                      f"{failures_path(summary.out_path)}; run again to retry", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

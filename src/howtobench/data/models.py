@@ -52,6 +52,7 @@ class Writing(BaseModel):
     item_id: str = Field(alias="infer_id")
     model: str
     output: str = ""
+    truncated: bool = False  # the server stopped the model (max_tokens, content filter) before it finished
 
     @property
     def is_empty(self) -> bool:

@@ -62,6 +62,8 @@ class Judgment(BaseModel):
     weight_repairs: list[str] = Field(default_factory=list)
     samples: list[SampleResult] = Field(default_factory=list)
     failures: list[str] = Field(default_factory=list)
+    # the judged writing was cut by max_tokens or a content filter (`Writing.truncated`): counted on the leaderboard
+    writing_truncated: bool = False
     judge_model: str | None = None
     tree_hash: str | None = None
     prompt_hash: str | None = None

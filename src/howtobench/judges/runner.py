@@ -101,9 +101,10 @@ async def run_judge(
     async def one(item: Item, writing: Writing) -> Judgment:
         async with gate:
             try:
-                return await judge.judge(item, writing)
+                judgment = await judge.judge(item, writing)
             except HowtobenchError as exc:
-                return failed_judgment(judge, item, writing, exc)
+                judgment = failed_judgment(judge, item, writing, exc)
+        return judgment.model_copy(update={"writing_truncated": True}) if writing.truncated else judgment
 
     usage, failed = Usage(), 0
     with out_path.open("a", encoding="utf-8") as handle, stats_progress(progress) as bar:

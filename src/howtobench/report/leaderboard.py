@@ -10,6 +10,8 @@ What counts, and why:
   out of the means and counted, and a leaderboard that contains failures says so in its warnings;
 - an empty writing keeps the score the judge recorded for it (ToW gives it the lowest scores and flags it
   `empty`), so a model that returns nothing is punished, and the empties are counted too;
+- a writing the server cut short (max_tokens or a content filter: `Judgment.writing_truncated`) keeps the score
+  the judge gave the text as written, and is counted per model as truncated;
 - a judgment whose edge weights J_W did not give validly (clipped and renormalised, uniform 1/n, or a sum near 1
   rescaled: `Judgment.weight_repairs`) keeps its score and is counted per model and per cell, next to failures;
 - the same (method, item, model) twice keeps the last line (a judge file that was appended to) and warns.
@@ -84,6 +86,7 @@ class ModelCounts:
     empty: int
     renormalized: int
     missing: int | None = None
+    truncated: int = 0
     weights_repaired: int = 0
     weights_clipped: int = 0
     weights_uniform: int = 0
@@ -319,6 +322,7 @@ def _counts(latest: dict[tuple[str, str, str], Judgment], items: Sequence[Item] 
             failed=sum(1 for j in js if _is_failed(j)),
             empty=sum(1 for j in js if j.status == "empty"),
             renormalized=sum(1 for j in js if j.status == "renormalized"),
+            truncated=sum(1 for j in js if j.writing_truncated),
             missing=len(universe - keys[col]) if universe is not None else None,
         ))
         for col, js in by_col.items()
@@ -345,6 +349,9 @@ def _warnings(counts: dict[str, ModelCounts], duplicates: int) -> list[str]:
                 f"{c.column}: {c.renormalized} roots were renormalised over the leaves that could be scored "
                 "(a leaf failed; status 'renormalized')"
             )
+        if c.truncated:
+            out.append(f"{c.column}: {c.truncated} writings were cut short by max_tokens or a content filter "
+                       "(truncated), judged as written")
         if c.weights_repaired:
             out.append(
                 f"{c.column}: the edge weights of {c.weights_repaired} of {c.judged} judgments were repaired after "

@@ -132,16 +132,17 @@ def grid(lb: Leaderboard, metric: str) -> tuple[list[str], list[list[str]]]:
 
 
 def counts_grid(lb: Leaderboard) -> tuple[list[str], list[list[str]]]:
-    """Judged / scored / failed / empty / renormalised writings and judgments on repaired weights per column
+    """Judged / scored / failed / empty / truncated / renormalised writings and judgments on repaired weights per column
     (method shown when several are mixed)."""
     with_missing = any(c.missing is not None for c in lb.counts.values())
     with_method = len(lb.methods) > 1
-    header = ["model", *(["method"] if with_method else []), "judged", "scored", "failed", "empty", "renorm."]
+    header = ["model", *(["method"] if with_method else []), "judged", "scored", "failed", "empty", "truncated"]
+    header += ["renorm."]
     header += ["failed %", "weights repaired", *(["missing"] if with_missing else [])]
     body = []
     for c in lb.counts.values():
         line = [c.column, *([c.method] if with_method else [])]
-        line += [str(n) for n in (c.judged, c.scored, c.failed, c.empty, c.renormalized)]
+        line += [str(n) for n in (c.judged, c.scored, c.failed, c.empty, c.truncated, c.renormalized)]
         line += [f"{c.failure_rate:.1%}", str(c.weights_repaired)]
         line += [str(c.missing)] if with_missing else []
         body.append(line)

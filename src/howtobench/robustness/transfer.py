@@ -18,6 +18,7 @@ from importlib import resources
 import jinja2
 
 from howtobench.data.models import Language
+from howtobench.generate import finish_problem, is_truncated
 from howtobench.llm.types import ChatRequest, LLMClient, SamplingParams
 from howtobench.robustness.perturb import Perturbation, PerturbContext, Perturbed, failed
 
@@ -72,12 +73,16 @@ def build_request(text: str, genre: str, seed: int, language: Language) -> ChatR
 
 
 async def transfer(text: str, seed: int, ctx: PerturbContext, client: LLMClient, genre: str) -> Perturbed:
-    """Rewrite `text` into `genre`; a failed or empty reply is a failed perturbation."""
+    """Rewrite `text` into `genre`; a failed, empty or cut-short reply is a failed perturbation (a rewrite stopped
+    by max_tokens would be judged for being unfinished, not for its genre)."""
     kind = f"transfer-{genre}"
     result = await client.chat(build_request(text, genre, seed, ctx.language))
     rewritten = (result.text or "").strip()
-    if not result.ok or not rewritten:
-        reason = result.error or "the model returned an empty rewrite"
+    problem = finish_problem(result, MAX_TOKENS) if result.ok else result.error
+    if not problem and is_truncated(result):
+        problem = f"the rewrite was cut short (finish_reason {result.finish_reason!r}): a partial text is no transfer"
+    if problem or not rewritten:
+        reason = problem or "the model returned an empty rewrite"
         detail = {"model": client.model, "raw_text": result.raw_text, "cache_key": result.cache_key}
         return Perturbed(None, failed(kind, seed, reason).record.model_copy(update={"changes": (detail,)}))
     change = {"genre": genre, "model": client.model, "cache_key": result.cache_key, "chars": len(rewritten)}
