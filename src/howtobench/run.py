@@ -201,7 +201,38 @@ def _check_config(settings: RunSettings) -> None:
                 "choose another --run-dir (or --name) for a different judge or method"
             )
     settings.run_dir.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(settings.model_dump(mode="json"), allow_unicode=True, sort_keys=False), "utf-8")
+    path.write_text(CONFIG_HEADER + yaml.safe_dump(run_config(settings), allow_unicode=True, sort_keys=False), "utf-8")
+
+
+CONFIG_HEADER = "# The options of this run. `howtobench run --config THIS_FILE` repeats it (and resumes it).\n"
+
+
+def endpoint_config(ep: EndpointConfig) -> dict[str, Any]:
+    """An endpoint as a `writer:` / `judge:` section of a config file (flag names; no key, only its variable)."""
+    data = ep.public()
+    data["base_url"], data["timeout"] = list(data.pop("base_urls")), data.pop("timeout_s")
+    return {"base_url": data.pop("base_url"), "model": data.pop("model"), **data}
+
+
+def run_config(settings: RunSettings) -> dict[str, Any]:
+    """The run's settings as `howtobench run` option keys (see `cli.config_file`), for RUN_DIR/config.yaml."""
+    def listed(values: Sequence[Any] | None) -> list[str] | None:
+        return [str(v) for v in values] if values else None
+
+    options: dict[str, Any] = {
+        "name": settings.name, "run_dir": str(settings.run_dir), "data": str(settings.data_dir),
+        "workspace": str(settings.workspace), "method": settings.method, "task": listed(settings.tasks),
+        "genre": listed(settings.genres), "limit": settings.limit, "subset": settings.subset,
+        "ids": listed(settings.ids), "writings": listed(settings.writings), "generate": settings.generate,
+        "release": settings.release, "release_model": listed(settings.release_models),
+        "temperature": settings.sampling.temperature, "max_tokens": settings.sampling.max_tokens,
+        "system_prompt": settings.system_prompt, "seed": settings.seed, "bootstrap": settings.bootstrap,
+        "paper": settings.paper, "parallel": settings.concurrency,
+        "judge_max_tokens": settings.judge_options.get("max_tokens"),
+        "writer": endpoint_config(settings.writer) if settings.writer else None,
+        "judge": endpoint_config(settings.judge) if settings.judge else None,
+    }
+    return {key: value for key, value in options.items() if value is not None}
 
 
 def writer_sampling(settings: RunSettings) -> SamplingParams:

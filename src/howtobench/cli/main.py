@@ -68,7 +68,20 @@ def build_app(commands: Iterable[str] = COMMAND_MODULES) -> typer.Typer:
     app.callback()(_root)
     for name in commands:
         importlib.import_module(f"howtobench.cli.{name}").register(app)
+    _add_endpoint_settings(app)
     return app
+
+
+def _add_endpoint_settings(app: typer.Typer) -> None:
+    """Every model-calling command (and sub-command) gets the full set of endpoint flags (see options)."""
+    from howtobench.cli.options import add_endpoint_settings
+
+    for info in app.registered_commands:
+        if info.callback is not None:
+            info.callback = add_endpoint_settings(info.callback)
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            _add_endpoint_settings(group.typer_instance)
 
 
 def requested_commands(argv: Sequence[str]) -> tuple[str, ...]:

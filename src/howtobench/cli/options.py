@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import inspect
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -10,6 +13,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 
+from howtobench.cli.config_file import apply_config, flatten
 from howtobench.config import EndpointConfig, load_config_file, resolve_workspace
 from howtobench.errors import ConfigError
 from howtobench.llm.client import CacheMode
@@ -32,7 +36,10 @@ WorkspaceOpt = Annotated[
 ]
 ConfigOpt = Annotated[
     Path | None,
-    typer.Option("--config", help="YAML file of option defaults (e.g. judge_model: gpt-4o). Flags override it."),
+    typer.Option("--config", is_eager=True, callback=apply_config,
+                 help="YAML file of option defaults: keys are this command's options with underscores (judge_model: "
+                 "gpt-4o), optionally in writer: / judge: sections (judge: {model: gpt-4o, base_url: ...}); an "
+                 "unknown key is an error. Flags override it. A run's own runs/<name>/config.yaml repeats that run."),
 ]
 StrictOpt = Annotated[
     bool,
@@ -172,10 +179,63 @@ SystemPromptOpt = Annotated[
     str | None, typer.Option("--system-prompt", help="A system message sent before every writing prompt (recorded).")
 ]
 
-# The endpoint flags' parameter names (judge flags carry the prefix judge_).
-_ENDPOINT_FLAGS = ("base_url", "model", "api_key_env", "concurrency", "rpm", "timeout")
-# EndpointConfig fields that may only come from the config file (no flag), per prefix.
-_FILE_ONLY = ("max_retries", "reasks", "response_format", "use_max_completion_tokens")
+# The endpoint flags' parameter names (judge flags carry the prefix judge_): the ones each command declares, then
+# the server-quirk settings that `add_endpoint_settings` adds to every command that declares the first ones.
+_DECLARED = ("base_url", "model", "api_key_env", "concurrency", "rpm", "timeout")
+_SETTINGS = ("max_retries", "reasks", "response_format", "use_max_completion_tokens", "json_object_schema")
+_ENDPOINT_FLAGS = (*_DECLARED, *_SETTINGS)
+_EXTRA_VALUES: ContextVar[Mapping[str, Any] | None] = ContextVar("endpoint_settings", default=None)
+
+
+def _setting_options(prefix: str) -> dict[str, Any]:
+    """The Annotated types of the server-quirk flags, for the model under test ("") or the judge ("judge_")."""
+    flag, who = f"--{prefix.replace('_', '-')}", "the judge" if prefix else "the model under test"
+    return {
+        "max_retries": Annotated[int | None, typer.Option(f"{flag}max-retries", min=0, help=f"HTTP retries per "
+                                 f"call to {who} on 429 / 5xx / timeouts, with backoff (default 6).")],
+        "reasks": Annotated[int | None, typer.Option(f"{flag}reasks", min=0, help=f"Times {who} is asked again "
+                            "when its reply does not match the JSON schema (default 2).")],
+        "response_format": Annotated[str | None, typer.Option(f"{flag}response-format", help=f"How {who} is asked "
+                                     "for JSON: json_schema (OpenAI, vLLM, SGLang, llama.cpp; default), json_object "
+                                     "(DeepSeek, Ollama: the schema goes into the prompt) or none.")],
+        "use_max_completion_tokens": Annotated[bool | None, typer.Option(
+            f"{flag}use-max-completion-tokens", help=f"Send the reply budget of {who} as max_completion_tokens "
+            "(OpenAI o-series and newer models reject max_tokens).")],
+        "json_object_schema": Annotated[bool | None, typer.Option(
+            f"{flag}json-object-schema", help="With json_object, also send the schema inside response_format "
+            "(llama-cpp-python's server constrains decoding by it).")],
+    }
+
+
+def add_endpoint_settings(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a command that declares --base-url (or --judge-base-url) every other endpoint setting as a flag too.
+
+    Each EndpointConfig field a config file can hold is then a flag as well, without repeating ten parameters
+    in every model-calling command: the flags are added to the signature typer reads, and their values reach
+    `model_flags` through a context variable while the command runs.
+    """
+    signature = inspect.signature(command, eval_str=True)
+    prefixes = [p for p in ("", "judge_") if f"{p}base_url" in signature.parameters]
+    extra = [
+        inspect.Parameter(prefix + name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
+        for prefix in prefixes for name, annotation in _setting_options(prefix).items()
+        if prefix + name not in signature.parameters
+    ]
+    if not extra:
+        return command
+    names = {p.name for p in extra}
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        token = _EXTRA_VALUES.set({name: kwargs.pop(name) for name in names if name in kwargs})
+        try:
+            return command(*args, **kwargs)
+        finally:
+            _EXTRA_VALUES.reset(token)
+
+    params = list(signature.parameters.values())
+    wrapper.__signature__ = signature.replace(parameters=[*params, *extra])  # type: ignore[attr-defined]
+    return wrapper
 
 
 def cache_mode(no_cache: bool, replay: bool) -> CacheMode:
@@ -188,8 +248,8 @@ def cache_mode(no_cache: bool, replay: bool) -> CacheMode:
 def endpoint_from_flags(prefix: str, flags: dict[str, Any], config: dict[str, Any]) -> EndpointConfig | None:
     """An EndpointConfig from flags (None = not given) over config-file keys `<prefix><name>`.
 
-    `flags` uses the names base_url, model, api_key_env, concurrency, rpm, timeout. Returns None when
-    neither a base URL nor a model is configured (callers then use the embedded local model).
+    `flags` uses the names of `_ENDPOINT_FLAGS` (base_url, model, ..., reasks, response_format, ...). Returns
+    None when neither a base URL nor a model is configured (callers then use the embedded local model).
     """
     unknown = set(flags) - set(_ENDPOINT_FLAGS)
     if unknown:
@@ -212,7 +272,7 @@ def endpoint_from_flags(prefix: str, flags: dict[str, Any], config: dict[str, An
         "concurrency": pick("concurrency"),
         "rpm": pick("rpm"),
         "timeout_s": pick("timeout"),
-        **{name: config.get(prefix + name) for name in _FILE_ONLY},
+        **{name: pick(name) for name in _SETTINGS},
     }
     try:
         return EndpointConfig(**{k: v for k, v in fields.items() if v is not None})
@@ -252,12 +312,14 @@ def model_flags(params: Mapping[str, Any]) -> ModelFlags:
     each command from re-listing all twelve. The writer is read only by commands that declare --base-url, the
     judge only by those that declare --judge-base-url (so a config file's unrelated keys cannot break them).
     """
-    config = load_config_file(params.get("config"))
+    config_path = params.get("config")
+    config = flatten(load_config_file(config_path), str(config_path)) if config_path else {}
+    given = {**params, **(_EXTRA_VALUES.get() or {})}
 
     def endpoint(prefix: str) -> EndpointConfig | None:
-        if prefix + "base_url" not in params:
+        if prefix + "base_url" not in given:
             return None
-        return endpoint_from_flags(prefix, {n: params.get(prefix + n) for n in _ENDPOINT_FLAGS}, config)
+        return endpoint_from_flags(prefix, {n: given.get(prefix + n) for n in _ENDPOINT_FLAGS}, config)
 
     return ModelFlags(
         writer=endpoint(""),

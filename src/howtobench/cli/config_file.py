@@ -1,0 +1,114 @@
+"""`--config FILE`: a YAML file of option defaults, checked against the command that reads it.
+
+Keys are the command's option names (`judge_model`, `judge_concurrency`, `format`, ...; a dash may stand for
+the underscore), optionally grouped in `writer:` and `judge:` sections whose keys are the endpoint settings
+without their prefix:
+
+    judge:
+      base_url: https://api.openai.com/v1
+      model: gpt-4o-2024-11-20
+      api_key_env: OPENAI_API_KEY
+      use_max_completion_tokens: true
+    subset: 24
+
+The file becomes click's `default_map` before any other option is read, so a flag on the command line still
+wins and every value goes through the same type checks as the flag. A key that no command knows is an error
+naming it (with a did-you-mean); a key another command takes (a shared file, or a run's config.yaml given to
+`judge`) is left for that command. `runs/<name>/config.yaml` is written in this shape, so
+`howtobench run --config runs/<name>/config.yaml` repeats that run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from howtobench.config import load_config_file
+from howtobench.errors import ConfigError
+from howtobench.suggest import did_you_mean
+
+SECTIONS = {"writer": "", "judge": "judge_"}
+# Names of EndpointConfig fields that differ from their flag (so a dumped EndpointConfig reads back).
+FIELD_ALIASES = {"base_urls": "base_url", "timeout_s": "timeout"}
+
+
+def flatten(raw: dict[str, Any], origin: str) -> dict[str, Any]:
+    """`writer:` / `judge:` sections spread into prefixed keys; dashes become underscores."""
+    flat: dict[str, Any] = {}
+    for key, value in raw.items():
+        name = str(key).replace("-", "_")
+        if name in SECTIONS and isinstance(value, dict):
+            for sub, sub_value in value.items():
+                sub_name = str(sub).replace("-", "_")
+                flat[SECTIONS[name] + FIELD_ALIASES.get(sub_name, sub_name)] = sub_value
+        elif name in SECTIONS and value is not None:
+            raise ConfigError(f"{origin}: `{name}:` must be a section of endpoint settings (base_url, model, ...)")
+        elif name not in SECTIONS:
+            flat[name] = value
+    return flat
+
+
+# Commands, parameters and contexts are click's (typer may vendor its own copy of click): read by duck typing.
+Command = Any
+Param = Any
+
+
+def option_keys(command: Command) -> dict[str, Param]:
+    """Every name a config key may use for the command's options: parameter names and long flag names."""
+    keys: dict[str, Param] = {}
+    for param in command.params:
+        if param.param_type_name != "option" or param.name in (None, "config", "help"):
+            continue
+        keys[param.name] = param
+        for opt in param.opts:
+            if opt.startswith("--"):
+                keys[opt[2:].replace("-", "_")] = param
+    return keys
+
+
+def _all_option_keys() -> set[str]:
+    """Option keys of every command (imports them all: only reached when a key is not this command's)."""
+    import typer
+
+    from howtobench.cli.main import build_app
+
+    keys: set[str] = set()
+    pending: list[Command] = [typer.main.get_command(build_app())]
+    while pending:
+        command = pending.pop()
+        keys |= set(option_keys(command))
+        pending += list(getattr(command, "commands", {}).values())
+    return keys
+
+
+def _value_for(param: Param, value: Any) -> Any:
+    """A repeatable option takes a list; one value in the file stands for a list of one."""
+    if param.multiple and value is not None and not isinstance(value, list | tuple):
+        return [value]
+    return value
+
+
+def config_defaults(path: Path, command: Command) -> dict[str, Any]:
+    """The file's values by parameter name, for `ctx.default_map`; unknown keys are an error."""
+    flat = flatten(load_config_file(path), str(path))
+    keys = option_keys(command)
+    everywhere: set[str] | None = None
+    defaults: dict[str, Any] = {}
+    for key, value in flat.items():
+        param = keys.get(key)
+        if param is not None and param.name is not None:
+            defaults[param.name] = _value_for(param, value)
+            continue
+        everywhere = _all_option_keys() if everywhere is None else everywhere
+        if key not in everywhere:
+            known = sorted({k for k in keys if "_" in k or k.isalpha()})
+            raise ConfigError(f"{path}: unknown key {key!r}{did_you_mean(key, known)}; keys are the options of "
+                              f"`{command.name}` with underscores (see --help), optionally under writer: / judge:")
+    return defaults
+
+
+def apply_config(ctx: Any, param: Param, value: Path | None) -> Path | None:
+    """Eager callback of --config: load the file into the context's default map before other options."""
+    if value is not None:
+        ctx.default_map = {**(ctx.default_map or {}), **config_defaults(value, ctx.command)}
+    return value
