@@ -42,9 +42,56 @@ def test_chinese_bleu1_is_clipped_unigram_precision() -> None:
     cand, ref = tokenize(ZH_CAND), tokenize(ZH_REF)
     assert cand.bleu == ("春天", "来", "了", "，", "花开", "了", "。")
     # matches: 春天 1, 了 2 (clipped at the reference's 2), ， 1, 。 1 -> 5 of 7 candidate tokens
-    assert bleu1(cand.bleu, ref.bleu) == pytest.approx(100 * 5 / 7)
-    assert bleu1(tokenize("北京北京北京").bleu, tokenize("北京欢迎你").bleu) == pytest.approx(100 / 3)
+    assert bleu1(cand.bleu, ref.bleu) == 100 * round(5 / 7, 6)
+    assert bleu1(tokenize("北京北京北京").bleu, tokenize("北京欢迎你").bleu) == 100 * round(1 / 3, 6)
     assert bleu1((), ref.bleu) == 0.0
+    assert bleu1(cand.bleu, ()) == 0.0  # the authors: 0 when either side has no token
+
+
+def test_bleu1_keeps_whitespace_tokens_like_the_authors() -> None:
+    """jieba yields " " and "\n" tokens; the authors count them, clipped like any other token."""
+    cand = tokenize("春天 来了\n\n花开了。")
+    assert cand.bleu == ("春天", " ", "来", "了", "\n", "\n", "花开", "了", "。")
+    ref = tokenize("春天到了，\n花都开了。")  # 春天 到 了 ， \n 花都 开 了 。
+    # matches: 春天 1, 了 2 (ref has 2), \n 1 (clipped: ref has 1), 。 1; " " and 来 and 花开 unmatched -> 5 / 9
+    assert bleu1(cand.bleu, ref.bleu) == 100 * round(5 / 9, 6) == pytest.approx(55.5556)
+    # hand-made token sequences: whitespace matches whitespace, and clipping applies to it
+    assert bleu1((" ", " ", " ", "a"), (" ", "a", "b")) == 100 * round(2 / 4, 6)
+    assert bleu1(("\n",) * 3, ("\n", "\n")) == 100 * round(2 / 3, 6) == pytest.approx(66.6667)
+    assert bleu1(("x",) * 7, ("x",)) == 100 * round(1 / 7, 6) == pytest.approx(14.2857)  # 6 decimals, 0-1 scale
+
+
+def _authors_bleu1(hypothesis: str, reference: str) -> float:
+    """The authors' definition (compute_bleu, n = 1) restated independently of our code: raw jieba tokens,
+    a per-token loop clipping matches against the reference's counts, 6 decimals, 0-1 scale."""
+    hyp, ref = list(jieba.cut(hypothesis)), list(jieba.cut(reference))
+    if not hyp or not ref:
+        return 0.0
+    left: dict[str, int] = {}
+    for token in ref:
+        left[token] = left.get(token, 0) + 1
+    matches = 0
+    for token in hyp:
+        if left.get(token, 0) > 0:
+            matches, left[token] = matches + 1, left[token] - 1
+    return round(matches / len(hyp), 6)
+
+
+def test_bleu1_equals_the_authors_on_a_stratified_release_sample(bench_root: Path) -> None:
+    """Two writings per (task, model), 60 in all; bench/bleu_fidelity.py checks all 12,969 the same way."""
+    items = {it.id: it for it in load_items(bench_root)}
+    writings = [w for w in load_release_writings(bench_root, items=list(items.values())) if not w.is_empty]
+    rng = random.Random(14)
+    strata: dict[tuple[str, str], list[Writing]] = {}
+    for w in writings:
+        strata.setdefault((items[w.item_id].task, w.model), []).append(w)
+    sample = [w for key in sorted(strata) for w in rng.sample(strata[key], 2)]
+    assert len(sample) == 60
+    pairs = [(items[w.item_id], w) for w in sample]
+    ours = score_overlap(pairs, methods=("bleu",))["bleu"]
+    for (item, writing), judgment in zip(pairs, ours, strict=True):
+        assert judgment.score is not None
+        assert abs(judgment.score / 100 - _authors_bleu1(writing.output, item.reference)) <= 1e-9
 
 
 def test_chinese_rouge_l_hand_computed() -> None:
@@ -109,7 +156,7 @@ async def test_judges_are_registered_and_score_one_writing() -> None:
     item, writing = _item(ZH_REF), Writing(infer_id="i1", model="m", output=ZH_CAND)
     bleu = await JUDGES["bleu"]().judge(item, writing)
     assert (bleu.method, bleu.status, bleu.meta["scale"]) == ("bleu", "ok", "0-100")
-    assert bleu.score == pytest.approx(100 * 5 / 7)
+    assert bleu.score == 100 * round(5 / 7, 6)
     rouge = await OverlapJudge("rouge").judge(item, writing)
     assert rouge.score == _rouge_chinese_f(ZH_CAND, ZH_REF)
     assert rouge.meta["lcs"] == 5 and rouge.usage.calls == 0

@@ -3,15 +3,19 @@
 Definitions (the paper's setup, made precise):
 
 * Chinese tokens come from ONE `jieba.lcut(text)` call per text (default mode, HMM on).
-  - BLEU tokens: the jieba tokens with whitespace dropped (`w for t in lcut(text) for w in t.split()`).
+  - BLEU tokens: every token jieba yields, whitespace tokens (" ", "\n") included, exactly the list the
+    authors' `compute_bleu` builds with `list(jieba.cut(text))`.
   - ROUGE tokens: exactly the word stream `rouge-chinese` builds from `" ".join(lcut(text))` (its own
     sentence splitter, then `" ".join(s.split())` per non-empty sentence, flattened by `split(" ")`).
     That stream keeps the package's quirks (a whitespace-only "sentence" becomes one empty token), so
     our values are bit-identical to `rouge_chinese.Rouge().get_scores(...)["rouge-l"]`.
 * English (`Item.language == "en"`) tokens: sacreBLEU's 13a tokenizer, lowercased — the standard
   WMT word tokenization; lowercased because these metrics measure wording overlap, not casing.
-* BLEU-1 (authors' release): clipped unigram precision, no brevity penalty, on a 0-100 scale (the scale
-  of the paper's Table 7): `100 * sum_w min(c_cand(w), c_ref(w)) / len(cand)`, 0 for an empty candidate.
+* BLEU-1 (the authors' `compute_bleu`, `code/tow/baselines/bleu_rouge.py`): clipped unigram precision, no
+  brevity penalty, rounded to 6 decimals as they round it, then put on the 0-100 scale of the paper's Table 7:
+  `100 * round(sum_w min(c_cand(w), c_ref(w)) / len(cand), 6)`; 0 when either side has no token.
+  Counting is one C-level `Counter` per text (the reference's counts are built once per item and shared by
+  every model), not their per-token Python loop over a dict.
 * ROUGE-L F1 (0-1, as rouge-chinese reports it): LCS over the whole token streams,
   `p = lcs/len(cand)`, `r = lcs/len(ref)`, `f = 2*p*r/(p+r+1e-8)` — same float operations as the package.
   The LCS is Hyyrö's bit-parallel algorithm over Python ints (the reference's match masks are built once
@@ -60,17 +64,20 @@ def tokenize(text: str, language: Language = "zh") -> TextTokens:
         words = tuple(_TOK13A(text.rstrip()).lower().split())
         return TextTokens(bleu=words, rouge=words)
     pieces = jieba.lcut(text)
-    bleu = tuple(word for piece in pieces for word in piece.split())
-    return TextTokens(bleu=bleu, rouge=rouge_chinese_words(" ".join(pieces)))
+    return TextTokens(bleu=tuple(pieces), rouge=rouge_chinese_words(" ".join(pieces)))
+
+
+BLEU_DECIMALS = 6  # the authors round each writing's precision to 6 decimals (0-1 scale)
 
 
 def bleu1(candidate: Sequence[str], reference: Sequence[str] | Counter[str]) -> float:
-    """Clipped unigram precision x 100, no brevity penalty (the authors' BLEU-1); 0.0 for no tokens."""
-    if not candidate:
-        return 0.0
+    """The authors' BLEU-1 x 100: clipped unigram precision rounded to 6 decimals; 0.0 when a side has no token."""
     ref_counts = reference if isinstance(reference, Counter) else Counter(reference)
-    matched = sum(min(n, ref_counts[w]) for w, n in Counter(candidate).items())
-    return 100.0 * matched / len(candidate)
+    if not candidate or not ref_counts:
+        return 0.0
+    get = ref_counts.get
+    matched = sum(min(n, get(w, 0)) for w, n in Counter(candidate).items())
+    return 100.0 * round(matched / len(candidate), BLEU_DECIMALS)
 
 
 class LcsIndex:
