@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -13,7 +13,7 @@ from rich.console import Console
 from howtobench.config import resolve_data_dir
 from howtobench.dry_run import plan_judge
 from howtobench.judges.base import Judgment
-from howtobench.judges.job import JudgeJob, judge_job
+from howtobench.judges.job import JudgeJob, judge_job, judge_options
 from howtobench.llm.dryrun import render
 
 from .options import (
@@ -69,25 +69,6 @@ TreeOpt = Annotated[Path | None, typer.Option("--tree", help="Tree spec YAML (de
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of --subset (same seed, same items).")]
 RedoFailedOpt = Annotated[bool, typer.Option("--redo-failed", help="Judge again the writings whose judgment in --out "
                           "has status 'failed' (the new line supersedes the old one).")]
-
-
-def _options(no_reference: bool, renormalize: bool, samples: int, tree: Path | None,
-             max_tokens: int | None, tow_results: Path | None = None) -> dict[str, Any]:
-    """Only the options the user set, so methods that do not take them are not bothered by defaults."""
-    options: dict[str, Any] = {}
-    if no_reference:
-        options["with_reference"] = False
-    if renormalize:
-        options["renormalize"] = True
-    if samples > 1:
-        options["samples"] = samples
-    if tree is not None:
-        options["tree"] = tree
-    if max_tokens is not None:
-        options["max_tokens"] = max_tokens
-    if tow_results is not None:
-        options["tow_results"] = tow_results
-    return options
 
 
 def _summary(judgments: list[Judgment], out: Path) -> None:
@@ -152,7 +133,8 @@ def judge(
         writings=tuple(writings or ()),
         endpoint=flags.judge,
         cache_mode=flags.cache_mode,
-        options=_options(no_reference, renormalize, samples, tree, judge_max_tokens, from_),
+        options=judge_options(with_reference=not no_reference, renormalize=renormalize, samples=samples, tree=tree,
+                              max_tokens=judge_max_tokens, tow_results=from_),
         concurrency=parallel,
         progress=not no_progress,
         redo_failed=redo_failed,

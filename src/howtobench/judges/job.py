@@ -76,6 +76,27 @@ def build_judge(method: str, client: LLMClient | None, options: dict[str, Any]) 
         raise JudgeError(f"method {method!r} does not take the options {sorted(options)}: {exc}") from exc
 
 
+def judge_options(*, with_reference: bool = True, renormalize: bool = False, samples: int = 1,
+                  tree: Path | str | None = None, max_tokens: int | None = None,
+                  tow_results: Path | None = None) -> dict[str, Any]:
+    """Only the options the user changed from their defaults, so methods that do not take them are not bothered
+    (`build_judge` rejects an option a method does not know). Shared by `howtobench judge` and the inspect task."""
+    options: dict[str, Any] = {}
+    if not with_reference:
+        options["with_reference"] = False
+    if renormalize:
+        options["renormalize"] = True
+    if samples > 1:
+        options["samples"] = samples
+    if tree is not None:
+        options["tree"] = tree
+    if max_tokens is not None:
+        options["max_tokens"] = max_tokens
+    if tow_results is not None:
+        options["tow_results"] = tow_results
+    return options
+
+
 def select_pairs(job: JudgeJob) -> list[tuple[Item, Writing]]:
     """The (item, writing) pairs to judge, in item order then writing order."""
     items = select_items(load_items(job.data_dir, job.tasks), job.tasks, job.genres, job.limit,
