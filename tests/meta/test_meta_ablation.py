@@ -9,7 +9,7 @@ from meta_helpers import judgment
 
 from howtobench.judges.base import Judgment, LeafResult
 from howtobench.meta.ablation import ablation_rows, leaf_counts, recompute_root, variants
-from howtobench.meta.correlate import BootstrapSettings, correlate_method
+from howtobench.meta.correlate import CorrelationSettings, correlate_method
 
 LEAVES = {"content": 4, "format": 3, "impression": 1}
 
@@ -47,7 +47,7 @@ def test_ablation_rows_correlations() -> None:
             human[(f"i{i}", m)] = 1.0 + k
     js.append(judgment("i0", "e", None, nodes={"content": 9.0}))  # failed overall: left out everywhere
     human[("i0", "e")] = 5.0
-    rows = {r.method: r for r in ablation_rows(js, human, BootstrapSettings(n_boot=50))}
+    rows = {r.method: r for r in ablation_rows(js, human, CorrelationSettings(n_boot=50))}
     assert rows["w Content"].cells[("system", "guide", "pearson")].value == pytest.approx(1.0)
     assert rows["w Format"].cells[("sample", "all", "kendall")].value == pytest.approx(-1.0)
     # w/o Content: (3 * (9 - k) + 5) / 4 decreases with k -> perfectly anti-correlated
@@ -85,7 +85,7 @@ def test_renormalised_judgments_count_only_scored_leaves() -> None:
         assert recompute_root(j, set(j.nodes)) == pytest.approx(j.score)
     # the full-tree row of Table 5 is the `meta correlate` row of the same file, cell for cell
     human = {(j.item_id, j.model): float((7 * n) % 5 + 1) for n, j in enumerate(js)}
-    settings = BootstrapSettings(n_boot=50)
+    settings = CorrelationSettings(n_boot=50)
     full = ablation_rows(js, human, settings)[0]
     (plain,) = correlate_method("tow", js, human, settings)
     assert full.cells == plain.cells

@@ -38,6 +38,16 @@ def test_correlate_json(tmp_path: Path) -> None:
     row = system["rows"][0]
     assert row["Method"] == "tow" and row["Open ρ"] == 1.0 and row["All τ"] == 1.0
     assert row["Comp ρ"] is None
+    assert (row["interval"], row["items used"], row["Open items"]) == (
+        "BCa 95% bootstrap over items, 50×", "common: items rated for every model", 4)
+    out = CliRunner().invoke(app, ["meta", "correlate", str(results), "--human", str(human), "--format", "json",
+                                   "--bootstrap", "50", "--interval", "percentile", "--items", "available"])
+    assert out.exit_code == 0, out.output
+    row = json.loads(out.output)[0]["rows"][0]
+    assert (row["interval"], row["items used"]) == ("percentile 95% bootstrap over items, 50×",
+                                                    "available: each model's own rated items")
+    out = CliRunner().invoke(app, ["meta", "correlate", str(results), "--human", str(human), "--interval", "basic"])
+    assert out.exit_code != 0 and "interval must be one of bca, percentile" in out.output
     assert sample["title"].startswith("Correlation with human ratings (sample")
 
 
@@ -60,7 +70,8 @@ def test_ablation_cli_markdown(tmp_path: Path) -> None:
     out = CliRunner().invoke(app, ["meta", "ablation", str(tow), "--human", str(human), "--format", "markdown",
                                    "--level", "system", "--bootstrap", "20"])
     assert out.exit_code == 0, out.output
-    assert "**Ablation of ToW nodes (system level)**" in out.output
+    title = "**Ablation of ToW nodes (system level; common: items rated for every model; BCa 95% intervals)**"
+    assert title in out.output
     assert "| w Content | - | - | - | - | - | - | - | 1.00 [1.00, 1.00]" in out.output
 
 
@@ -101,4 +112,4 @@ def test_correlate_without_ci(tmp_path: Path) -> None:
     assert out.exit_code == 0, out.output
     header, row = out.stdout.splitlines()[:2]
     assert header.startswith("Method,Cost ($),Comp ρ,Comp τ,Comp σ,Guide ρ") and "low" not in header
-    assert row == "tow,-,-,-,-,-,-,-,1.00,1.00,1.00,1.00,1.00,1.00"
+    assert row == "tow,-,-,-,-,-,-,-,1.00,1.00,1.00,1.00,1.00,1.00,0,0,4,4,none,per item: the models rated on it"

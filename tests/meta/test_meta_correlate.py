@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from meta_helpers import judgment, sampled
 from scipy import stats
 
 from howtobench.meta.correlate import (
-    BootstrapSettings,
+    CorrelationSettings,
     correlate_method,
     correlate_scores,
-    correlation_table,
 )
+from howtobench.meta.correlate_table import correlation_table
 from howtobench.meta.stats import kendall_rows, pearson_rows, spearman_rows
 
 MODELS = ["a", "b", "c", "d"]
-FAST = BootstrapSettings(n_boot=200, seed=7)
+FAST = CorrelationSettings(n_boot=200, seed=7)
+PCT = CorrelationSettings(n_boot=200, seed=7, interval="percentile")
 
 
 def test_row_functions_match_scipy_with_ties() -> None:
@@ -45,7 +48,9 @@ def test_known_values_system_and_sample_level() -> None:
     judge[("i2", "c")], judge[("i2", "d")] = 7.0, 9.0  # i2 judged a<b<c<d: one discordant pair of 6
     tasks = {"i1": "guide", "i2": "guide", "i3": "completion"}
     cells, n_items, n_models = correlate_scores(judge, human, tasks, FAST)
-    assert n_items == {"completion": 1, "guide": 2, "open": 0, "all": 3} and n_models["guide"] == 4
+    assert n_items == {(level, task): n for level in ("system", "sample")
+                       for task, n in (("completion", 1), ("guide", 2), ("all", 3))}
+    assert n_models["guide"] == 4
     # sample level, guide: mean of i1 (perfect) and i2 (tau = (5-1)/6, rho = 0.8, r = 0.8)
     assert cells[("sample", "guide", "kendall")].value == pytest.approx((1 + 4 / 6) / 2)
     assert cells[("sample", "guide", "spearman")].value == pytest.approx((1 + 0.8) / 2)
@@ -68,7 +73,7 @@ def test_bootstrap_is_seeded_and_brackets_the_estimate() -> None:
     assert first == again
     for est in first.values():
         assert est.low <= est.value <= est.high or np.isnan(est.value)
-    other, _, _ = correlate_scores(judge, human, tasks, BootstrapSettings(n_boot=200, seed=8))
+    other, _, _ = correlate_scores(judge, human, tasks, CorrelationSettings(n_boot=200, seed=8))
     assert other[("sample", "all", "pearson")].low != first[("sample", "all", "pearson")].low
 
 
@@ -97,7 +102,106 @@ def test_failed_scores_are_left_out_and_table_shape() -> None:
     assert row.n_models["all"] == 4
     table = correlation_table([row], "system")
     assert table.columns[:5] == ["Method", "Cost ($)", "Comp ρ", "Comp τ", "Comp σ"]
-    assert len(table.columns) == 14
-    assert table.rows[0][-1].startswith("1.00 [")
+    assert table.columns[14:] == ["Comp items", "Guide items", "Open items", "All items", "interval", "items used"]
+    assert table.rows[0][13].startswith("1.00 [")
+    # i1 lost model a's judgment, so only i2 and i3 (all judged as guide) are judged and rated for every model
+    assert table.rows[0][14:] == [0, 2, 0, 2, "BCa 95% bootstrap over items, 200×",
+                                  "common: items rated for every model"]
+    assert "(system level; common: items rated for every model; BCa 95% intervals)" in table.title
     cols = correlation_table([row], "sample", ci="columns")
     assert cols.columns[2:5] == ["Comp ρ", "Comp ρ low", "Comp ρ high"]
+
+
+def _exact_mean(values: list[float]) -> float:
+    """The mean of the decimal numbers as written, exactly (Fraction), then to float: equal means are equal floats."""
+    return float(sum(Fraction(str(v)) for v in values) / len(values))
+
+
+def test_equal_model_means_are_ties() -> None:
+    # a's judge scores 1.1, 8.2, 1.2 average exactly 3.5 (b's mean), but summed in floats they give 3.4999999999999996
+    judge_scores = {"a": [1.1, 8.2, 1.2], "b": [3.5] * 3, "c": [2.0] * 3, "d": [5.0] * 3, "e": [4.0] * 3}
+    human_scores = {"a": 3.0, "b": 4.0, "c": 2.0, "d": 5.0, "e": 1.0}
+    assert np.mean(judge_scores["a"]) != 3.5  # the rounding error this test is about
+    judge = {(f"i{k}", m): v[k] for m, v in judge_scores.items() for k in range(3)}
+    human = {(f"i{k}", m): v for m, v in human_scores.items() for k in range(3)}
+    cells, _, _ = correlate_scores(judge, human, dict.fromkeys(["i0", "i1", "i2"], "guide"), PCT)
+    models = sorted(judge_scores)
+    jm = [_exact_mean(judge_scores[m]) for m in models]
+    hm = [human_scores[m] for m in models]
+    assert cells[("system", "guide", "kendall")].value == pytest.approx(stats.kendalltau(jm, hm)[0], abs=1e-12)
+    assert cells[("system", "guide", "spearman")].value == pytest.approx(stats.spearmanr(jm, hm)[0], abs=1e-12)
+    assert cells[("system", "guide", "pearson")].value == pytest.approx(stats.pearsonr(jm, hm)[0], abs=1e-9)
+    # tau-b with the a/b tie: 6 concordant, 3 discordant, one judge tie -> 3 / sqrt(9 * 10)
+    assert cells[("system", "guide", "kendall")].value == pytest.approx(3 / np.sqrt(90))
+
+
+def test_system_means_use_the_items_rated_for_every_model() -> None:
+    human = {(f"i{i}", m): float(v) for i, row in enumerate([[1, 2, 3], [2, 4, 1], [3, 1, 5]])
+             for m, v in zip("abc", row, strict=True)}
+    judge = {key: value + 0.5 * (key[1] == "a") for key, value in human.items()}
+    del human[("i2", "c")]  # c has no rating on i2: the common items are i0 and i1
+    tasks = dict.fromkeys(["i0", "i1", "i2"], "open")
+    cells, n_items, _ = correlate_scores(judge, human, tasks, PCT)
+    assert n_items[("system", "open")] == 2 and n_items[("sample", "open")] == 3
+    common_j = [np.mean([judge[(i, m)] for i in ("i0", "i1")]) for m in "abc"]
+    common_h = [np.mean([human[(i, m)] for i in ("i0", "i1")]) for m in "abc"]
+    assert cells[("system", "open", "pearson")].value == pytest.approx(stats.pearsonr(common_j, common_h)[0])
+    # the earlier behaviour, each model over its own rated items, stays available as an option
+    available = CorrelationSettings(n_boot=200, seed=7, interval="percentile", items="available")
+    old, old_n, _ = correlate_scores(judge, human, tasks, available)
+    own_j = [np.mean([judge[k] for k in human if k[1] == m]) for m in "abc"]
+    own_h = [np.mean([human[k] for k in human if k[1] == m]) for m in "abc"]
+    assert old[("system", "open", "pearson")].value == pytest.approx(stats.pearsonr(own_j, own_h)[0])
+    assert old_n[("system", "open")] == 3
+    assert old[("system", "open", "pearson")].value != pytest.approx(cells[("system", "open", "pearson")].value)
+
+
+def _random_ratings(n_items: int, n_models: int, seed: int, noise: float = 1.5,
+                    spread: float = 1.5) -> tuple[np.ndarray, np.ndarray]:
+    """Half-point human means (two raters on 1-5) and integer judge scores (1-10) that follow them with noise."""
+    rng = np.random.default_rng(seed)
+    quality = np.linspace(3 - spread, 3 + spread, n_models)
+    human = np.clip(np.round(2 * (quality + rng.normal(0, 1.0, (n_items, n_models)))) / 2, 1, 5)
+    judge = np.clip(np.round(2 * human + rng.normal(0, noise, human.shape)), 1, 10)
+    return judge, human
+
+
+def _keyed(judge: np.ndarray, human: np.ndarray) -> tuple[dict[tuple[str, str], float], ...]:
+    n, k = judge.shape
+    keys = [(f"i{i:02d}", f"m{m}") for i in range(n) for m in range(k)]
+    return {key: judge[i // k, i % k] for i, key in enumerate(keys)}, {key: human[i // k, i % k] for i, key in
+                                                                      enumerate(keys)}
+
+
+@pytest.mark.parametrize("metric", ["pearson", "kendall", "spearman"])
+def test_bca_intervals_match_scipy_bootstrap(metric: str) -> None:
+    judge, human = _random_ratings(16, 6, seed=11)
+    n, n_boot, seed = judge.shape[0], 200, 5
+    settings = CorrelationSettings(n_boot=n_boot, seed=seed)
+    cells, _, _ = correlate_scores(*_keyed(judge, human), {f"i{i:02d}": "open" for i in range(n)}, settings)
+    scipy_fn = {"pearson": stats.pearsonr, "kendall": stats.kendalltau, "spearman": stats.spearmanr}[metric]
+    per_item = np.array([scipy_fn(judge[r], human[r])[0] for r in range(n)])
+
+    def system(idx: np.ndarray) -> float:  # means of half-points over the same n: equal means are equal floats
+        return float(scipy_fn(judge[idx].mean(axis=0), human[idx].mean(axis=0))[0])
+
+    def sample(idx: np.ndarray) -> float:
+        return float(np.nanmean(per_item[idx]))
+
+    for level, statistic in (("system", system), ("sample", sample)):
+        expected = stats.bootstrap((np.arange(n),), statistic, n_resamples=n_boot, method="BCa", vectorized=False,
+                                   rng=np.random.default_rng(seed)).confidence_interval
+        est = cells[(level, "open", metric)]
+        assert est.value == pytest.approx(statistic(np.arange(n)), abs=1e-9)
+        assert (est.low, est.high) == pytest.approx((expected.low, expected.high), abs=1e-9), level
+
+
+def test_bca_corrects_the_low_bias_of_percentile_intervals_at_system_level() -> None:
+    """Resampling items adds noise to model means and pulls r down: the percentile interval misses r itself."""
+    judge, human = _random_ratings(30, 9, seed=0, noise=2.0, spread=0.8)
+    tasks = {f"i{i:02d}": "open" for i in range(30)}
+    pct, _, _ = correlate_scores(*_keyed(judge, human), tasks, CorrelationSettings(interval="percentile"))
+    bca, _, _ = correlate_scores(*_keyed(judge, human), tasks, CorrelationSettings())
+    p, b = pct[("system", "all", "pearson")], bca[("system", "all", "pearson")]
+    assert p.value == b.value and p.high < p.value
+    assert b.low > p.low and b.high > p.high  # BCa moves the interval up by the bias the bootstrap shows

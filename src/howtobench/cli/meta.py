@@ -13,7 +13,8 @@ from rich.console import Console
 
 from howtobench.errors import DataError
 from howtobench.meta.ablation import ablation_rows
-from howtobench.meta.correlate import BootstrapSettings, correlate_results, correlation_table
+from howtobench.meta.correlate import CorrelationSettings, correlate_results
+from howtobench.meta.correlate_table import correlation_table
 from howtobench.meta.human import agreement, average_scores, load_ratings
 from howtobench.meta.inconsistency import (
     SIGMA_FORMULAS,
@@ -68,6 +69,18 @@ LevelOpt = Annotated[
     list[str] | None,
     typer.Option("--level", help="Which tables: system, sample (repeatable; default both)."),
 ]
+IntervalOpt = Annotated[
+    str,
+    typer.Option("--interval", help="bca (default): bias-corrected and accelerated bootstrap interval, which "
+                 "corrects the downward pull of resampling on system-level correlations; percentile: plain "
+                 "2.5/97.5% quantiles of the resamples. The method is named in the output."),
+]
+ItemsOpt = Annotated[
+    str,
+    typer.Option("--items", help="System level: common (default) averages every model over the items that have a "
+                 "judge score and a human rating for every model (their number is shown); available averages "
+                 "each model over its own rated items."),
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -89,6 +102,13 @@ def _ci_style(show: bool, fmt: str) -> str:
     return "columns" if fmt in ("json", "csv") else "inline"
 
 
+def _settings(bootstrap: int, seed: int, interval: str, items: str) -> CorrelationSettings:
+    try:
+        return CorrelationSettings(n_boot=bootstrap, seed=seed, interval=interval, items=items)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
 def _human_scores(path: Path, strict: bool, console: Console, dim: str | None = None) -> dict[tuple[str, str], float]:
     report = SkipReport()
     ratings = load_ratings(path, strict=strict, report=report)
@@ -107,19 +127,24 @@ def correlate_cmd(
     level: LevelOpt = None,
     seed: SeedOpt = 0,
     bootstrap: BootOpt = 1000,
+    interval: IntervalOpt = "bca",
+    items: ItemsOpt = "common",
     show_ci: CiOpt = True,
     fmt: FormatOpt = "table",
     strict: StrictOpt = False,
 ) -> None:
     """Pearson ρ, Kendall τ, Spearman σ of every method against humans, per task and All (Table 3).
 
-    System level correlates per-model mean scores; sample level correlates models within each item and
-    averages over items. Intervals are 95% bootstrap percentiles over items. Self-consistency files
-    (n > 1 samples per judgment) give worst / best / mean rows. Cost sums the recorded usage.
+    System level correlates per-model mean scores (by default over the items rated for every model; equal
+    means are ties); sample level correlates models within each item and averages over items. Intervals are
+    95% BCa bootstrap intervals over items (--interval). Self-consistency files (n > 1 samples per judgment)
+    give worst / best / mean rows. Cost sums the recorded usage. Every table names its interval method and
+    item policy and counts the items used.
     """
+    settings = _settings(bootstrap, seed, interval, items)
     err = Console(stderr=True)
     scores = _human_scores(human, strict, err, human_dim)
-    rows = correlate_results(load_results(results, strict=strict), scores, BootstrapSettings(bootstrap, seed))
+    rows = correlate_results(load_results(results, strict=strict), scores, settings)
     ci = _ci_style(show_ci, fmt)
     print_tables([correlation_table(rows, lv, ci) for lv in (level or ["system", "sample"])], fmt)
 
@@ -150,20 +175,24 @@ def ablation_cmd(
     level: LevelOpt = None,
     seed: SeedOpt = 0,
     bootstrap: BootOpt = 1000,
+    interval: IntervalOpt = "bca",
+    items: ItemsOpt = "common",
     show_ci: CiOpt = True,
     fmt: FormatOpt = "table",
     strict: StrictOpt = False,
 ) -> None:
     """Table 5: the ToW root recomputed without each node (w/o) and with each node alone (w), vs humans.
 
-    Uses the tree's own rule (node scores averaged, weighted by their number of leaves), so no model is called.
+    Uses the tree's own rule (node scores averaged, weighted by their number of scored leaves), so no model is
+    called; correlations as `meta correlate` computes them (same --interval and --items).
     """
+    settings = _settings(bootstrap, seed, interval, items)
     err = Console(stderr=True)
     scores = _human_scores(human, strict, err)
     report = SkipReport()
     judgments = load_judgments(results, strict=strict, report=report)
     _warn_skipped(err, report)
-    rows = ablation_rows(judgments, scores, BootstrapSettings(bootstrap, seed))
+    rows = ablation_rows(judgments, scores, settings)
     ci = _ci_style(show_ci, fmt)
     tables = [correlation_table(rows, lv, ci, title="Ablation of ToW nodes") for lv in (level or ["system", "sample"])]
     print_tables(tables, fmt)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 
 from howtobench.judges.base import Judgment
-from howtobench.meta.correlate import BootstrapSettings, CorrelationRow, Scores, score_row
+from howtobench.meta.correlate import CorrelationRow, CorrelationSettings, Scores, score_row
 
 PAPER_NODES: tuple[str, ...] = ("content", "format", "impression")
 
@@ -65,10 +65,10 @@ def ablation_scores(judgments: list[Judgment], keep: set[str]) -> Scores:
 
 
 def ablation_rows(
-    judgments: list[Judgment], human: Scores, settings: BootstrapSettings | None = None
+    judgments: list[Judgment], human: Scores, settings: CorrelationSettings | None = None
 ) -> list[CorrelationRow]:
     """Table 5: one correlation row per variant."""
-    settings = settings or BootstrapSettings()
+    settings = settings or CorrelationSettings()
     tasks = {j.item_id: j.task for j in judgments}
     return [
         score_row(label, None, ablation_scores(judgments, keep), human, tasks, settings)

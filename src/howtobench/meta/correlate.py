@@ -1,11 +1,20 @@
 """Judge vs human correlations at system and sample level, per task and All (the shape of Table 3).
 
-System level: for each model, the mean judge score and the mean human score over the items of
-the task that both rated; Pearson / Kendall / Spearman across models. Sample level: for each item,
-the correlation across the models both rated, then the mean over items; an item whose judge or human
-scores do not vary has no correlation and is left out of that mean (as scipy gives NaN for it). 95%
-intervals are percentile intervals of a seeded bootstrap over items (the unit that was sampled when the
-meta-evaluation set was drawn); near +-1 a percentile interval can sit just below the point estimate.
+System level: for each model, the mean judge score and the mean human score over the task's items;
+Pearson / Kendall tau-b / Spearman across models. Which items (`ITEM_POLICIES`): by default ("common")
+only the items with a judge score and a human rating for every model, so all models are averaged over
+the same items (their number is reported); "available" averages each model over its own rated items
+(the earlier behaviour). Model means are rounded to `stats.TIE_DECIMALS` decimals before they are
+ranked, so exactly tied means (7/2 and 7/2) are ties for Kendall's and Spearman's corrections.
+
+Sample level: for each item, the correlation across the models both rated, then the mean over items; an
+item whose judge or human scores do not vary has no correlation and is left out of that mean (as scipy
+gives NaN for it).
+
+Intervals come from a seeded bootstrap over items (the unit that was sampled when the meta-evaluation
+set was drawn): BCa by default, because resampling items adds noise to the model means, which pulls a
+system-level correlation down so that a percentile interval can exclude its own estimate; "percentile"
+is an option. Every table names the interval method and the item policy.
 
 Self-consistency results (judgments with n > 1 samples) give three rows: worst / best (min / max
 over sample indices of the correlation obtained with only that sample's scores, per cell) and the
@@ -23,22 +32,51 @@ import numpy as np
 from howtobench.errors import DataError
 from howtobench.judges.base import Judgment
 from howtobench.meta.human import WritingKey
-from howtobench.meta.stats import METRICS, SYMBOLS, Estimate, percentile_ci, resample_indices
-from howtobench.report.tables import Table
+from howtobench.meta.stats import (
+    INTERVALS,
+    METRICS,
+    TIE_DECIMALS,
+    Estimate,
+    interval,
+    resample_indices,
+    tie_round,
+)
 
 Scores = dict[WritingKey, float]
 LEVELS: tuple[str, ...] = ("system", "sample")
 TASKS: tuple[str, ...] = ("completion", "guide", "open", "all")
 TASK_LABELS: dict[str, str] = {"completion": "Comp", "guide": "Guide", "open": "Open", "all": "All"}
+ITEM_POLICIES: dict[str, str] = {
+    "common": "items rated for every model",
+    "available": "each model's own rated items",
+}
+"""System-level item policies by name -> how the output describes them."""
 CellKey = tuple[str, str, str]
 """(level, task, metric)."""
+CountKey = tuple[str, str]
+"""(level, task)."""
 
 
 @dataclass(frozen=True)
-class BootstrapSettings:
+class CorrelationSettings:
+    """How correlations and their intervals are computed; every table built from them names these choices."""
+
     n_boot: int = 1000
     seed: int = 0
     level: float = 0.95
+    interval: str = "bca"
+    items: str = "common"
+    tie_decimals: int = TIE_DECIMALS
+
+    def __post_init__(self) -> None:
+        if self.interval not in INTERVALS:
+            raise ValueError(f"interval must be one of {', '.join(INTERVALS)}, not {self.interval!r}")
+        if self.items not in ITEM_POLICIES:
+            raise ValueError(f"items must be one of {', '.join(ITEM_POLICIES)}, not {self.items!r}")
+
+    @property
+    def interval_label(self) -> str:
+        return f"{INTERVALS[self.interval]} {self.level:.0%}"
 
 
 @dataclass
@@ -48,8 +86,10 @@ class CorrelationRow:
     method: str
     cost_usd: float | None
     cells: dict[CellKey, Estimate] = field(default_factory=dict)
-    n_items: dict[str, int] = field(default_factory=dict)
+    n_items: dict[CountKey, int] = field(default_factory=dict)
+    """Items each (level, task) used: at system level under the item policy, at sample level every rated item."""
     n_models: dict[str, int] = field(default_factory=dict)
+    settings: CorrelationSettings = field(default_factory=CorrelationSettings)
 
 
 def _matrices(scores: Scores, human: Scores, items: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -74,18 +114,49 @@ def _nanmean(a: np.ndarray, axis: int) -> np.ndarray:
         return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
-def _system(judge: np.ndarray, hum: np.ndarray, idx: np.ndarray, settings: BootstrapSettings) -> dict[str, Estimate]:
-    """Per-model means over (resampled) items, correlated across models."""
-    point_j, point_h = _nanmean(judge, 0)[None, :], _nanmean(hum, 0)[None, :]
-    keep = np.isfinite(point_j[0]) & np.isfinite(point_h[0])
-    boot_j = _nanmean(judge[idx][:, :, keep], 1)
-    boot_h = _nanmean(hum[idx][:, :, keep], 1)
+def leave_one_out_means(a: np.ndarray) -> np.ndarray:
+    """Row i: the column means of `a` (items x columns, NaN = missing) without item i (the jackknife of a mean)."""
+    finite = np.isfinite(a)
+    values = np.where(finite, a, 0.0)
+    rest = finite.sum(axis=0) - finite
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: np.ndarray = np.where(rest > 0, (values.sum(axis=0) - values) / np.maximum(rest, 1), np.nan)
+    return out
+
+
+def _undefined() -> dict[str, Estimate]:
+    return {name: Estimate(float("nan")) for name in METRICS}
+
+
+def system_items(judge: np.ndarray, hum: np.ndarray, policy: str) -> np.ndarray:
+    """Which items enter the model means: all of them, or ("common") those with both scores for every model."""
+    if policy == "common":
+        out: np.ndarray = np.isfinite(judge).all(axis=1) & np.isfinite(hum).all(axis=1)
+        return out
+    return np.ones(judge.shape[0], dtype=bool)
+
+
+def _system(judge: np.ndarray, hum: np.ndarray, s: CorrelationSettings) -> tuple[dict[str, Estimate], int]:
+    """Per-model means over the policy's (resampled) items, correlated across models; also the items used."""
+    rows = system_items(judge, hum, s.items)
+    judge, hum = judge[rows], hum[rows]
+    keep = np.isfinite(_nanmean(judge, 0)) & np.isfinite(_nanmean(hum, 0))
+    if keep.sum() < 2:
+        return _undefined(), int(rows.sum())
+    judge, hum = judge[:, keep], hum[:, keep]
+    idx = resample_indices(judge.shape[0], s.n_boot, s.seed)
+
+    def means(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return tie_round(a, s.tie_decimals), tie_round(b, s.tie_decimals)
+
+    point = means(_nanmean(judge, 0)[None, :], _nanmean(hum, 0)[None, :])
+    boot = means(_nanmean(judge[idx], 1), _nanmean(hum[idx], 1))
+    jack = means(leave_one_out_means(judge), leave_one_out_means(hum))
     out = {}
     for name, fn in METRICS.items():
-        value = float(fn(point_j[:, keep], point_h[:, keep])[0]) if keep.sum() >= 2 else float("nan")
-        reps = fn(boot_j, boot_h) if keep.sum() >= 2 else np.array([np.nan])
-        out[name] = Estimate(value, *percentile_ci(reps, settings.level))
-    return out
+        value = float(fn(*point)[0])
+        out[name] = Estimate(value, *interval(s.interval, fn(*boot), value, fn(*jack), s.level))
+    return out, int(rows.sum())
 
 
 def per_item(judge: np.ndarray, hum: np.ndarray, metric: str) -> np.ndarray:
@@ -102,35 +173,37 @@ def per_item(judge: np.ndarray, hum: np.ndarray, metric: str) -> np.ndarray:
     return out
 
 
-def _sample(judge: np.ndarray, hum: np.ndarray, idx: np.ndarray, settings: BootstrapSettings) -> dict[str, Estimate]:
-    """Mean over items of the per-item correlation; bootstrap resamples the per-item values."""
+def _sample(judge: np.ndarray, hum: np.ndarray, s: CorrelationSettings) -> tuple[dict[str, Estimate], int]:
+    """Mean over items of the per-item correlation; the bootstrap resamples the per-item values."""
+    judge, hum = tie_round(judge, s.tie_decimals), tie_round(hum, s.tie_decimals)
+    idx = resample_indices(judge.shape[0], s.n_boot, s.seed)
     out = {}
     for name in METRICS:
         c = per_item(judge, hum, name)
         value = float(np.nanmean(c)) if np.isfinite(c).any() else float("nan")
-        out[name] = Estimate(value, *percentile_ci(_nanmean(c[idx], 1), settings.level))
-    return out
+        jack = leave_one_out_means(c[:, None])[:, 0]
+        out[name] = Estimate(value, *interval(s.interval, _nanmean(c[idx], 1), value, jack, s.level))
+    return out, judge.shape[0]
 
 
 def correlate_scores(
-    scores: Scores, human: Scores, item_tasks: dict[str, str], settings: BootstrapSettings | None = None
-) -> tuple[dict[CellKey, Estimate], dict[str, int], dict[str, int]]:
-    """Every (level, task, metric) cell for one set of judge scores, plus items and models used per task."""
-    settings = settings or BootstrapSettings()
+    scores: Scores, human: Scores, item_tasks: dict[str, str], settings: CorrelationSettings | None = None
+) -> tuple[dict[CellKey, Estimate], dict[CountKey, int], dict[str, int]]:
+    """Every (level, task, metric) cell of one set of judge scores; items per (level, task); models per task."""
+    settings = settings or CorrelationSettings()
     cells: dict[CellKey, Estimate] = {}
-    n_items: dict[str, int] = {}
+    n_items: dict[CountKey, int] = {}
     n_models: dict[str, int] = {}
     rated = {i for (i, m) in scores if (i, m) in human}
     for task in TASKS:
         items = sorted(i for i in rated if task == "all" or item_tasks.get(i) == task)
-        n_items[task] = len(items)
         if not items:
             continue
         judge, hum, models = _matrices(scores, human, items)
         n_models[task] = len(models)
-        idx = resample_indices(len(items), settings.n_boot, settings.seed)
         for level, fn in (("system", _system), ("sample", _sample)):
-            for metric, est in fn(judge, hum, idx, settings).items():
+            estimates, n_items[(level, task)] = fn(judge, hum, settings)
+            for metric, est in estimates.items():
                 cells[(level, task, metric)] = est
     return cells, n_items, n_models
 
@@ -168,15 +241,17 @@ def total_cost(judgments: list[Judgment], human: Scores) -> float | None:
 
 
 def score_row(name: str, cost: float | None, scores: Scores, human: Scores, tasks: dict[str, str],
-              settings: BootstrapSettings) -> CorrelationRow:
+              settings: CorrelationSettings) -> CorrelationRow:
     """One table row from one set of judge scores."""
     cells, n_items, n_models = correlate_scores(scores, human, tasks, settings)
-    return CorrelationRow(name, cost, cells, n_items, n_models)
+    return CorrelationRow(name, cost, cells, n_items, n_models, settings)
 
 
 def _extreme(rows: list[CorrelationRow], name: str, cost: float | None, pick: str) -> CorrelationRow:
-    """Per cell, the sample index whose point estimate is lowest ('worst') or highest ('best')."""
-    out = CorrelationRow(name, cost, n_items=rows[0].n_items, n_models=rows[0].n_models)
+    """Per cell, the sample index whose point estimate is lowest ('worst') or highest ('best').
+
+    Item counts are the first sample's (under the "common" policy each sample's failures can differ)."""
+    out = CorrelationRow(name, cost, n_items=rows[0].n_items, n_models=rows[0].n_models, settings=rows[0].settings)
     for key in rows[0].cells:
         candidates = [r.cells[key] for r in rows if key in r.cells and np.isfinite(r.cells[key].value)]
         if candidates:
@@ -186,10 +261,10 @@ def _extreme(rows: list[CorrelationRow], name: str, cost: float | None, pick: st
 
 
 def correlate_method(
-    method: str, judgments: list[Judgment], human: Scores, settings: BootstrapSettings | None = None
+    method: str, judgments: list[Judgment], human: Scores, settings: CorrelationSettings | None = None
 ) -> list[CorrelationRow]:
     """Table 3 rows of one method: one row, or worst / best / SC-mean rows when it sampled n > 1 times."""
-    settings = settings or BootstrapSettings()
+    settings = settings or CorrelationSettings()
     tasks = {j.item_id: j.task for j in judgments}
     cost = total_cost(judgments, human)
     n = max((len(j.samples) for j in judgments), default=0)
@@ -205,7 +280,7 @@ def correlate_method(
 
 
 def correlate_results(
-    results: dict[str, list[Judgment]], human: Scores, settings: BootstrapSettings | None = None
+    results: dict[str, list[Judgment]], human: Scores, settings: CorrelationSettings | None = None
 ) -> list[CorrelationRow]:
     """All methods' rows, in the order the results were given; a DataError when no judged writing was rated."""
     if not any((j.item_id, j.model) in human for js in results.values() for j in js):
@@ -214,37 +289,3 @@ def correlate_results(
             "the ratings (e.g. infer_354 / gpt-4o-2024-11-20)"
         )
     return [row for method, js in results.items() for row in correlate_method(method, js, human, settings)]
-
-
-def _cell_columns(ci: str) -> list[tuple[str, str, str | None]]:
-    parts: list[str | None] = [None, "low", "high"] if ci == "columns" else [None]
-    return [(t, m, p) for t in TASKS for m in METRICS for p in parts]
-
-
-def correlation_table(rows: list[CorrelationRow], level: str, ci: str = "inline", title: str | None = None) -> Table:
-    """Table 3 layout for one level; `ci` is 'inline' ('0.93 [0.85, 0.97]'), 'columns' (numeric lo/hi) or 'none'."""
-    cols = _cell_columns(ci)
-    header = ["Method", "Cost ($)"] + [
-        f"{TASK_LABELS[t]} {SYMBOLS[m]}" + ("" if part is None else f" {part}") for t, m, part in cols
-    ]
-    table = Table(title=f"{title or 'Correlation with human ratings'} ({level} level)", columns=header)
-    for row in rows:
-        cells: list[object] = [row.method, row.cost_usd]
-        for task, metric, part in cols:
-            est = row.cells.get((level, task, metric))
-            cells.append(_cell(est, part, ci))
-        table.add_row(*cells)
-    n_items = ", ".join(f"{TASK_LABELS[t]} {rows[0].n_items.get(t, 0)}" for t in TASKS) if rows else ""
-    ci_note = "" if ci == "none" else "; 95% bootstrap CIs over items"
-    table.notes.append(f"items with human ratings: {n_items}{ci_note}")
-    return table
-
-
-def _cell(est: Estimate | None, part: str | None, ci: str) -> object:
-    if est is None:
-        return None
-    if part is not None:
-        return est.low if part == "low" else est.high
-    if ci == "inline" and np.isfinite(est.value):
-        return f"{est.value:.2f} [{est.low:.2f}, {est.high:.2f}]"
-    return est.value
