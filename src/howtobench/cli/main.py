@@ -30,6 +30,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "report",
     "headings",
     "meta",
+    "rate",
     "analyze",
     "perturb",
     "robustness",
