@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,8 @@ from aiohttp.test_utils import TestClient, TestServer
 from rate_helpers import ClientFactory, write_writings
 
 from howtobench.rate.app import build_app
-from howtobench.rate.study import Study, StudySettings, create_study
+from howtobench.rate.store import DB_NAME
+from howtobench.rate.study import Study, StudySettings, create_study, open_study
 
 
 @pytest.fixture
@@ -25,9 +27,22 @@ def study_settings() -> StudySettings:
     return StudySettings()
 
 
+_TEMPLATES: dict[StudySettings, Path] = {}
+
+
 @pytest.fixture
-def study(tmp_path: Path, writings_file: Path, bench_root: Path, study_settings: StudySettings) -> Iterator[Study]:
-    opened = create_study(tmp_path / "study", [writings_file], bench_root, study_settings)
+def study(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, bench_root: Path, study_settings: StudySettings
+) -> Iterator[Study]:
+    """A fresh study on the 10 writings; built once per settings, then copied (reading the benchmark takes time)."""
+    if study_settings not in _TEMPLATES:
+        folder = tmp_path_factory.mktemp("study-template")
+        writings = write_writings(bench_root, folder / "writings.jsonl")
+        create_study(folder / "study", [writings], bench_root, study_settings).close()
+        _TEMPLATES[study_settings] = folder / "study" / DB_NAME
+    (tmp_path / "study").mkdir()
+    shutil.copy(_TEMPLATES[study_settings], tmp_path / "study" / DB_NAME)
+    opened = open_study(tmp_path / "study")
     yield opened
     opened.close()
 
