@@ -11,7 +11,6 @@ import typer
 from rich.console import Console
 
 from howtobench.config import resolve_data_dir
-from howtobench.rate.export import agreement_table, export_study, progress_table
 from howtobench.rate.server import DEFAULT_HOST, DEFAULT_PORT, exposure_warning, serve
 from howtobench.rate.study import open_study, prepare_study
 from howtobench.report.tables import print_tables
@@ -102,6 +101,8 @@ def export_cmd(
     out: Annotated[Path, typer.Option("-o", "--out", dir_okay=False, help="Ratings JSONL to write (replaced).")],
 ) -> None:
     """Write the study's complete ratings as the JSONL `meta correlate --human` and `meta agreement` read."""
+    from howtobench.rate.export import export_study  # scipy via meta: only the commands that need it wait for it
+
     opened = open_study(study)
     try:
         summary = export_study(opened, out)
@@ -119,6 +120,8 @@ def export_cmd(
 @rate_app.command("status")
 def status_cmd(study: StudyOpt, fmt: FormatOpt = "rich") -> None:
     """Per-rater progress and the running agreement (the measures `meta agreement` computes)."""
+    from howtobench.rate.export import agreement_table, progress_table
+
     opened = open_study(study)
     try:
         tables = [progress_table(opened), agreement_table(opened)]

@@ -43,7 +43,19 @@
     }
   }
 
+  // One save in flight per response, so the server applies changes in the order the rater made them;
+  // changes made meanwhile are sent together once it returns.
   async function save(form) {
+    if (form.dataset.busy === "1") { form.dataset.dirty = "1"; return; }
+    form.dataset.busy = "1";
+    do {
+      form.dataset.dirty = "0";
+      await send(form);
+    } while (form.dataset.dirty === "1");
+    form.dataset.busy = "0";
+  }
+
+  async function send(form) {
     setStatus(form, "saving…", "busy");
     let response;
     try {
