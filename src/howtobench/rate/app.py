@@ -117,19 +117,20 @@ async def signin(request: web.Request) -> web.StreamResponse:
         name = check_name(raw if isinstance(raw, str) else "")
     except ValueError as exc:
         return _render(request, "signin.html", status=422, error=str(exc), name=raw if isinstance(raw, str) else "")
-    study = request.app[STUDY]
-    study.store.drop_session(request[SESSION].token)
-    response = web.HTTPSeeOther("/rate")
-    set_cookie(response, new_session(study.store, name))
-    raise response
+    raise _switch_session(request, name, "/rate")
 
 
 async def signout(request: web.Request) -> web.StreamResponse:
-    study = request.app[STUDY]
-    study.store.drop_session(request[SESSION].token)
-    response = web.HTTPSeeOther("/")
-    set_cookie(response, new_session(study.store, None))
-    raise response
+    raise _switch_session(request, None, "/")
+
+
+def _switch_session(request: web.Request, rater: str | None, location: str) -> web.HTTPException:
+    """End the request's session and start a new one (signed in as `rater`, or anonymous): a redirect to raise."""
+    store = request.app[STUDY].store
+    store.drop_session(request[SESSION].token)
+    response = web.HTTPSeeOther(location)
+    set_cookie(response, new_session(store, rater))
+    return response
 
 
 async def rate_entry(request: web.Request) -> web.StreamResponse:
@@ -137,8 +138,8 @@ async def rate_entry(request: web.Request) -> web.StreamResponse:
     study = request.app[STUDY]
     item_id = current_item(study, rater)
     if item_id is None:
-        return _render(request, "queue.html", done=True, progress=progress_view(progress(study, rater)),
-                       groups=progress(study, rater).groups)
+        p = progress(study, rater)
+        return _render(request, "queue.html", done=True, progress=progress_view(p), groups=p.groups)
     raise web.HTTPSeeOther(_item_url(item_id))
 
 
