@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from howtobench.config import EndpointConfig
-from howtobench.data.loader import load_items, load_writings_file
+from howtobench.data.loader import load_items
 from howtobench.data.models import Item, Writing
 from howtobench.errors import DataError, HowtobenchError, JudgeError
 from howtobench.generate import GenerateSettings, build_request, read_generated, safe_file_stem
@@ -28,8 +28,9 @@ from howtobench.run import (
     RunSettings,
     _judge_options,
     _release_writings,
-    _user_writings,
+    generated_writings,
     select_run_items,
+    user_writings,
     writer_sampling,
 )
 
@@ -123,11 +124,11 @@ async def plan_run(settings: RunSettings, prices: Path | None = None) -> list[Es
         gen = GenerateSettings(sampling=writer_sampling(settings), system_prompt=settings.system_prompt)
         writer_estimate, todo = plan_generate(items, out, gen, writer, prices)
         estimates.append(writer_estimate)
-        done = load_writings_file(out, items) if out.exists() else []
+        done = generated_writings(out, items) if out.exists() else []
         generated = [*done, *(stand_in(it, writer) for it in todo)]
         not_yet = len(todo)
     by_id = {it.id: it for it in items}
-    writings = [*release, *_user_writings(settings, all_items), *generated]
+    writings = [*release, *(w for rows in user_writings(settings, items) for w in rows), *generated]
     pairs = [(by_id[w.item_id], w) for w in writings if w.item_id in by_id]
     out = settings.run_dir / "judgments" / f"{settings.method}.jsonl"
     judge = await plan_judge_pairs(settings.method, settings.judge, _judge_options(settings), pairs, out,

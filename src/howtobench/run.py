@@ -3,6 +3,7 @@
     runs/<name>/
       config.yaml              the settings of the run (endpoints without keys)
       writings/<model>.jsonl   what the model under test wrote (release inference format)
+      writings/given/<file>    a copy of the --writings rows the run judged (so the report shows their text)
       judgments/<method>.jsonl one Judgment per (item, model)
       leaderboard.{md,json,csv}
       manifest.json            versions, endpoints, hashes, seeds, data version, tokens and cost per purpose
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -47,11 +49,14 @@ from howtobench.llm.accounting import usage_from_log
 from howtobench.llm.cache import DB_NAME
 from howtobench.llm.client import open_client
 from howtobench.llm.types import LLMClient, SamplingParams, Usage
+from howtobench.outputs import write_text_atomic
 from howtobench.report.html import write_report
 from howtobench.report.leaderboard import Leaderboard, build_leaderboard
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import to_csv, to_json, to_markdown
 from howtobench.session import endpoint_or_local
+
+log = logging.getLogger(__name__)
 
 # The smoke subset. Measured on this 2-core machine, one ToW leaf call on the 270M model costs 5-10 CPU-seconds
 # (a ~350-token prompt suffix after the shared prefix, and grammar-constrained decoding over a 262k vocabulary),
@@ -103,6 +108,7 @@ class RunSettings(BaseModel):
     concurrency: int = Field(default=8, ge=1)
     paper: bool = True
     progress: bool = True
+    strict: bool = False  # a bad --writings row stops the run (default: skipped and counted with file:line)
 
     @property
     def uses_local(self) -> bool:
@@ -165,9 +171,46 @@ def _release_writings(settings: RunSettings, all_items: Sequence[Item]) -> list[
     return load_release_writings(settings.data_dir, tasks, models, items=all_items)
 
 
-def _user_writings(settings: RunSettings, all_items: Sequence[Item]) -> list[Writing]:
-    by_id = {it.id: it for it in all_items}
-    return [w for path in settings.writings for w in load_writings_file(path, by_id)]
+def user_writings(settings: RunSettings, items: Sequence[Item]) -> list[list[Writing]]:
+    """The --writings rows of the selected `items`, per file. A row for an item the filters left out is not bad;
+    a row for no benchmark item at all is (skipped and counted, or stops the run with `strict`)."""
+    if not settings.writings:
+        return []
+    every_item = load_items(settings.data_dir)
+    selected = {it.id for it in items}
+    return [load_writings_file(path, every_item, strict=settings.strict, selected=selected)
+            for path in settings.writings]
+
+
+def generated_writings(path: Path, items: Sequence[Item]) -> list[Writing]:
+    """The run's own generated writings of the selected `items` (an earlier, wider selection is no bad row)."""
+    return load_writings_file(path, selected={it.id for it in items})
+
+
+def copy_given_writings(settings: RunSettings, given: Sequence[Sequence[Writing]]) -> list[Path]:
+    """Keep the --writings rows the run judges in `writings/given/`, so its report shows their text.
+
+    A copy grows with each resume (a row is keyed by item and model); a row whose text changed since the copy is
+    replaced and said, because its judgment (keyed the same way) is the one of the old text.
+    """
+    folder = settings.run_dir / "writings" / "given"
+    stems: dict[str, int] = {}
+    written: list[Path] = []
+    for path, writings in zip(settings.writings, given, strict=True):
+        stem = safe_file_stem(path.stem)
+        stems[stem] = stems.get(stem, 0) + 1
+        target = folder / (f"{stem}.jsonl" if stems[stem] == 1 else f"{stem}-{stems[stem]}.jsonl")
+        rows = {(w.item_id, w.model): w for w in load_writings_file(target)} if target.is_file() else {}
+        changed = [w for w in writings if (old := rows.get((w.item_id, w.model))) and old.output != w.output]
+        if changed:
+            log.warning("%d writings in %s changed since the run copied them to %s; their judgments are of the old "
+                        "text (use another --run-dir to judge the new one)", len(changed), path, target)
+        rows.update({(w.item_id, w.model): w for w in writings})
+        lines = "".join(json.dumps(w.model_dump(mode="json", by_alias=True), ensure_ascii=False) + "\n"
+                        for w in rows.values())
+        write_text_atomic(target, lines)
+        written.append(target)
+    return written
 
 
 # ------------------------------------------------------------------ endpoints and judges
@@ -260,7 +303,7 @@ async def _generate(
         summary = await generate_writings(
             client, items, out, settings=gen, concurrency=writer.concurrency, progress=settings.progress
         )
-    return summary, load_writings_file(out, items)
+    return summary, generated_writings(out, items)
 
 
 async def _judge(
@@ -310,9 +353,11 @@ async def run_benchmark(settings: RunSettings) -> RunResult:
     items = select_run_items(settings, all_items, release)
     if not items:
         raise DataError("the filters select no item")
+    given = user_writings(settings, items)
+    copy_given_writings(settings, given)
     async with _endpoints(settings) as (writer, judge_ep):
         generation, generated = await _generate(settings, writer, items)
-        writings = [*release, *_user_writings(settings, all_items), *generated]
+        writings = [*release, *(w for rows in given for w in rows), *generated]
         judgments = await _judge(settings, judge_ep, _pairs(items, writings))
     board = _leaderboard(settings, judgments, items)
     manifest = build_manifest(settings, writer, judge_ep, items, judgments)

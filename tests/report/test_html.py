@@ -6,6 +6,7 @@ import base64
 import hashlib
 import html
 import json
+import logging
 import re
 import shutil
 import subprocess
@@ -307,6 +308,14 @@ def test_smoke_run_says_so_once(run_dir: Path) -> None:
     page = build_report([run_dir])
     assert page.count(SMOKE_BANNER) == 1
     assert "SMOKE · HoWToBench run demo" in _text(page)
+
+
+def test_failed_generation_lists_are_not_read_as_writings(run_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
+    _write_jsonl(run_dir / "writings" / "alpha.failed.jsonl",
+                 [{"infer_id": "infer_1", "model": "alpha", "error": "empty answer", "raw_text": ""}])
+    with caplog.at_level(logging.WARNING):
+        build_report([run_dir])
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
 def test_unfinished_run_and_bad_paths(run_dir: Path, tmp_path: Path) -> None:

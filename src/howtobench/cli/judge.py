@@ -34,6 +34,7 @@ from .options import (
     ParallelOpt,
     PricesOpt,
     ReplayOpt,
+    StrictOpt,
     SubsetOpt,
     TaskOpt,
     WorkspaceOpt,
@@ -51,7 +52,9 @@ OutOpt = Annotated[Path, typer.Option("-o", "--out", help="Output JSONL, one jud
 ModelsOpt = Annotated[list[str] | None, typer.Option("--models", help="Only writings of these models (release "
                                                      "file names such as gpt-4o-2024-11-20); repeatable.")]
 WritingsOpt = Annotated[list[Path] | None, typer.Option("--writings", help="Judge the writings in this JSONL file "
-                        "(infer_id, model, output per line) instead of the release's; repeatable.")]
+                        "(infer_id, model, output per line) instead of the release's; repeatable. Bad rows are "
+                        "skipped and counted with file:line (--strict stops at the first); rows of items or models "
+                        "outside --task/--genre/--limit/--models are left out without a warning.")]
 NoReferenceOpt = Annotated[bool, typer.Option("--no-reference", help="Reference-free judging: the prompts carry "
                            "absolute score anchors and no reference text (paper Appendix B.2).")]
 RenormalizeOpt = Annotated[bool, typer.Option("--renormalize", help="When a leaf fails, still compute the root over "
@@ -108,6 +111,7 @@ def judge(
     no_cache: NoCacheOpt = False,
     replay: ReplayOpt = False,
     redo_failed: RedoFailedOpt = False,
+    strict: StrictOpt = False,
     no_progress: NoProgressOpt = False,
     dry_run: DryRunOpt = False,
     prices: PricesOpt = None,
@@ -138,6 +142,7 @@ def judge(
         concurrency=parallel,
         progress=not no_progress,
         redo_failed=redo_failed,
+        strict=strict,
     )
     if dry_run:
         console.print(render([asyncio.run(plan_judge(job, prices))]), highlight=False, soft_wrap=True)

@@ -42,6 +42,7 @@ from .options import (
     PricesOpt,
     ReplayOpt,
     RpmOpt,
+    StrictOpt,
     SubsetOpt,
     SystemPromptOpt,
     TaskOpt,
@@ -68,7 +69,9 @@ WritingsOpt = Annotated[
     typer.Option(
         "--writings",
         help="Judge the writings in this JSONL file (infer_id, model, output per line) too; "
-        "giving it turns generation off unless --generate is passed. Repeatable.",
+        "giving it turns generation off unless --generate is passed. Repeatable. The rows judged are copied to "
+        "<run-dir>/writings/given/ for the report; bad rows are skipped and counted with file:line (--strict "
+        "stops at the first).",
     ),
 ]
 GenerateOpt = Annotated[
@@ -146,6 +149,7 @@ def run(
     workspace: WorkspaceOpt = None,
     no_cache: NoCacheOpt = False,
     replay: ReplayOpt = False,
+    strict: StrictOpt = False,
     no_progress: NoProgressOpt = False,
     dry_run: DryRunOpt = False,
     prices: PricesOpt = None,
@@ -192,6 +196,7 @@ def run(
         concurrency=parallel,
         paper=paper,
         progress=not no_progress,
+        strict=strict,
     )
     if dry_run:
         Console(stderr=True).print(render(asyncio.run(plan_run(settings, prices))), highlight=False,

@@ -53,6 +53,7 @@ class JudgeJob:
     concurrency: int = 8
     progress: bool = True
     redo_failed: bool = False
+    strict: bool = False  # a bad --writings row stops the run (default: skipped and counted with file:line)
 
 
 def import_judges() -> None:
@@ -98,15 +99,21 @@ def judge_options(*, with_reference: bool = True, renormalize: bool = False, sam
 
 
 def select_pairs(job: JudgeJob) -> list[tuple[Item, Writing]]:
-    """The (item, writing) pairs to judge, in item order then writing order."""
-    items = select_items(load_items(job.data_dir, job.tasks), job.tasks, job.genres, job.limit,
-                         subset=job.subset, seed=job.seed)
+    """The (item, writing) pairs to judge, in item order then writing order.
+
+    A writing row that is bad in itself, or names no benchmark item, is skipped and counted with its file:line
+    (`strict`: stops at the first); a row of an item or model the filters left out is simply not selected.
+    """
+    task_items = load_items(job.data_dir, job.tasks)
+    items = select_items(task_items, job.tasks, job.genres, job.limit, subset=job.subset, seed=job.seed)
     by_id = {it.id: it for it in items}
     if job.writings:
-        every_item = load_items(job.data_dir)  # a writing for an unknown item is an error naming its line
-        writings = [w for path in job.writings for w in load_writings_file(path, every_item, strict=True)]
+        every_item = load_items(job.data_dir)  # a writing of another task is outside the selection, not bad
+        writings = [w for path in job.writings
+                    for w in load_writings_file(path, every_item, strict=job.strict, selected=by_id)]
     else:
-        writings = load_release_writings(job.data_dir, sorted({it.task for it in items}), job.models, items=items)
+        writings = load_release_writings(job.data_dir, sorted({it.task for it in items}), job.models,
+                                         strict=job.strict, items=task_items, selected=by_id)
     wanted = set(job.models) if job.models else None
     order = {it.id: k for k, it in enumerate(items)}
     chosen = [w for w in writings if w.item_id in by_id and (wanted is None or w.model in wanted)]

@@ -1,9 +1,9 @@
 """What an HTML report is made from: judgment files, a run directory's manifest and writings, the benchmark.
 
 `howtobench report` accepts judgment JSONL files and run directories (the layout of `howtobench.run`) in any
-mix. A run directory contributes `judgments/*.jsonl`, `writings/*.jsonl` and `manifest.json`; its manifest also
-names the benchmark folder, so the judgment explorer can show each instruction and the shipped writings
-without a `--data` flag. Nothing here calls a model.
+mix. A run directory contributes `judgments/*.jsonl`, its writings (`run_writing_files`) and `manifest.json`;
+its manifest also names the benchmark folder, so the judgment explorer can show each instruction and the
+shipped writings without a `--data` flag. Nothing here calls a model.
 
 The manifest is shown to readers, so it passes through `scrub` first: entries whose key names a secret are
 dropped and values that look like API keys or bearer tokens are masked, even though the run never writes one.
@@ -51,7 +51,7 @@ def find_sources(paths: Sequence[Path]) -> ReportSources:
             if not found:
                 raise DataError(f"{path} is not a run directory with judgments/*.jsonl")
             judgment_files += found
-            writing_files += sorted((path / "writings").glob("*.jsonl"))
+            writing_files += run_writing_files(path)
         elif path.is_file():
             judgment_files.append(path)
         else:
@@ -64,6 +64,14 @@ def find_sources(paths: Sequence[Path]) -> ReportSources:
         manifest=_read_json(run_dir / "manifest.json") if run_dir else None,
         run_config=_read_yaml(run_dir / "config.yaml") if run_dir else None,
     )
+
+
+def run_writing_files(run_dir: Path) -> list[Path]:
+    """A run's writings: generated ones (`writings/*.jsonl`, not the `.failed.jsonl` lists of failed calls)
+    and the copies of the user's --writings files (`writings/given/*.jsonl`)."""
+    folder = run_dir / "writings"
+    found = sorted(folder.glob("*.jsonl")) + sorted((folder / "given").glob("*.jsonl"))
+    return [p for p in found if not p.name.endswith(".failed.jsonl")]
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
