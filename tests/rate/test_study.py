@@ -47,7 +47,13 @@ def test_study_keeps_items_and_anonymous_letters(study_dir: Path, writings_file:
     assert [w.model for w in responses] == response_order(first, MODELS, 7)
     item = study.store.item(first)
     assert item is not None and item.task == "guide" and item.reference and item.instruction
-    study.close()
+    other = create_study(study_dir.parent / "other", [writings_file], bench_root, StudySettings(seed=7))
+    # Browsers share cookies across ports: two studies served side by side need their own session cookies.
+    assert study.cookie.startswith("howtobench_rate_") and study.cookie != other.cookie
+    reopened = open_study(study_dir)
+    assert reopened.cookie == study.cookie
+    for opened in (study, other, reopened):
+        opened.close()
 
 
 def _bad_file(tmp_path: Path, bench_root: Path) -> Path:

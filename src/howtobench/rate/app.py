@@ -41,7 +41,7 @@ MAX_BODY = 256 * 1024
 
 def build_app(study: Study) -> web.Application:
     """The app serving one open study."""
-    app = web.Application(middlewares=[session_middleware(study.store)], client_max_size=MAX_BODY)
+    app = web.Application(middlewares=[session_middleware(study.store, study.cookie)], client_max_size=MAX_BODY)
     app[STUDY] = study
     app[TEMPLATES] = _templates()
     app.router.add_get("/", signin_page)
@@ -126,10 +126,10 @@ async def signout(request: web.Request) -> web.StreamResponse:
 
 def _switch_session(request: web.Request, rater: str | None, location: str) -> web.HTTPException:
     """End the request's session and start a new one (signed in as `rater`, or anonymous): a redirect to raise."""
-    store = request.app[STUDY].store
-    store.drop_session(request[SESSION].token)
+    study = request.app[STUDY]
+    study.store.drop_session(request[SESSION].token)
     response = web.HTTPSeeOther(location)
-    set_cookie(response, new_session(store, rater))
+    set_cookie(response, study.cookie, new_session(study.store, rater))
     return response
 
 

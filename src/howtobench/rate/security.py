@@ -25,7 +25,7 @@ from aiohttp.typedefs import Middleware
 
 from howtobench.rate.store import StudyStore
 
-COOKIE = "howtobench_rate"
+COOKIE_PREFIX = "howtobench_rate_"
 CSRF_HEADER = "X-CSRF-Token"
 CSRF_FIELD = "csrf"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -61,9 +61,14 @@ def new_session(store: StudyStore, rater: str | None) -> Session:
     return session
 
 
-def set_cookie(response: web.StreamResponse, session: Session) -> None:
+def cookie_name(study_id: str) -> str:
+    """One cookie per study: browsers share cookies across ports, so two studies served at once stay apart."""
+    return COOKIE_PREFIX + study_id
+
+
+def set_cookie(response: web.StreamResponse, cookie: str, session: Session) -> None:
     """The session cookie: never readable by scripts, never sent by another site (plain HTTP, so not Secure)."""
-    response.set_cookie(COOKIE, session.token, httponly=True, samesite="Strict", path="/")
+    response.set_cookie(cookie, session.token, httponly=True, samesite="Strict", path="/")
 
 
 def check_name(raw: str) -> str:
@@ -95,12 +100,12 @@ async def _sent_token(request: web.Request) -> str:
     return token or ""
 
 
-def session_middleware(store: StudyStore) -> Middleware:
+def session_middleware(store: StudyStore, cookie: str) -> Middleware:
     """Attach `request[SESSION]`, refuse cross-site or token-less changes, add the security headers."""
 
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-        token = request.cookies.get(COOKIE, "")
+        token = request.cookies.get(cookie, "")
         found = store.session(token) if token else None
         fresh = found is None and not request.path.startswith("/static/")
         session = new_session(store, None) if fresh else Session(token, *(found or ("", None)))
@@ -112,18 +117,18 @@ def session_middleware(store: StudyStore) -> Middleware:
                     raise _forbidden(request, "missing or wrong CSRF token (reload the page and try again)")
             response = await handler(request)
         except web.HTTPException as exc:
-            _finish(exc, session if fresh else None)
+            _finish(exc, cookie, session if fresh else None)
             raise
-        _finish(response, session if fresh else None)
+        _finish(response, cookie, session if fresh else None)
         return response
 
     return middleware
 
 
-def _finish(response: web.StreamResponse, fresh: Session | None) -> None:
+def _finish(response: web.StreamResponse, cookie: str, fresh: Session | None) -> None:
     response.headers.update(HEADERS)
     if fresh is not None:
-        set_cookie(response, fresh)
+        set_cookie(response, cookie, fresh)
 
 
 def _forbidden(request: web.Request, reason: str) -> web.HTTPException:

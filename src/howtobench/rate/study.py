@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ from howtobench.data.models import Item, Writing
 from howtobench.errors import ConfigError, DataError
 from howtobench.judges.tree import Tree, load_tree
 from howtobench.rate.protocol import MODES, Mode, Protocol
+from howtobench.rate.security import cookie_name
 from howtobench.rate.store import DB_NAME, StoredWriting, StudyStore, now
 
 MAX_LISTED_ERRORS = 20
@@ -60,6 +63,11 @@ class Study:
 
     def close(self) -> None:
         self.store.close()
+
+    @cached_property
+    def cookie(self) -> str:
+        """The name of this study's session cookie."""
+        return cookie_name(self.store.meta().get("study_id", "study"))
 
 
 def letter(index: int) -> str:
@@ -144,6 +152,7 @@ def create_study(folder: Path, writing_files: Sequence[Path], data_dir: Path, se
     meta = {
         "settings": json.dumps(asdict(settings)),
         "tree": tree_json,
+        "study_id": secrets.token_hex(6),
         "created_at": now(),
         "howtobench": __version__,
         "sources": json.dumps([{"path": str(p), "sha256": _file_digest(p)} for p in writing_files]),
