@@ -12,6 +12,7 @@ from rich.table import Table
 
 from howtobench.config import resolve_workspace
 from howtobench.llm.accounting import UsageRow, usage_from_log
+from howtobench.llm.pricing import MODES, Mode, modes_from_log
 
 from .options import JsonOpt, WorkspaceOpt
 
@@ -36,15 +37,24 @@ def usage_cmd(
 ) -> None:
     """Calls, cache hits, failures, retries, tokens and cost per run and purpose, from the workspace's call log."""
     rows = usage_from_log(resolve_workspace(workspace), run)
+    modes = modes_from_log(resolve_workspace(workspace), run)
     if json_out:
-        typer.echo(json.dumps([_row_dict(r) for r in rows], indent=2))
+        typer.echo(json.dumps([_row_dict(r, modes.get((r.run_id, r.purpose), {})) for r in rows], indent=2))
         return
-    Console().print(_usage_table(rows))
+    console = Console()
+    console.print(_usage_table(rows))
+    console.print(_modes_table(rows, modes))
+    console.print("list: no prompt cache; cached: with the cache hits the server reported; batch: at the batch API's "
+                  "rate (n/a: the model has none).", highlight=False)
 
 
-def _row_dict(row: UsageRow) -> dict[str, object]:
+def _row_dict(row: UsageRow, modes: dict[Mode, float | None]) -> dict[str, object]:
     return {"run_id": row.run_id, "purpose": row.purpose, "failed": row.failed, "retries": row.retries,
-            **row.usage.model_dump()}
+            **row.usage.model_dump(), "cost_by_mode": modes}
+
+
+def _money(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
 
 
 def _usage_table(rows: list[UsageRow]) -> Table:
@@ -57,6 +67,18 @@ def _usage_table(rows: list[UsageRow]) -> Table:
         u = r.usage
         table.add_row(r.run_id, r.purpose, f"{u.calls:,}", f"{u.cached_calls:,}", f"{r.failed:,}", f"{r.retries:,}",
                       f"{u.prompt_tokens:,}", f"{u.cached_tokens:,}", f"{u.completion_tokens:,}", f"{u.cost_usd:.4f}")
+    return table
+
+
+def _modes_table(rows: list[UsageRow], modes: dict[tuple[str, str], dict[Mode, float | None]]) -> Table:
+    table = Table(title="The same tokens in each pricing mode (USD)", title_justify="left")
+    for name in ("run", "purpose"):
+        table.add_column(name, no_wrap=True)
+    for mode in MODES:
+        table.add_column(mode, justify="right")
+    for r in rows:
+        m = modes.get((r.run_id, r.purpose), {})
+        table.add_row(r.run_id, r.purpose, *(_money(m.get(mode)) for mode in MODES))
     return table
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from howtobench.llm.accounting import estimate, load_prices, price_for
+from howtobench.llm.pricing import MODES, Mode, call_tokens, completion_budget, mode_costs
 from howtobench.llm.types import ChatRequest, ChatResult, Usage
 
 NOT_SENT = "dry run: not sent"
@@ -44,6 +45,7 @@ class Estimate:
     priced: bool
     by_purpose: dict[str, Usage] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    modes: dict[Mode, float | None] = field(default_factory=dict)  # total dollars per pricing mode (llm/pricing.py)
 
     @property
     def total(self) -> Usage:
@@ -53,16 +55,26 @@ class Estimate:
 def price_plan(role: str, model: str, requests: Iterable[ChatRequest], prices: Path | None = None) -> Estimate:
     """Group the requests by purpose and price them at `model`'s rate (no rate known: cost 0, `priced` False)."""
     price = price_for(model, load_prices(prices))
+    ordered = list(requests)
     groups: dict[str, list[ChatRequest]] = {}
-    for request in requests:
+    for request in ordered:
         groups.setdefault(request.purpose, []).append(request)
     by_purpose = {purpose: estimate(reqs, price) for purpose, reqs in sorted(groups.items())}
-    return Estimate(role=role, model=model, priced=price is not None, by_purpose=by_purpose)
+    modes: dict[Mode, float | None] = {}
+    if price is not None:  # the calls replayed in the order the step makes them, through the provider's cache
+        budget = [completion_budget(r, ceiling=False) for r in ordered]
+        modes = mode_costs(price, call_tokens(ordered, budget))
+    return Estimate(role=role, model=model, priced=price is not None, by_purpose=by_purpose, modes=modes)
 
 
 def _line(label: str, usage: Usage) -> str:
     return (f"  {label:<24} {usage.calls:>7,} calls  ~{usage.prompt_tokens:>11,} prompt  "
             f"~{usage.completion_tokens:>10,} completion  ~${usage.cost_usd:,.4f}")
+
+
+def _modes(modes: dict[Mode, float | None]) -> str:
+    shown = [f"{mode} ~${modes[mode]:,.4f}" if modes.get(mode) is not None else f"{mode} n/a" for mode in MODES]
+    return " · ".join(shown) + " (cached: the provider's prefix cache; batch: its batch API)"
 
 
 def render(estimates: list[Estimate]) -> str:
@@ -74,6 +86,8 @@ def render(estimates: list[Estimate]) -> str:
         lines.append(f"{est.role} · {est.model}{rate}")
         lines += [_line(purpose, usage) for purpose, usage in est.by_purpose.items()]
         lines.append(_line("total", est.total))
+        if est.modes:
+            lines.append("  by pricing mode: " + _modes(est.modes))
         lines += [f"  note: {note}" for note in est.notes]
     if len(estimates) > 1:
         lines.append(_line("ALL", sum((e.total for e in estimates), Usage())).replace("  ALL", "ALL  ", 1))

@@ -1,0 +1,165 @@
+"""What judging one model on the whole benchmark costs, per judge model, method and pricing mode.
+
+    python bench/cost.py [--data DIR] [--writer gpt-4o-2024-11-20] [--judges gpt-4o,gpt-4o-mini,...]
+                         [--completion ceiling|max-tokens] [--reason-chars N] [--limit N]
+
+The calls are the ones the real judges make (ToW, elaborated rubric, single) on the writer's 1,302 release
+writings, recorded without sending anything (`RecordingClient`) writing by writing, in the order a judge
+sends them. Prompt tokens are estimated from characters; each call is replayed through the provider's
+prefix cache (`llm/pricing.py`: OpenAI 1,024+ tokens in 128-token steps, DeepSeek 64-token units) and
+priced at list, cached, batch and batch + cached rates from the price table.
+
+Completion tokens: `ceiling` (default) takes the bound the reply schema puts on a valid reply (every string
+at its maxLength, counted as Chinese): an upper bound for a judge that does not reason aloud. `max-tokens`
+takes each call's max_tokens, what `--dry-run` charges (it errs high on purpose). `--reason-chars N` makes
+every text field of a reply N characters (at most its maxLength): a judge that writes reasons of typical
+length rather than the longest allowed (the ToW and single prompts ask for at most 80).
+
+Then the ToW / rubric ratio per mode (paper: 5.6x at list price; goal <= 2x with caching), the full ToW
+judgment with GPT-4o under batch + caching (goal <= $30), and what each layout of the ToW leaf prompt
+costs: shared-first (ours: system, task, information, reference, writing, then the leaf's criteria) against
+leaf-first (the criteria open the user message, so the leaves of one writing share only the system prompt).
+Everything printed is computed here; no model is called and nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from howtobench.config import resolve_data_dir
+from howtobench.data.loader import load_items, load_release_writings, select_items
+from howtobench.data.models import Item, Writing
+from howtobench.errors import HowtobenchError
+from howtobench.judges.job import build_judge
+from howtobench.llm.accounting import load_prices, price_for
+from howtobench.llm.dryrun import RecordingClient
+from howtobench.llm.pricing import MODES, CallTokens, Mode, call_tokens, completion_budget, mode_costs
+from howtobench.llm.types import ChatRequest
+
+METHODS = ("tow", "rubric", "single")
+JUDGES = ("gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-4.1-mini", "deepseek-chat")
+Layout = Callable[[list[ChatRequest]], list[ChatRequest]]
+
+
+async def record(method: str, pairs: Sequence[tuple[Item, Writing]]) -> list[list[ChatRequest]]:
+    """The requests the judge makes, per writing, in the order it makes them (nothing is sent)."""
+    client = RecordingClient("priced-later")
+    judge = build_judge(method, client, {})
+    per_writing: list[list[ChatRequest]] = []
+    for item, writing in pairs:
+        start = len(client.requests)
+        with contextlib.suppress(HowtobenchError):  # the recording client answers every call with a failure
+            await judge.judge(item, writing)
+        per_writing.append(client.requests[start:])
+    return per_writing
+
+
+def shared_first(requests: list[ChatRequest]) -> list[ChatRequest]:
+    return requests
+
+
+def leaf_first(requests: list[ChatRequest]) -> list[ChatRequest]:
+    """The same leaf prompts with their own part moved before the part the writing's leaves share."""
+    leaves = [r for r in requests if r.purpose.startswith("leaf:")]
+    if len(leaves) < 2:
+        return requests
+    users = [r.messages[-1]["content"] for r in leaves]
+    shared = os.path.commonprefix(users)
+    out = []
+    for r in requests:
+        if r.purpose.startswith("leaf:"):
+            text = r.messages[-1]["content"]
+            moved = {**r.messages[-1], "content": text[len(shared):] + "\n" + shared}
+            r = r.model_copy(update={"messages": (*r.messages[:-1], moved)})
+        out.append(r)
+    return out
+
+
+def tokens(per_writing: list[list[ChatRequest]], layout: Layout, ceiling: bool, chars: int | None
+           ) -> list[CallTokens]:
+    ordered = [r for requests in per_writing for r in layout(requests)]
+    return call_tokens(ordered, [completion_budget(r, ceiling=ceiling, text_chars=chars) for r in ordered])
+
+
+def money(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:,.2f}"
+
+
+def table(rows: list[tuple[str, dict[Mode, float | None]]], first: str) -> list[str]:
+    lines = [f"{first:<28}" + "".join(f"{m:>15}" for m in MODES)]
+    lines += [f"{name:<28}" + "".join(f"{money(c[m]):>15}" for m in MODES) for name, c in rows]
+    return lines
+
+
+def ratio(a: float | None, b: float | None) -> str:
+    return "n/a" if a is None or not b else f"{a / b:.2f}x"
+
+
+def summary(per_method: dict[str, list[CallTokens]]) -> list[str]:
+    lines = []
+    for name, calls in per_method.items():
+        prompt = sum(c.prompt for c in calls)
+        cached = sum(c.cached["openai"] for c in calls)
+        lines.append(f"  {name:<8} {len(calls):>6,} calls  {prompt:>12,} prompt tok  ({cached / max(prompt, 1):.0%} "
+                     f"cached under OpenAI's rule)  {sum(c.completion for c in calls):>11,} completion tok")
+    return lines
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=None)
+    parser.add_argument("--writer", default="gpt-4o-2024-11-20", help="whose release writings are judged")
+    parser.add_argument("--judges", default=",".join(JUDGES), help="price-table names of the judge models")
+    parser.add_argument("--completion", choices=("ceiling", "max-tokens"), default="ceiling")
+    parser.add_argument("--reason-chars", type=int, default=None,
+                        help="with --completion ceiling: every text field of a reply this many characters (at most "
+                             "its maxLength) instead of its maxLength — a typical judge instead of the longest")
+    parser.add_argument("--limit", type=int, default=None, help="first N items per task (quick look)")
+    args = parser.parse_args()
+
+    started = time.perf_counter()
+    root = resolve_data_dir(args.data)
+    every = load_items(root)
+    items = select_items(every, limit=args.limit)
+    by_id = {it.id: it for it in items}
+    writings = load_release_writings(root, sorted({it.task for it in items}), [args.writer], items=every)
+    pairs = [(by_id[w.item_id], w) for w in writings if w.item_id in by_id]
+    ceiling = args.completion == "ceiling"
+    recorded = {m: await record(m, pairs) for m in METHODS}
+    per_method = {m: tokens(recorded[m], shared_first, ceiling, args.reason_chars) for m in METHODS}
+    layouts = {"shared-first (ours)": shared_first, "leaf-first": leaf_first}
+    per_layout = {name: tokens(recorded["tow"], layout, ceiling, args.reason_chars) for name, layout in layouts.items()}
+    prices = load_prices()
+
+    completion = args.completion + (f", reasons of {args.reason_chars} characters" if args.reason_chars else "")
+    print(f"# bench/cost.py — {len(pairs)} writings of {args.writer} ({len(items)} items), completion tokens: "
+          f"{completion}")
+    print(*summary(per_method), sep="\n")
+    for judge in args.judges.split(","):
+        price = price_for(judge, prices)
+        if price is None:
+            print(f"\n{judge}: not in the price table")
+            continue
+        costs = {m: mode_costs(price, per_method[m]) for m in METHODS}
+        print(f"\n## judge {judge} (cache rule: {price.prompt_cache}, batch factor: {price.batch or 'none'})")
+        print(*table([(m, costs[m]) for m in METHODS], "method"), sep="\n")
+        print(f"{'tow / rubric':<28}" + "".join(f"{ratio(costs['tow'][m], costs['rubric'][m]):>15}" for m in MODES))
+        layout_costs = [(name, mode_costs(price, calls)) for name, calls in per_layout.items()]
+        print(*table(layout_costs, "tow prompt layout"), sep="\n")
+    gpt4o = price_for("gpt-4o", prices)
+    if gpt4o is not None:
+        tow = mode_costs(gpt4o, per_method["tow"])
+        rubric = mode_costs(gpt4o, per_method["rubric"])
+        print(f"\ngoals (gpt-4o): ToW with batch + caching {money(tow['batch+cached'])} (goal <= $30); ToW / rubric "
+              f"with caching {ratio(tow['cached'], rubric['cached'])} (goal <= 2x; paper 5.6x at list)")
+    print(f"({time.perf_counter() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
