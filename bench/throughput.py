@@ -5,6 +5,10 @@ the client's CPU time is measured alone. Prints calls/s, the ratio to capacity a
 CPU time per call (process time of this process / calls). Goal: ratio >= 0.9, << 1 ms CPU/call.
 
     python bench/throughput.py [--calls 3000] [--concurrency 64] [--latency 0.1] [--cache off|on] [--reference]
+
+`--reference` also times a bare aiohttp loop and a minimal raw asyncio loop against the same server:
+on a loaded machine only the side-by-side ratios mean something (DESIGN.md), so compare them, and
+re-run on an idle machine for the figures of record.
 """
 
 from __future__ import annotations
@@ -75,6 +79,25 @@ async def reference(port: int, calls: int, concurrency: int) -> tuple[float, flo
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
+async def bare_aiohttp(base_url: str, calls: int, concurrency: int) -> tuple[float, float]:
+    """The same loop over one bare aiohttp session: what the HTTP library alone allows here."""
+    import aiohttp
+
+    body = json.dumps({"model": "fake-model", "messages": [{"role": "user", "content": PROMPT}]},
+                      ensure_ascii=False).encode()
+    url, left = base_url + "/chat/completions", [calls]
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+        async def worker() -> None:
+            while left[0] > 0:
+                left[0] -= 1
+                async with session.post(url, data=body, headers={"Content-Type": "application/json"}) as resp:
+                    json.loads(await resp.read())
+
+        wall, cpu = time.perf_counter(), time.process_time()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        return time.perf_counter() - wall, time.process_time() - cpu
+
+
 def report(label: str, calls: int, wall: float, cpu: float, server_cpu: float, capacity: float) -> None:
     rate = calls / wall
     print(f"{label}: {rate:.0f} calls/s  ratio to capacity: {rate / capacity:.3f}  "
@@ -90,7 +113,7 @@ def main() -> None:
     parser.add_argument("--cache", choices=["off", "on"], default="off")
     parser.add_argument("--workspace-dir", type=Path, default=None, help="where the temporary workspace goes")
     parser.add_argument("--reference", action="store_true",
-                        help="also time a minimal keep-alive loop with no client features (what this machine allows)")
+                        help="also time a bare aiohttp loop and a minimal keep-alive loop (what this machine allows)")
     args = parser.parse_args()
     capacity = args.slots / args.latency
     print(f"calls: {args.calls}  concurrency: {args.concurrency}  "
@@ -101,6 +124,9 @@ def main() -> None:
         wall, cpu = asyncio.run(drive(server.base_url, args.calls, args.concurrency, args.cache, Path(tmp)))
         report("howtobench client", args.calls, wall, cpu, process_cpu_s(server.pid) - server_cpu, capacity)
         if args.reference:
+            server_cpu = process_cpu_s(server.pid)
+            wall, cpu = asyncio.run(bare_aiohttp(server.base_url, args.calls, args.concurrency))
+            report("bare aiohttp     ", args.calls, wall, cpu, process_cpu_s(server.pid) - server_cpu, capacity)
             server_cpu = process_cpu_s(server.pid)
             wall, cpu = asyncio.run(reference(server.port, args.calls, args.concurrency))
             report("minimal loop     ", args.calls, wall, cpu, process_cpu_s(server.pid) - server_cpu, capacity)

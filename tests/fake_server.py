@@ -274,7 +274,8 @@ class FakeServer:
         return self
 
     def stop(self) -> None:
-        if self._loop and self._stop:
+        """Close the port and drop every connection (in-flight requests are cut); a second call does nothing."""
+        if self._loop and self._stop and not self._loop.is_closed():
             self._loop.call_soon_threadsafe(self._stop.set)
         if self._thread:
             self._thread.join(10)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -129,3 +130,36 @@ def test_cli_download(release_server: tuple[str, list[str]], tmp_path: Path) -> 
     again = CliRunner().invoke(app, args)
     assert "0 files fetched, 34 already verified" in again.output
     assert (dest / MANIFEST).is_file()
+
+
+def test_redirected_download_with_credentials_in_the_url_never_stores_them(bench_root: Path, tmp_path: Path) -> None:
+    """GitHub-style redirects are followed; userinfo in --base-url is used but the manifest keeps it redacted."""
+    seen: list[tuple[str, str | None]] = []
+
+    class Moved(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+            pass
+
+        def do_GET(self) -> None:  # noqa: N802 - stdlib name
+            seen.append((self.path, self.headers.get("Authorization")))
+            if self.path.startswith("/moved/"):
+                self.send_response(301)
+                self.send_header("Location", self.path.removeprefix("/moved"))
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            super().do_GET()
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Moved, directory=str(bench_root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://reader:S3CRET-pw@127.0.0.1:{server.server_address[1]}/moved"
+        result = download_release(tmp_path / "data", base, progress=False)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(result.fetched) == 34 and len(seen) == 68
+    assert seen[0] == ("/moved/completion/aligned.jsonl", "Basic cmVhZGVyOlMzQ1JFVC1wdw==")
+    manifest = json.loads((tmp_path / "data" / MANIFEST).read_text())
+    assert manifest["base_url"] == f"http://***@127.0.0.1:{server.server_address[1]}/moved"
+    assert b"S3CRET" not in (tmp_path / "data" / MANIFEST).read_bytes()

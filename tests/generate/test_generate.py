@@ -107,7 +107,8 @@ async def test_generate_and_resume(fake_server: FakeServer, tmp_path: Path) -> N
 async def test_failed_call_is_not_a_writing(fake_server: FakeServer, tmp_path: Path) -> None:
     endpoint = EndpointConfig(model="writer-y", base_urls=(fake_server.base_url,), max_retries=0)
     out = tmp_path / "w.jsonl"
-    fake_server.handler = script(Reply.server_error(), then=lambda req: Reply.text("好文章"))
+    fake_server.handler = script(Reply.error(400, "maximum context length is 8192 tokens"),  # writing-level
+                                 then=lambda req: Reply.text("好文章"))
     async with open_client(endpoint, workspace=tmp_path / "ws") as client:
         summary = await generate_writings(client, ITEMS[2:], out, progress=False)
     assert summary.failed == 1 and summary.written == 0

@@ -16,6 +16,7 @@ SCHEMA = {"type": "object", "properties": {"score": {"enum": [1, 2, 3]}}, "requi
 
 async def test_local_model_answers_text_and_schema(tmp_path: Path) -> None:
     from howtobench.llm.local import LOCAL_MODEL, _healthy, local_endpoint
+    from howtobench.llm.transport import new_session
 
     async with local_endpoint(quiet=True) as endpoint:
         assert endpoint.model == LOCAL_MODEL
@@ -29,7 +30,8 @@ async def test_local_model_answers_text_and_schema(tmp_path: Path) -> None:
         server = endpoint.base_urls[0]
     assert text.ok and text.text and text.usage.completion_tokens > 0 and text.endpoint == server
     assert scored.ok and scored.data is not None and scored.data["score"] in (1, 2, 3)
-    assert not _healthy(server)  # stopped on exit
+    async with new_session() as http:
+        assert not await _healthy(http, server)  # stopped on exit
 
 
 async def test_server_that_dies_at_start_is_reported_with_its_log(tmp_path: Path,

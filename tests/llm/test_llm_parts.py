@@ -59,8 +59,11 @@ async def test_rpm_limiter_spaces_starts() -> None:
 
 
 def test_status_classes_and_retry_after() -> None:
-    assert [classify_status(s) for s in (200, 429, 500, 503, 408, 401, 403, 404, 400, 422)] == [
-        "ok", "rate_limited", "transient", "transient", "transient", "fatal", "fatal", "fatal", "request", "request"]
+    assert [classify_status(s) for s in (200, 429, 500, 503, 408, 401, 403, 404, 400, 422, 413, 302)] == [
+        "ok", "rate_limited", "transient", "transient", "transient", "refused", "refused", "refused", "refused",
+        "refused", "too_long", "refused"]
+    assert classify_status(400, "prompt is too long: 200010 tokens > 200000 maximum") == "too_long"
+    assert classify_status(400, "Content Exists Risk") == "filtered"
     assert parse_retry_after("2") == 2.0 and parse_retry_after("0.25") == 0.25 and parse_retry_after("soon") is None
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:10 GMT", now=1445412480.0) == 10.0
 

@@ -40,7 +40,7 @@ async def test_transfer_returns_the_rewrite_and_records_it(fake_server: FakeServ
 
 
 async def test_failed_call_is_a_failed_perturbation_never_the_original(fake_server: FakeServer, tmp_path: Path) -> None:
-    fake_server.handler = script(Reply.error(400, "bad request"), Reply.text(""), Reply.text("一首诗"))
+    fake_server.handler = script(Reply.error(400, "context_length_exceeded"), Reply.text(""), Reply.text("一首诗"))
     writings = [Writing(infer_id=f"i{k}", model="m", output=f"原文{k}。") for k in range(3)]
     async with open_client(endpoint(fake_server), workspace=tmp_path) as client:
         done, failed = await perturb_writings(writings, "transfer-poem", 0, lambda w: PerturbContext("zh"), client)

@@ -9,6 +9,7 @@ size and sha256 of each file, so a later run skips files that still match and re
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-import httpx
+import aiohttp
 from rich.progress import (
     BarColumn,
     DownloadColumn,
@@ -29,10 +30,15 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
+from howtobench.config import proxy_for
 from howtobench.errors import DataError
+from howtobench.llm.transport import classify, new_session
+from howtobench.redact import redact_url
 
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com/ZhuoerFeng/ACL2026-Tree-of-Writing/main/data"
 MANIFEST = "manifest.json"
+# No limit on the whole transfer (files are tens of MB); a stalled read or a connect that hangs fails.
+_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=15.0, sock_read=60.0)
 EXPECTED_ROWS: dict[str, int] = {"completion": 379, "guide": 456, "open": 467}
 RELEASE_MODELS: tuple[str, ...] = (
     "Llama-3.3-70B-Instruct",
@@ -124,7 +130,6 @@ def download_release(
     *,
     force: bool = False,
     progress: bool = True,
-    client: httpx.Client | None = None,
 ) -> DownloadResult:
     """Fetch every release file not already present and verified into `dest`; write `dest/manifest.json`."""
     dest = Path(dest)
@@ -134,17 +139,25 @@ def download_release(
     files = release_files()
     todo = [rel for rel in files if force or not is_current(dest, rel, manifest)]
     result.skipped = [rel for rel in files if rel not in todo]
-    with _http(client) as http, _progress(progress) as bars:
-        bar = bars.add_task("", total=None)
-        for i, rel in enumerate(todo, start=1):
-            bars.reset(bar, total=None, description=f"[{i}/{len(todo)}] {rel}")
-            _fetch_one(http, base_url, dest, rel, (bars, bar))
-            result.fetched.append(rel)
+    if todo:
+        with _progress(progress) as bars:
+            asyncio.run(_fetch_all(base_url, dest, todo, result, bars))
     _write_manifest(dest, base_url, files)
     return result
 
 
-def _fetch_one(http: httpx.Client, base_url: str, dest: Path, rel: str, bar: tuple[Progress, TaskID]) -> None:
+async def _fetch_all(base_url: str, dest: Path, todo: list[str], result: DownloadResult, bars: Progress) -> None:
+    """One aiohttp session (the toolkit's one HTTP stack) for the whole download, one file at a time."""
+    async with new_session() as http:
+        bar = bars.add_task("", total=None)
+        for i, rel in enumerate(todo, start=1):
+            bars.reset(bar, total=None, description=f"[{i}/{len(todo)}] {rel}")
+            await _fetch_one(http, base_url, dest, rel, (bars, bar))
+            result.fetched.append(rel)
+
+
+async def _fetch_one(http: aiohttp.ClientSession, base_url: str, dest: Path, rel: str,
+                     bar: tuple[Progress, TaskID]) -> None:
     """Stream one file to a temporary sibling, verify it, then rename it into place."""
     url = f"{base_url.rstrip('/')}/{rel}"
     target = dest / rel
@@ -153,47 +166,40 @@ def _fetch_one(http: httpx.Client, base_url: str, dest: Path, rel: str, bar: tup
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as out:
-            _stream(http, url, out, bar)
+            await _stream(http, url, out, bar)
         problem = verify_file(tmp, rel)
         if problem is not None:
-            raise DataError(f"downloaded {url} but it does not verify: {problem}")
+            raise DataError(f"downloaded {redact_url(url)} but it does not verify: {problem}")
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
 
 
-def _stream(http: httpx.Client, url: str, out: BinaryIO, bar: tuple[Progress, TaskID]) -> None:
+async def _stream(http: aiohttp.ClientSession, url: str, out: BinaryIO, bar: tuple[Progress, TaskID]) -> None:
     bars, task = bar
     try:
-        with http.stream("GET", url) as resp:
-            if resp.status_code != 200:
+        async with http.get(url, timeout=_TIMEOUT, proxy=proxy_for(url)) as resp:
+            if resp.status != 200:
                 raise DataError(
-                    f"cannot download {url}: HTTP {resp.status_code} {resp.reason_phrase} (check --base-url)"
+                    f"cannot download {redact_url(url)}: HTTP {resp.status} {resp.reason} (check --base-url)"
                 )
-            bars.update(task, total=int(resp.headers.get("content-length", 0)) or None)
-            for chunk in resp.iter_bytes():
+            compressed = resp.headers.get("Content-Encoding", "identity") != "identity"
+            bars.update(task, total=None if compressed else resp.content_length)
+            async for chunk in resp.content.iter_chunked(1 << 16):
                 out.write(chunk)
                 bars.advance(task, len(chunk))
-    except httpx.HTTPError as exc:
-        raise DataError(f"cannot download {url}: {exc}") from exc
+    except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError) as exc:
+        raise DataError(f"cannot download {redact_url(url)}: {classify(exc, url, 60.0)}") from None
 
 
 def _write_manifest(dest: Path, base_url: str, files: list[str]) -> None:
     """Record size and sha256 of every present file, atomically, after the downloads."""
-    body = {"base_url": base_url, "files": {rel: file_digest(dest / rel) for rel in files if (dest / rel).is_file()}}
+    digests = {rel: file_digest(dest / rel) for rel in files if (dest / rel).is_file()}
+    body = {"base_url": redact_url(base_url), "files": digests}
     fd, tmp = tempfile.mkstemp(dir=dest, prefix=".manifest.", suffix=".part")
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         json.dump(body, out, indent=2, sort_keys=True)
     os.replace(tmp, dest / MANIFEST)
-
-
-@contextmanager
-def _http(client: httpx.Client | None) -> Iterator[httpx.Client]:
-    if client is not None:
-        yield client
-        return
-    with httpx.Client(follow_redirects=True, timeout=httpx.Timeout(60.0, connect=15.0)) as own:
-        yield own
 
 
 @contextmanager

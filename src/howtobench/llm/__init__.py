@@ -2,9 +2,9 @@
 
     types.py       ChatRequest / ChatResult / Usage / LLMClient: the contract callers use
     client.py      open_client(endpoint, workspace=..., cache_mode=...) -> OpenAIClient.chat()
-    transport.py   the network seam; rawhttp.py is the fast HTTP/1.1 client behind it
+    transport.py   the network seam: aiohttp, the one HTTP stack
     retry.py       which failures are retried and how long to wait
-    limits.py      slots per base URL (least busy first) and the requests-per-minute limit
+    limits.py      slots per base URL (least busy first), a circuit breaker per URL, the rpm limit
     structured.py  response_format, <think> stripping, JSON extraction, schema validation, re-ask wording
     cache.py       the SQLite call log / cache (<workspace>/calls.sqlite), append-only migrations
     accounting.py  price table, cost, usage per run and purpose, --dry-run estimates

@@ -13,9 +13,15 @@ raises `CacheMiss` on a miss (a replay that silently called the model, or silent
 failure row, would not be the replay the user asked for). Only successful calls are served
 from the cache; a failed call is tried again by the next run.
 
-Failures: a call that runs out of retries or re-asks returns `ChatResult(ok=False, error=...,
-raw_text=...)`; 401/403/404 raise `PermanentError` at once (the endpoint is misconfigured, every
-other call would fail the same way). Error messages name the URL and status, never the key.
+Failures follow the one rule of `howtobench.errors`. Facts about this prompt come back as
+`ChatResult(ok=False, error=..., raw_text=...)`: no valid reply after the re-asks ("BadResponse"),
+a prompt too long for the model's context ("ContextTooLong"), a content filter's refusal
+("ContentFiltered"). Everything else says the endpoint is unusable and is raised, so the run stops:
+a base URL that is not a URL or a key that cannot be sent (`ConfigError`, at once), 401/403/404
+and other refusals (`PermanentError`, at once), nothing answering (`Unreachable`: connection
+failures open the URL's circuit, see `limits.py`), 429 or 5xx/timeouts outlasting the retries
+(`RateLimited` / `TransientError`), a replay miss (`CacheMiss`). Messages name the URL (credentials
+redacted, see `howtobench.redact`) and the status, never the key.
 """
 
 from __future__ import annotations
@@ -32,16 +38,26 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 from howtobench.config import EndpointConfig
-from howtobench.errors import CacheMiss, PermanentError
+from howtobench.errors import (
+    CacheMiss,
+    ConfigError,
+    LLMError,
+    PermanentError,
+    RateLimited,
+    TransientError,
+    Unreachable,
+)
 from howtobench.llm import structured
 from howtobench.llm.accounting import Price, load_prices, price_for
 from howtobench.llm.cache import CallRecord, CallStore, utc_now
-from howtobench.llm.limits import RpmLimiter, SlotPool
+from howtobench.llm.limits import Outcome, RpmLimiter, SlotPool
 from howtobench.llm.retry import RetryPolicy, classify_status, parse_retry_after
-from howtobench.llm.transport import DefaultTransport, HttpResponse, Transport, TransportError
-from howtobench.llm.types import ChatRequest, ChatResult, Usage
+from howtobench.llm.transport import AiohttpTransport, HttpResponse, Transport, TransportError
+from howtobench.llm.types import ChatRequest, ChatResult, SamplingParams, Usage
+from howtobench.redact import redact_text, redact_url
 
 CacheMode = Literal["on", "off", "replay"]
 _STORED = {"ok", "text", "data", "reasoning", "raw_text", "finish_reason"}  # what a cache hit gives back
@@ -128,7 +144,23 @@ class _Payload:
         return self._bytes
 
 
+@dataclass
+class _Retry:
+    """Why an attempt gave no answer and may be tried again: "connect", "rate_limited" or "transient"."""
+
+    kind: str
+    message: str
+    retry_after: float | None = None
+
+
 _NO_ANSWER = _Answer(ok=False)  # placeholder before the first ask (never returned: the loop runs at least once)
+# Transport failures no retry can fix: a setting is wrong (certificate, redirect loop, proxy, URL).
+_FATAL_TRANSPORT = {"tls": ConfigError, "url": ConfigError, "redirect": PermanentError, "proxy": PermanentError}
+# What a transport failure tells the URL's circuit: a dropped connection proves neither life nor death.
+_TRANSPORT_OUTCOME: dict[str, Outcome] = {"connect": "connect_failed", "dropped": "unknown"}
+# The tiny request of `OpenAIClient.preflight`: one token, no schema, never served from the cache.
+PREFLIGHT = ChatRequest(messages=({"role": "user", "content": "ping"},), sampling=SamplingParams(max_tokens=1),
+                        purpose="preflight")
 
 
 class OpenAIClient:
@@ -145,7 +177,9 @@ class OpenAIClient:
         self._retry = retry
         self._price = price
         self._rng = random.Random(seed)
-        self._pool = SlotPool(endpoint.base_urls, endpoint.concurrency)
+        self._public = tuple(redact_url(u) for u in endpoint.base_urls)  # what logs and messages show
+        self._targets = tuple(_api_url(check_base_url(u), "/chat/completions") for u in endpoint.base_urls)
+        self._pool = SlotPool(endpoint.base_urls, endpoint.concurrency, labels=self._public)
         self._rpm = RpmLimiter(endpoint.rpm) if endpoint.rpm else None
         self._headers = _auth_headers(endpoint) if cache_mode != "replay" else {}
         self._secret = self._headers.get("Authorization", "")[len("Bearer "):]
@@ -191,10 +225,28 @@ class OpenAIClient:
 
     # ------------------------------------------------------------------ one call
 
-    async def _fresh(self, request: ChatRequest, key: str) -> ChatResult:
+    async def preflight(self) -> list[str]:
+        """One tiny request to each base URL before any work, so a wrong key, model name or URL stops the run
+        before it spends anything (logged and accounted as purpose "preflight", never served from the cache).
+
+        Raises what a real call would (`PermanentError`, `ConfigError`, ...) and `Unreachable` when no URL
+        answers. Returns one warning per URL that does not answer while another does: its circuit is open,
+        so the run goes on without it.
+        """
+        dead: list[str] = []
+        for i in range(len(self._targets)):
+            try:
+                await self._fresh(PREFLIGHT, cache_key(self.model, PREFLIGHT), only=i)
+            except Unreachable as exc:
+                dead.append(str(exc))
+        if len(dead) == len(self._targets):
+            raise Unreachable("; ".join(dead))
+        return [f"{d} — going on without it" for d in dead]
+
+    async def _fresh(self, request: ChatRequest, key: str, only: int | None = None) -> ChatResult:
         started, t0 = utc_now(), time.perf_counter()
         payload = _Payload(lambda: self._body(request))
-        result, asks = await self._ask_until_valid(request, payload)
+        result, asks = await self._ask_until_valid(request, payload, only)
         result.cache_key, result.latency_s = key, time.perf_counter() - t0
         self._account(request.purpose, result.usage)
         await self._store.write(CallRecord(
@@ -237,7 +289,8 @@ class OpenAIClient:
                 structured.add_instruction(messages, structured.schema_instruction(request.response_schema))
         return body
 
-    async def _ask_until_valid(self, request: ChatRequest, payload: _Payload) -> tuple[ChatResult, int]:
+    async def _ask_until_valid(self, request: ChatRequest, payload: _Payload,
+                               only: int | None = None) -> tuple[ChatResult, int]:
         """Ask; if the reply must match a schema and does not, re-ask with the reason, up to `reasks` times.
 
         Returns the result and the number of asks (completions obtained or attempted)."""
@@ -249,7 +302,7 @@ class OpenAIClient:
         for _ in range(self.endpoint.reasks + 1):
             asks += 1
             ask = payload if not extra else _Payload.reask(payload, extra)
-            answer = await self._complete(ask)
+            answer = await self._complete(ask, only)
             attempts += answer.attempts
             usage = usage + answer.usage
             if not answer.ok:
@@ -270,55 +323,77 @@ class OpenAIClient:
         reason = f"BadResponse: no valid reply after {asks} asks (last: {problem})"
         return _failure(reason, answer, attempts, usage, raw_text=answer.content), asks
 
-    async def _complete(self, payload: _Payload) -> _Answer:
-        """One completion with HTTP retries: 429 and transient errors back off; fatal errors raise."""
-        last_error, used_url, attempt = "", None, 0
+    async def _complete(self, payload: _Payload, only: int | None = None) -> _Answer:
+        """One completion with HTTP retries (429, 5xx, timeouts, dropped and refused connections back off).
+
+        Returns an answer: a reply, or a failure that is a fact about this prompt. Raises when the
+        endpoint is unusable (see the module docstring). `only`: send to that base URL alone (preflight).
+        """
+        retry, attempt = _Retry("transient", ""), 0
         for attempt in range(1, self.endpoint.max_retries + 2):  # noqa: B007 - `attempt` is reported after
             if self._rpm:
                 await self._rpm.wait()
-            retry_after: float | None = None
-            slot = await self._pool.acquire()
-            url = used_url = self._pool.urls[slot]
-            try:
-                resp = await self._transport.post_json(
-                    url + "/chat/completions", payload.encoded(), self._headers, self.endpoint.timeout_s
-                )
-            except TransportError as exc:
-                resp, last_error = None, f"TransientError: {exc}"
-            finally:
-                self._pool.release(slot)
-            if resp is not None:
-                answer, last_error, retry_after = self._read(resp, url, attempt)
-                if answer is not None:
-                    return answer
+            slot = await self._pool.acquire(only)
+            answer, retry = await self._attempt(slot, payload, attempt)
+            if answer is not None:
+                return answer
+            if only is not None and self._pool.circuits[only].open_until:
+                break  # that URL's circuit opened: it does not answer
             if attempt <= self.endpoint.max_retries:
-                await asyncio.sleep(self._retry.delay(attempt, retry_after, self._rng))
-        return _Answer(ok=False, error=f"{last_error} (gave up after {attempt} attempts)", attempts=attempt,
-                       endpoint=used_url)
+                await asyncio.sleep(self._retry.delay(attempt, retry.retry_after, self._rng,
+                                                      connect=retry.kind == "connect"))
+        raise _gave_up(retry, attempt, self.model)
 
-    def _read(self, resp: HttpResponse, url: str, attempt: int) -> tuple[_Answer | None, str, float | None]:
-        """An answer (success or a request-specific failure), or (None, error, retry_after) to retry."""
-        kind = classify_status(resp.status)
-        if kind == "ok":
+    async def _attempt(self, slot: int, payload: _Payload, attempt: int) -> tuple[_Answer | None, _Retry]:
+        """One HTTP exchange on base URL `slot`; its outcome goes to that URL's circuit."""
+        outcome: Outcome = "unknown"
+        failure: TransportError | None = None
+        try:
+            resp = await self._transport.post_json(
+                self._targets[slot], payload.encoded(), self._headers, self.endpoint.timeout_s)
+            outcome = "reached"
+        except TransportError as exc:
+            failure = exc
+            outcome = _TRANSPORT_OUTCOME.get(exc.kind, "reached")
+        finally:
+            self._pool.release(slot, outcome, "" if failure is None else self._scrub(str(failure)))
+        url = self._public[slot]
+        if failure is not None:
+            fatal = _FATAL_TRANSPORT.get(failure.kind)
+            if fatal is not None:
+                raise fatal(f"model {self.model} at {url}: {self._scrub(str(failure))}")
+            kind = "connect" if failure.kind == "connect" else "transient"
+            return None, _Retry(kind, f"{url}: {self._scrub(str(failure))}")
+        return self._read(resp, slot, attempt)
+
+    def _read(self, resp: HttpResponse, slot: int, attempt: int) -> tuple[_Answer | None, _Retry]:
+        """An answer (a reply or a writing-level failure), a reason to retry, or a raised endpoint error."""
+        url = self._public[slot]
+        if 200 <= resp.status < 300:
             try:
-                return _parse_completion(resp.body, url, attempt, self._price), "", None
+                return _parse_completion(resp.body, url, attempt, self._price), _Retry("ok", "")
             except (ValueError, KeyError, IndexError, TypeError) as exc:
-                return None, f"TransientError: {url} sent an unreadable 200 body ({exc})", None
+                return None, _Retry("transient", f"{url} sent an unreadable HTTP {resp.status} body ({exc})")
         message = self._scrub(_error_message(resp.body))
-        if kind == "fatal":
-            raise PermanentError(
-                f"{url}/chat/completions answered HTTP {resp.status} for model {self.model}: {message}. "
-                f"Check the base URL, the model name and the API key variable {self.endpoint.api_key_env or '(none)'}."
-            )
-        if kind == "request":
-            error = f"PermanentError: {url} refused the request with HTTP {resp.status}: {message}"
-            return _Answer(ok=False, error=error, attempts=attempt, endpoint=url), error, None
-        label = "RateLimited" if kind == "rate_limited" else "TransientError"
-        return None, f"{label}: {url} answered HTTP {resp.status}: {message}", parse_retry_after(
-            resp.headers.get("retry-after") or resp.headers.get("Retry-After"))
+        kind = classify_status(resp.status, message + " " + resp.body[:2000].decode("utf-8", "replace"))
+        said = f"{url} answered HTTP {resp.status}: {message}"
+        if kind in ("rate_limited", "transient"):
+            retry_after = parse_retry_after(resp.headers.get("retry-after") or resp.headers.get("Retry-After"))
+            return None, _Retry(kind, said, retry_after)
+        if kind == "too_long":
+            error = f"ContextTooLong: the prompt does not fit the context of model {self.model}: {said}"
+            return _Answer(ok=False, error=error, attempts=attempt, endpoint=url), _Retry("ok", "")
+        if kind == "filtered":
+            error = f"ContentFiltered: the endpoint's content filter refused this prompt: {said}"
+            return _Answer(ok=False, error=error, attempts=attempt, endpoint=url), _Retry("ok", "")
+        hint = "follow the redirect yourself: give the final URL" if resp.status < 400 else (
+            f"check the base URL, the model name and the API key variable {self.endpoint.api_key_env or '(none)'}")
+        raise PermanentError(f"{redact_url(self._targets[slot])} answered HTTP {resp.status} for model {self.model}: "
+                             f"{message}. {hint[0].upper()}{hint[1:]}.")
 
     def _scrub(self, text: str) -> str:
-        return text.replace(self._secret, "***") if self._secret else text
+        """Text that may be printed or stored: no key, no credential in any URL."""
+        return redact_text(text.replace(self._secret, "***") if self._secret else text)
 
     def _account(self, purpose: str, usage: Usage) -> None:
         spent = self._usage.get(purpose)
@@ -327,8 +402,46 @@ class OpenAIClient:
 
 
 def _auth_headers(endpoint: EndpointConfig) -> dict[str, str]:
+    """The bearer header; a key that cannot travel in an HTTP header is a ConfigError (the key is never echoed)."""
     key = endpoint.api_key()
-    return {"Authorization": f"Bearer {key}"} if key else {}
+    if not key:
+        return {}
+    if not (key.isascii() and key.isprintable()) or any(ch.isspace() for ch in key):
+        raise ConfigError(f"the API key in ${endpoint.api_key_env} holds characters an HTTP header cannot carry "
+                          "(non-ASCII, spaces or line breaks): check the variable's value")
+    if any("@" in urlsplit(u).netloc for u in endpoint.base_urls):
+        raise ConfigError(f"model {endpoint.model}: credentials are given both in the base URL and in "
+                          f"${endpoint.api_key_env}; keep one")
+    return {"Authorization": f"Bearer {key}"}
+
+
+def check_base_url(url: str) -> str:
+    """`url` when it is an http(s) URL with a host; else a ConfigError naming it (redacted) — never retried."""
+    try:
+        parts = urlsplit(url)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ConfigError(f"base URL {redact_url(url)!r} is not an http(s) URL (expected e.g. http://localhost:8000/v1)")
+    return url
+
+
+def _api_url(base: str, path: str) -> str:
+    """`path` appended to the base URL's path, keeping its query (Azure-style ?api-version=...) after it."""
+    parts = urlsplit(base)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + path))
+
+
+def _gave_up(retry: _Retry, attempts: int, model: str) -> LLMError:
+    """The run-level error for a call whose retries ran out."""
+    tail = f"(gave up after {attempts} attempt{'s' * (attempts != 1)})"
+    if retry.kind == "connect":
+        return Unreachable(f"model {model}: {retry.message} {tail}")
+    if retry.kind == "rate_limited":
+        return RateLimited(f"model {model} is rate limited: {retry.message} {tail}")
+    return TransientError(f"model {model}: {retry.message} {tail}")
 
 
 def _status(result: ChatResult) -> str:
@@ -396,7 +509,7 @@ async def open_client(
     if cache_mode not in ("on", "off", "replay"):
         raise ValueError(f"cache_mode must be 'on', 'off' or 'replay', not {cache_mode!r}")
     store = CallStore.open(workspace)
-    net = transport or DefaultTransport()
+    net = transport or AiohttpTransport()
     try:
         client = OpenAIClient(
             endpoint, store, net, cache_mode=cache_mode, run_id=run_id or new_run_id(), retry=retry or RetryPolicy(),

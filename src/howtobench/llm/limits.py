@@ -1,11 +1,38 @@
-"""Bounded concurrency per base URL, least-busy spreading, and an optional requests-per-minute limit."""
+"""Bounded concurrency per base URL, least-busy spreading, a circuit breaker per URL, and an rpm limit."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Literal
+
+from howtobench.errors import Unreachable
+
+Outcome = Literal["reached", "connect_failed", "unknown"]
+
+
+@dataclass
+class Circuit:
+    """The health of one base URL.
+
+    closed (open_until == 0): in the pool. After `trip_after` consecutive connection failures it
+    opens: out of the pool until `open_until`. Then half-open: one request (the probe) may try it;
+    any answer closes it, a connection failure re-opens it for twice as long (up to the maximum).
+    """
+
+    failures: int = 0
+    open_until: float = 0.0
+    cooldown_s: float = 0.0
+    probing: bool = False
+    last_error: str = ""
+
+    def admits(self, now: float) -> bool:
+        """May a new request go to this URL now (closed, or half-open with no probe out)?"""
+        return self.open_until == 0.0 or (now >= self.open_until and not self.probing)
 
 
 class SlotPool:
@@ -15,45 +42,109 @@ class SlotPool:
     evenly instead of queueing behind the first URL. Ties go round-robin. Waiters are served in
     FIFO order, and a freed slot is handed straight to the next waiter — O(1) per call even with
     thousands queued (asyncio.Semaphore in 3.11 scans its waiters on every acquire).
+
+    Circuit breaker: a dead URL fails fast, so it looks idle and least-busy spreading would send it
+    ever more traffic. Callers report each request's outcome to `release`; a URL whose connections
+    keep failing leaves the pool for a while (see `Circuit`). When no URL is left, `acquire` raises
+    `Unreachable` naming each URL and its last error, which stops the run.
     """
 
-    def __init__(self, urls: tuple[str, ...], per_url: int) -> None:
+    def __init__(self, urls: tuple[str, ...], per_url: int, *, labels: tuple[str, ...] | None = None,
+                 trip_after: int = 3, cooldown_s: float = 10.0, max_cooldown_s: float = 120.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.urls = urls
+        self.labels = labels or urls  # what messages show (redacted URLs)
+        self.circuits = [Circuit(cooldown_s=cooldown_s) for _ in urls]
         self._free = [per_url] * len(urls)
         self._waiters: list[deque[asyncio.Future[None]]] = [deque() for _ in urls]
         self._load = [0] * len(urls)
         self._next = 0
+        self._trip_after = trip_after
+        self._cooldown_s = cooldown_s
+        self._max_cooldown_s = max_cooldown_s
+        self._clock = clock
 
-    def _pick(self) -> int:
+    def _pick(self) -> tuple[int, bool]:
+        """The least busy URL whose circuit admits a request, and whether this request is its probe."""
+        now = self._clock()
         n = len(self.urls)
-        best = self._next % n
-        for step in range(1, n):
+        best = -1
+        for step in range(n):
             i = (self._next + step) % n
-            if self._load[i] < self._load[best]:
+            if self.circuits[i].admits(now) and (best < 0 or self._load[i] < self._load[best]):
                 best = i
+        if best < 0:
+            raise Unreachable(self._unreachable_message())
+        circuit = self.circuits[best]
+        probe = circuit.open_until != 0.0
+        circuit.probing = circuit.probing or probe
         self._next = best + 1
-        return best
+        return best, probe
 
-    async def acquire(self) -> int:
-        """Wait for a slot; returns the index of its URL (pass it to `release`)."""
-        i = self._pick()
+    def _unreachable_message(self) -> str:
+        parts = [f"{label} ({c.last_error or 'connection failures'})"
+                 for label, c in zip(self.labels, self.circuits, strict=True)]
+        return "nothing answers at any base URL: " + "; ".join(parts)
+
+    async def acquire(self, only: int | None = None) -> int:
+        """Wait for a slot; returns the index of its URL (pass it to `release`). Raises `Unreachable`.
+
+        `only` asks for that URL whatever its circuit says (the preflight checks every URL).
+        """
+        if only is not None:
+            await self._take(only)
+            return only
+        while True:
+            i, probe = self._pick()
+            try:
+                await self._take(i)
+            except asyncio.CancelledError:
+                if probe:
+                    self.circuits[i].probing = False
+                raise
+            if probe or self.circuits[i].open_until == 0.0:
+                return i
+            self._give_back(i)  # its circuit opened while we waited: go elsewhere
+
+    async def _take(self, i: int) -> None:
         self._load[i] += 1
         if self._free[i] > 0 and not self._waiters[i]:
             self._free[i] -= 1
-            return i
+            return
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiters[i].append(fut)
         try:
             await fut
         except asyncio.CancelledError:
             if fut.done() and not fut.cancelled():  # granted just before the cancel: pass it on
-                self.release(i)
+                self._give_back(i)
             else:
                 self._load[i] -= 1
             raise
-        return i
 
-    def release(self, i: int) -> None:
+    def release(self, i: int, outcome: Outcome = "unknown", error: str = "") -> None:
+        """Free the slot and record what the request told us about the URL.
+
+        "reached": the server answered (any HTTP status, or a timeout/drop after connecting);
+        "connect_failed": no connection (refused, DNS, connect timeout); "unknown": cancelled.
+        """
+        circuit = self.circuits[i]
+        if outcome == "reached":
+            circuit.failures, circuit.open_until, circuit.probing = 0, 0.0, False
+            circuit.cooldown_s = self._cooldown_s
+        elif outcome == "connect_failed":
+            circuit.failures += 1
+            circuit.last_error = error
+            if circuit.probing:  # the probe failed: out again, for longer
+                circuit.cooldown_s = min(self._max_cooldown_s, circuit.cooldown_s * 2)
+                circuit.open_until, circuit.probing = self._clock() + circuit.cooldown_s, False
+            elif circuit.open_until == 0.0 and circuit.failures >= self._trip_after:
+                circuit.open_until = self._clock() + circuit.cooldown_s
+        elif circuit.probing:
+            circuit.probing = False  # the probe was cancelled: the next request probes again
+        self._give_back(i)
+
+    def _give_back(self, i: int) -> None:
         self._load[i] -= 1
         waiters = self._waiters[i]
         while waiters:

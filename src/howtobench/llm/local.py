@@ -23,15 +23,16 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import aiohttp
 from rich.console import Console
 
 from howtobench.config import EndpointConfig, user_cache_dir
 from howtobench.errors import ConfigError, LLMError
+from howtobench.llm.transport import new_session
 
 LOCAL_MODEL = "gemma-3-270m-local"
 N_CTX = 8192
@@ -90,22 +91,23 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-def _healthy(base_url: str) -> bool:
+async def _healthy(http: aiohttp.ClientSession, base_url: str) -> bool:
     try:
-        with urllib.request.urlopen(base_url + "/models", timeout=2) as resp:
-            return bool(resp.status == 200)
-    except OSError:
+        async with http.get(base_url + "/models", timeout=aiohttp.ClientTimeout(total=2)) as resp:
+            return resp.status == 200
+    except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
         return False
 
 
 async def _wait_until_healthy(proc: subprocess.Popen[bytes], base_url: str, log: Path, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise LLMError(f"the local model server exited with code {proc.returncode} (log {log}):\n{_tail(log)}")
-        if await asyncio.to_thread(_healthy, base_url):
-            return
-        await asyncio.sleep(0.2)
+    async with new_session() as http:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise LLMError(f"the local model server exited with code {proc.returncode} (log {log}):\n{_tail(log)}")
+            if await _healthy(http, base_url):
+                return
+            await asyncio.sleep(0.2)
     raise LLMError(f"the local model server did not answer within {timeout_s:g} s (log {log}):\n{_tail(log)}")
 
 

@@ -1,30 +1,44 @@
-"""The one seam between the client and the network.
+"""The one seam between the client and the network, and the one HTTP stack behind it: aiohttp.
 
 `Transport` is a small Protocol (post JSON bytes, get, close) so the client logic — retries,
 cache, structured output — never touches an HTTP library, and tests can swap the network at
-this one place (as httpx's mock transport does).
+this one place (as httpx's mock transport does). `AiohttpTransport` is the real one; the dataset
+download and the local server's health check open their sessions with `new_session` too, so every
+request the toolkit makes shares the same TLS, proxy and timeout rules:
 
-`DefaultTransport` sends each request over `rawhttp.RawTransport` (asyncio streams, ~0.1 ms
-CPU per call) unless the standard *_PROXY variables route its origin through a proxy; those
-go through aiohttp, which speaks to proxies. Why not one library for everything: against a
-640 calls/s loopback server (64 slots x 100 ms) the client's CPU per call is what keeps it from
-the server's capacity on a small machine, and aiohttp costs 2-3x the raw client (figures in
-rawhttp.py; run bench/throughput.py).
+- TLS: a default context made when the session opens, so `SSL_CERT_FILE` / `SSL_CERT_DIR` (read by
+  OpenSSL) add a private CA, e.g. a self-signed server's certificate.
+- Proxies: the standard *_PROXY / NO_PROXY variables (`config.proxy_for`), resolved once per origin.
+- Redirects are followed (aiohttp's rules: 307/308 keep the POST); compressed and chunked bodies are
+  decoded; HTTP/1.0 servers that close after each response are handled.
+- A connection must be made within `connect_timeout_s` (10 s), the whole exchange within the call's timeout.
 
-Every connection-level problem (refused, reset, dropped, truncated body, timeout) is raised
-as `TransportError`, which the client treats as transient.
+Every failure to get a complete response is raised as `TransportError` with a `kind` the client
+acts on: "connect" (refused, DNS, connect timeout, proxy unreachable: counts against the URL's
+circuit breaker), "timeout", "dropped", "truncated" (transient: retried), "tls", "redirect", "proxy",
+"url" (a setting is wrong: retries cannot help). Messages carry the URL with its secrets redacted.
+
+Why aiohttp and not a hand-written client: against a 640 calls/s loopback server a bare aiohttp
+loop reached 595–612 calls/s on an idle 2-core machine, the same as a minimal raw asyncio loop, so
+a client of our own bought no speed and missed HTTP details (DESIGN.md; `bench/throughput.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Mapping
+import ssl
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 import aiohttp
+from yarl import URL
 
 from howtobench.config import proxy_for
+from howtobench.redact import redact_text, redact_url
+
+CONNECT_TIMEOUT_S = 10.0
+USER_AGENT = "howtobench"
 
 
 @dataclass(frozen=True)
@@ -37,7 +51,7 @@ class HttpResponse:
 
 
 class TransportError(Exception):
-    """The request did not produce a complete HTTP response."""
+    """The request did not produce a complete HTTP response; `kind` says why (see the module docstring)."""
 
     def __init__(self, kind: str, detail: str) -> None:
         self.kind = kind
@@ -52,86 +66,113 @@ class Transport(Protocol):
     async def close(self) -> None: ...
 
 
+def new_session(*, connect_timeout_s: float = CONNECT_TIMEOUT_S) -> aiohttp.ClientSession:
+    """An aiohttp session with the toolkit's rules (TLS context, no cookies, no env lookups per request).
+
+    Must be called inside the event loop that will use it. Concurrency is bounded by the caller
+    (the client's slot pool), so the connector has no limit of its own.
+    """
+    connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, ssl=ssl.create_default_context())
+    return aiohttp.ClientSession(
+        connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False,
+        headers={"User-Agent": USER_AGENT}, timeout=aiohttp.ClientTimeout(sock_connect=connect_timeout_s),
+    )
+
+
+def classify(exc: BaseException, url: str, timeout_s: float) -> TransportError:
+    """The `TransportError` for an exception raised by an aiohttp request (secrets redacted from the text)."""
+    where = redact_url(url)
+    detail = redact_text(f"{type(exc).__name__}: {exc}")
+    if isinstance(exc, aiohttp.ConnectionTimeoutError):
+        return TransportError("connect", f"no connection to {where} within the connect timeout")
+    if isinstance(exc, (aiohttp.ClientConnectorCertificateError, aiohttp.ClientSSLError)):
+        return TransportError("tls", f"{where}: {detail} (a private CA? point SSL_CERT_FILE at its certificate)")
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return TransportError("connect", f"cannot connect to {where}: {detail}")
+    if isinstance(exc, asyncio.TimeoutError):
+        return TransportError("timeout", f"no complete response from {where} within {timeout_s:g} s")
+    if isinstance(exc, aiohttp.ClientHttpProxyError):
+        return TransportError("proxy", f"the proxy refused the request to {where}: HTTP {exc.status} {exc.message}")
+    if isinstance(exc, (aiohttp.TooManyRedirects, aiohttp.RedirectClientError)):
+        return TransportError("redirect", f"{where}: {detail}")
+    if isinstance(exc, (aiohttp.InvalidURL, aiohttp.NonHttpUrlClientError)):
+        return TransportError("url", f"not a usable http(s) URL: {where}")
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return TransportError("truncated", f"incomplete body from {where}: {detail}")
+    return TransportError("dropped", f"{where}: {detail}")
+
+
 class AiohttpTransport:
-    """aiohttp with pooled keep-alive connections, for proxied origins; concurrency is bounded by the client."""
+    """Model calls over pooled keep-alive aiohttp connections.
 
-    def __init__(self) -> None:
-        self._session: aiohttp.ClientSession | None = None
+    One session per event loop: a session belongs to the loop it was made in, and a client may be
+    used from several `asyncio.run` calls in turn (each gets its own session; one left behind by a
+    closed loop is dropped without touching that loop).
+    """
+
+    def __init__(self, *, connect_timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+        self._connect_timeout_s = connect_timeout_s
+        self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
         self._proxies: dict[str, str | None] = {}
+        self._urls: dict[str, URL] = {}
+        self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
 
-    def _client(self) -> aiohttp.ClientSession:
-        if self._session is None:
-            connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
-            self._session = aiohttp.ClientSession(
-                connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False
-            )
-        return self._session
+    def _session(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        session = self._sessions.get(loop)
+        if session is None:
+            self._drop_dead_loops()
+            session = self._sessions[loop] = new_session(connect_timeout_s=self._connect_timeout_s)
+        return session
+
+    def _drop_dead_loops(self) -> None:
+        """Forget sessions whose loop has closed (the caller never closed them there).
+
+        Their connectors are marked closed without touching the dead loop; the sockets go with the
+        garbage collector. Marking matters: aiohttp logs "Unclosed client session" for an open one.
+        """
+        for loop in [lp for lp in self._sessions if lp.is_closed()]:
+            session = self._sessions.pop(loop)
+            if session.connector is not None:
+                session.connector._close()
+
+    def _target(self, url: str, timeout_s: float) -> tuple[URL, str | None, aiohttp.ClientTimeout]:
+        """Parsed URL, proxy and timeout of a request, each worked out once (they repeat on every call)."""
+        parsed = self._urls.get(url)
+        if parsed is None:
+            parsed = self._urls[url] = URL(url)
+        origin = f"{parsed.scheme}://{parsed.host}:{parsed.port}"
+        if origin not in self._proxies:
+            self._proxies[origin] = proxy_for(url)
+        timeout = self._timeouts.get(timeout_s)
+        if timeout is None:
+            timeout = self._timeouts[timeout_s] = aiohttp.ClientTimeout(
+                total=timeout_s, sock_connect=min(timeout_s, self._connect_timeout_s))
+        return parsed, self._proxies[origin], timeout
 
     async def post_json(self, url: str, body: bytes, headers: Mapping[str, str], timeout_s: float) -> HttpResponse:
-        all_headers = {"Content-Type": "application/json", **headers}
-        return await self._request("POST", url, body, all_headers, timeout_s)
+        return await self._request("POST", url, body, {"Content-Type": "application/json", **headers}, timeout_s)
 
     async def get(self, url: str, timeout_s: float) -> HttpResponse:
         return await self._request("GET", url, None, {}, timeout_s)
 
-    async def _request(
-        self, method: str, url: str, body: bytes | None, headers: Mapping[str, str], timeout_s: float
-    ) -> HttpResponse:
-        timeout = aiohttp.ClientTimeout(total=timeout_s)
-        origin = url.split("/", 3)[2]
-        if origin not in self._proxies:
-            self._proxies[origin] = proxy_for(url)
-        proxy = self._proxies[origin]
+    async def _request(self, method: str, url: str, body: bytes | None, headers: Mapping[str, str],
+                       timeout_s: float) -> HttpResponse:
+        target, proxy, timeout = self._target(url, timeout_s)
         try:
-            async with self._client().request(
-                method, url, data=body, headers=headers, timeout=timeout, proxy=proxy
+            async with self._session().request(
+                method, target, data=body, headers=headers, timeout=timeout, proxy=proxy
             ) as resp:
-                raw = await resp.read()
-                return HttpResponse(resp.status, resp.headers, raw)
-        except asyncio.TimeoutError as exc:
-            raise TransportError("timeout", f"no complete response from {url} within {timeout_s:g} s") from exc
-        except aiohttp.ClientPayloadError as exc:
-            raise TransportError("truncated", f"incomplete body from {url}: {exc}") from exc
-        except (aiohttp.ClientError, OSError) as exc:
-            raise TransportError("connection", f"{url}: {type(exc).__name__}: {exc}") from exc
+                return HttpResponse(resp.status, resp.headers, await resp.read())
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError) as exc:
+            raise classify(exc, url, timeout_s) from None  # `from None`: the chained text may hold the raw URL
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        """Close this loop's session (and forget those of loops already closed)."""
+        session = self._sessions.pop(asyncio.get_running_loop(), None)
+        if session is not None:
+            await session.close()
+        self._drop_dead_loops()
 
 
-class DefaultTransport:
-    """Direct origins over the raw asyncio client; origins behind a proxy over aiohttp."""
-
-    def __init__(self) -> None:
-        from howtobench.llm.rawhttp import RawTransport
-
-        self._raw = RawTransport()
-        self._proxied: AiohttpTransport | None = None
-        self._routes: dict[str, bool] = {}
-
-    def _route(self, url: str) -> Transport:
-        origin = url.split("/", 3)[2] if "://" in url else url
-        proxied = self._routes.get(origin)
-        if proxied is None:
-            proxied = self._routes[origin] = proxy_for(url) is not None
-        if not proxied:
-            return self._raw
-        if self._proxied is None:
-            self._proxied = AiohttpTransport()
-        return self._proxied
-
-    # Plain functions handing back the chosen transport's coroutine (no `async def` + `await`): one
-    # coroutine frame fewer to create and to pass through on every resume of a model call.
-    def post_json(self, url: str, body: bytes, headers: Mapping[str, str], timeout_s: float
-                  ) -> Coroutine[Any, Any, HttpResponse]:
-        return self._route(url).post_json(url, body, headers, timeout_s)
-
-    def get(self, url: str, timeout_s: float) -> Coroutine[Any, Any, HttpResponse]:
-        return self._route(url).get(url, timeout_s)
-
-    async def close(self) -> None:
-        await self._raw.close()
-        if self._proxied is not None:
-            await self._proxied.close()
+DefaultTransport = AiohttpTransport
