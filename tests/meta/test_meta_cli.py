@@ -55,8 +55,9 @@ def test_agreement_markdown(tmp_path: Path) -> None:
     human, _ = _files(tmp_path)
     out = CliRunner().invoke(app, ["meta", "agreement", str(human), "--format", "markdown"])
     assert out.exit_code == 0, out.output
-    assert "| Cohen's κ | Pearson | Krippendorff's α | pairs | writings | raters |" in out.output
-    assert "| 12 | 12 | 2 |" in out.output
+    assert "| statistic | variant | value | over | n |" in out.output
+    assert "| Cohen's κ | unweighted; rater pairs in name order; scores rounded to integers |" in out.output
+    assert "| 12 | 12 | 2 | 2 |" in out.output
 
 
 def test_ablation_cli_markdown(tmp_path: Path) -> None:

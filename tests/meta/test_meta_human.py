@@ -5,19 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from howtobench.errors import DataError, RowError
-from howtobench.meta.human import (
-    HumanRating,
-    agreement,
-    average_scores,
-    cohen_kappa,
-    krippendorff_alpha,
-    load_ratings,
-    round_half_up,
-)
+from howtobench.meta.human import HumanRating, average_scores, load_ratings
 from howtobench.meta.judgments import SkipReport
 
 
@@ -81,25 +72,3 @@ def test_csv_bad_score_names_line(tmp_path: Path) -> None:
 def test_empty_file_is_a_data_error(tmp_path: Path) -> None:
     with pytest.raises(DataError):
         load_ratings(_write_jsonl(tmp_path / "h.jsonl", ["{}"]))
-
-
-def test_kappa_hand_computed() -> None:
-    # po = 3/4; marginals a = 1/4 each, b = (1/4, 1/4, 1/2, 0) -> pe = 1/4; kappa = (3/4 - 1/4) / (3/4) = 2/3
-    assert cohen_kappa(np.array([1, 2, 3, 4.0]), np.array([1, 2, 3, 3.0])) == pytest.approx(2 / 3)
-    assert list(round_half_up(np.array([3.5, 2.49, 4.5]))) == [4.0, 2.0, 5.0]
-
-
-def test_agreement_hand_computed() -> None:
-    # writings (1,2), (3,3), (4,5): Do = 4/6, De = 120/30 = 4 -> alpha = 1 - (2/3)/4 = 5/6
-    pairs = [(1, 2), (3, 3), (4, 5)]
-    ratings = [
-        HumanRating(f"i{k}", "m", rater, float(score))
-        for k, pair in enumerate(pairs)
-        for rater, score in zip(("a", "b"), pair, strict=True)
-    ]
-    assert krippendorff_alpha(ratings) == pytest.approx(5 / 6)
-    agr = agreement(ratings)
-    assert agr.pairs == 3 and agr.writings == 3 and agr.raters == 2
-    assert agr.pearson == pytest.approx(np.corrcoef([1, 3, 4], [2, 3, 5])[0, 1])
-    # rounded labels a=(1,3,4), b=(2,3,5): po = 1/3, pe = 0 (no shared label except 3: 1/3*1/3) -> (1/3-1/9)/(8/9)
-    assert agr.kappa == pytest.approx((1 / 3 - 1 / 9) / (8 / 9))

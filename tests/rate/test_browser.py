@@ -63,8 +63,8 @@ def test_rate_three_reload_export(driver: Any, tmp_path: Path, bench_root: Path)
     out = tmp_path / "ratings.jsonl"
     assert "wrote 3 ratings by 1 raters of 3 writings" in _cli("rate", "export", "--study", str(tmp_path / "study"),
                                                               "-o", str(out))
-    [row] = json.loads(_cli("meta", "agreement", str(out), "--format", "json"))["rows"]
-    assert (row["pairs"], row["writings"], row["raters"]) == (0, 3, 1)
+    [row] = json.loads(_cli("meta", "agreement", str(out), "--format", "json"))[1]["rows"]
+    assert (row["rater pairs"], row["writings"], row["raters"]) == (0, 3, 1)
 
 
 # Scores per instruction (in the order the raters meet them) and response letter A..E.
@@ -111,11 +111,13 @@ def test_two_raters_ten_writings_kill_and_meta(driver: Any, tmp_path: Path, benc
     out = tmp_path / "ratings.jsonl"
     assert "wrote 20 ratings by 2 raters of 10 writings" in _cli("rate", "export", "--study", str(study_dir),
                                                                 "-o", str(out))
-    [agreement] = json.loads(_cli("meta", "agreement", str(out), "--format", "json"))["rows"]
+    table, size = json.loads(_cli("meta", "agreement", str(out), "--format", "json"))
+    values = {r["statistic"]: r["value"] for r in table["rows"]}
     flat_alice, flat_bob = np.ravel(ALICE), np.ravel(BOB)
-    assert agreement["Cohen's κ"] == pytest.approx(KAPPA)
-    assert agreement["Pearson"] == pytest.approx(stats.pearsonr(flat_alice, flat_bob)[0])
-    assert (agreement["pairs"], agreement["writings"], agreement["raters"]) == (10, 10, 2)
+    assert values["Cohen's κ"] == pytest.approx(KAPPA)
+    assert values["Pearson r"] == pytest.approx(stats.pearsonr(flat_alice, flat_bob)[0])
+    [agreement] = size["rows"]
+    assert (agreement["rater pairs"], agreement["writings"], agreement["raters"]) == (10, 10, 2)
     _check_correlate(tmp_path, study_dir, bench_root, writings, out, {first: 0, second: 1})
 
 

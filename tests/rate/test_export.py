@@ -64,10 +64,12 @@ def test_meta_agreement_reads_the_export(rated: Study, tmp_path: Path) -> None:
     assert "wrote 10 ratings by 2 raters of 5 writings" in result.output
     agreement = CliRunner().invoke(app, ["meta", "agreement", str(out), "--format", "json"])
     assert agreement.exit_code == 0, agreement.output
-    [row] = json.loads(agreement.output)["rows"]
-    assert row["Cohen's κ"] == pytest.approx(KAPPA)
-    assert row["Pearson"] == pytest.approx(stats.pearsonr(ALICE, BOB)[0])
-    assert (row["pairs"], row["writings"], row["raters"]) == (5, 5, 2)
+    table, size = json.loads(agreement.output)
+    values = {r["statistic"]: r["value"] for r in table["rows"]}
+    assert values["Cohen's κ"] == pytest.approx(KAPPA)
+    assert values["Pearson r"] == pytest.approx(stats.pearsonr(ALICE, BOB)[0])
+    [row] = size["rows"]
+    assert (row["rater pairs"], row["writings"], row["raters"]) == (5, 5, 2)
 
 
 def test_status_shows_progress_and_the_same_agreement(rated: Study) -> None:

@@ -13,9 +13,10 @@ from rich.console import Console
 
 from howtobench.errors import DataError
 from howtobench.meta.ablation import ablation_rows
+from howtobench.meta.agreement import Agreement, agreement
 from howtobench.meta.correlate import CorrelationSettings, correlate_results
 from howtobench.meta.correlate_table import correlation_table
-from howtobench.meta.human import agreement, average_scores, load_ratings
+from howtobench.meta.human import HumanRating, average_scores, load_ratings
 from howtobench.meta.inconsistency import (
     SIGMA_FORMULAS,
     Inconsistency,
@@ -152,18 +153,49 @@ def correlate_cmd(
 @meta_app.command("agreement")
 def agreement_cmd(
     human: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="Human ratings, JSONL or CSV.")],
+    kappa: Annotated[
+        list[str] | None,
+        typer.Option("--kappa", help="κ variants (repeatable): cohen (default, unweighted, as the paper), "
+                     "cohen-linear, cohen-quadratic (weighted by how far apart the scores are), fleiss (all "
+                     "raters of a writing at once, for 3+ raters)."),
+    ] = None,
+    alpha: Annotated[
+        list[str] | None,
+        typer.Option("--alpha", help="Krippendorff's α levels (repeatable): interval (default), ordinal, "
+                     "nominal, ratio."),
+    ] = None,
     fmt: FormatOpt = "table",
     strict: StrictOpt = False,
 ) -> None:
-    """Inter-annotator agreement: Cohen's κ (rounded scale), Pearson and Krippendorff's α over rater pairs."""
+    """Inter-annotator agreement: κ, Pearson over rater pairs and Krippendorff's α, each row naming its variant.
+
+    Default: Cohen's κ unweighted on scores rounded to integers and Pearson, over every pair of raters of a
+    writing (the paper's two-rater protocol), and interval α over all ratings.
+    """
+    try:
+        agr = agreement(_loaded(human, strict), kappa or ["cohen"], alpha or ["interval"])
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    print_tables(_agreement_tables(agr), fmt)
+
+
+def _loaded(path: Path, strict: bool) -> list[HumanRating]:
     report = SkipReport()
-    ratings = load_ratings(human, strict=strict, report=report)
+    ratings = load_ratings(path, strict=strict, report=report)
     _warn_skipped(Console(stderr=True), report)
-    agr = agreement(ratings)
-    columns = ["Cohen's κ", "Pearson", "Krippendorff's α", "pairs", "writings", "raters"]
-    table = Table("Inter-annotator agreement", columns)
-    table.add_row(agr.kappa, agr.pearson, agr.alpha, agr.pairs, agr.writings, agr.raters)
-    print_tables([table], fmt)
+    return ratings
+
+
+def _agreement_tables(agr: Agreement) -> list[Table]:
+    table = Table("Inter-annotator agreement", ["statistic", "variant", "value", "over", "n"], digits=3)
+    for s in agr.statistics:
+        table.add_row(s.name, s.variant, s.value, s.over, s.n)
+    if agr.most_raters > 2:
+        table.notes.append(f"some writings have up to {agr.most_raters} raters: Cohen's κ and Pearson pool every "
+                           "rater pair of such a writing; --kappa fleiss uses all its raters at once")
+    size = Table("Ratings", ["rater pairs", "writings", "raters", "most raters on one writing"])
+    size.add_row(agr.pairs, agr.writings, agr.raters, agr.most_raters)
+    return [table, size]
 
 
 @meta_app.command("ablation")

@@ -1,6 +1,7 @@
 """Meta-evaluation and the paper's analyses, computed from stored judgment files and human ratings only.
 
-    human         human ratings (JSONL / CSV), rater averaging, kappa / Pearson / Krippendorff agreement
+    human         human ratings (JSONL / CSV) and rater averaging
+    agreement     inter-annotator κ (Cohen unweighted / linear / quadratic, Fleiss), Pearson, Krippendorff's α
     correlate     judge vs human correlations, system and sample level, per task, BCa / percentile CIs (Table 3)
     correlate_table  the Table 3 / 5 layout, naming interval method, item policy and items used
     ablation      ToW root without / with only each node (Table 5)

@@ -1,21 +1,15 @@
-"""Human ratings: import, average per writing, and inter-annotator agreement.
+"""Human ratings: import and average per writing (agreement between raters is in `meta.agreement`).
 
 A rating is one rater's score for one writing (item id + model), optionally with per-dimension
 scores. Files are JSONL (`{"item_id", "model", "rater", "score", "dims": {...}}`; `infer_id` is
 accepted for `item_id`) or CSV (columns `item_id`/`infer_id`, `model`, `rater`, `score`; every
 other non-empty column is a per-dimension score). Bad rows are `RowError`s with file:line; with
 `strict=False` they are skipped and counted, as in the data layer.
-
-Agreement follows the paper's protocol (two raters per writing): every pair of raters that rated
-the same writing is one observation pair. Cohen's kappa uses the scores rounded to the nearest
-integer (the 1-5 scale), Pearson the raw scores, Krippendorff's alpha (interval) the full
-rater x writing matrix with gaps.
 """
 
 from __future__ import annotations
 
 import csv
-import itertools
 import json
 import math
 from collections import defaultdict
@@ -23,9 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import krippendorff
 import numpy as np
-from scipy import stats
 
 from howtobench.errors import DataError, RowError
 from howtobench.meta.judgments import SkipReport
@@ -47,18 +39,6 @@ class HumanRating:
     @property
     def writing(self) -> WritingKey:
         return (self.item_id, self.model)
-
-
-@dataclass(frozen=True)
-class Agreement:
-    """Inter-annotator agreement over all rater pairs that share a writing."""
-
-    kappa: float
-    pearson: float
-    alpha: float
-    pairs: int
-    writings: int
-    raters: int
 
 
 def _number(value: Any, what: str) -> float:
@@ -164,63 +144,3 @@ def average_scores(ratings: list[HumanRating], dim: str | None = None) -> dict[W
         if value is not None:
             acc[r.writing].append(value)
     return {k: float(np.mean(v)) for k, v in acc.items()}
-
-
-def rater_pairs(ratings: list[HumanRating]) -> np.ndarray:
-    """(n_pairs, 2) scores: every pair of distinct raters on the same writing, raters in name order."""
-    per_writing: dict[WritingKey, list[HumanRating]] = defaultdict(list)
-    for r in ratings:
-        per_writing[r.writing].append(r)
-    pairs = [
-        (a.score, b.score)
-        for group in per_writing.values()
-        for a, b in itertools.combinations(sorted(group, key=lambda r: r.rater), 2)
-    ]
-    return np.asarray(pairs, dtype=float).reshape(-1, 2)
-
-
-def round_half_up(x: np.ndarray) -> np.ndarray:
-    """Round to the nearest integer with .5 going up (3.5 -> 4), as a rater would read the scale."""
-    return np.floor(x + 0.5)
-
-
-def cohen_kappa(a: np.ndarray, b: np.ndarray) -> float:
-    """Unweighted Cohen's kappa of two label vectors; NaN when chance agreement is total."""
-    labels = np.unique(np.concatenate([a, b]))
-    ia, ib = np.searchsorted(labels, a), np.searchsorted(labels, b)
-    confusion = np.zeros((labels.size, labels.size))
-    np.add.at(confusion, (ia, ib), 1.0)
-    confusion /= confusion.sum()
-    observed = float(np.trace(confusion))
-    expected = float(confusion.sum(axis=1) @ confusion.sum(axis=0))
-    return float("nan") if expected == 1.0 else (observed - expected) / (1.0 - expected)
-
-
-def krippendorff_alpha(ratings: list[HumanRating]) -> float:
-    """Interval alpha over the rater x writing matrix (NaN where a rater did not rate a writing)."""
-    raters = sorted({r.rater for r in ratings})
-    writings = sorted({r.writing for r in ratings})
-    ri = {name: i for i, name in enumerate(raters)}
-    wi = {key: j for j, key in enumerate(writings)}
-    matrix = np.full((len(raters), len(writings)), np.nan)
-    for r in ratings:
-        matrix[ri[r.rater], wi[r.writing]] = r.score
-    try:
-        return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement="interval"))
-    except (ValueError, ZeroDivisionError):
-        return float("nan")
-
-
-def agreement(ratings: list[HumanRating]) -> Agreement:
-    """Kappa (rounded scale), Pearson and Krippendorff's alpha; NaN where fewer than 2 pairs exist."""
-    pairs = rater_pairs(ratings)
-    n_writings = len({r.writing for r in ratings})
-    n_raters = len({r.rater for r in ratings})
-    if len(pairs) < 2:
-        nan = float("nan")
-        return Agreement(nan, nan, nan, len(pairs), n_writings, n_raters)
-    a, b = pairs[:, 0], pairs[:, 1]
-    kappa = cohen_kappa(round_half_up(a), round_half_up(b))
-    constant = np.ptp(a) == 0 or np.ptp(b) == 0
-    pearson = float("nan") if constant else float(stats.pearsonr(a, b)[0])
-    return Agreement(kappa, pearson, krippendorff_alpha(ratings), len(pairs), n_writings, n_raters)

@@ -5,7 +5,7 @@ the task). One JSONL line per rating, in the format of `howtobench.meta.human`:
 `{"item_id", "model", "rater", "score", "dims"}` plus what a researcher wants next to it (task, genre,
 error types, comment, when it was last changed). In ToW mode `dims` holds each leaf's score as the judge
 reports it (an `llm-scale` answer 1-3 mapped to 0/5/10 by the tree), and `leaf_answers` the raw answers.
-Agreement in `rate status` is computed by `howtobench.meta.human.agreement`, the measures `meta agreement`
+Agreement in `rate status` is computed by `howtobench.meta.agreement.agreement`, the measures `meta agreement`
 prints, so both always agree.
 """
 
@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from howtobench.errors import OutputError
-from howtobench.meta.human import HumanRating, agreement
+from howtobench.meta.agreement import Agreement, agreement
+from howtobench.meta.human import HumanRating
 from howtobench.rate.assign import progress
 from howtobench.rate.store import StoredRating
 from howtobench.rate.study import Study
@@ -100,7 +101,12 @@ def _summary(study: Study, rows: list[dict[str, Any]], stored: list[StoredRating
 
 # ------------------------------------------------------------------ status
 
-_LABELS = {"kappa": "Cohen's κ", "pearson": "Pearson", "alpha": "Krippendorff's α"}
+_COLUMNS = ["Cohen's κ", "Pearson", "Krippendorff's α", "pairs", "writings", "raters"]
+
+
+def _agreement_cells(agr: Agreement) -> list[float | int]:
+    """The default `meta agreement` statistics (unweighted κ, Pearson, interval α) and the sizes, in `_COLUMNS`."""
+    return [*(s.value for s in agr.statistics), agr.pairs, agr.writings, agr.raters]
 
 
 def progress_table(study: Study) -> Table:
@@ -128,18 +134,14 @@ def agreement_table(study: Study) -> Table:
     for leaf_id in leaf_ids:
         on_leaf = [dataclasses.replace(r, score=r.dims[leaf_id]) for r in ratings if leaf_id in r.dims]
         measures.append((leaf_id, on_leaf))
-    table: Table | None = None
-    for name, subset in measures:
-        agr = agreement(subset) if subset else None
-        if agr is None:
-            continue
-        fields = [f.name for f in dataclasses.fields(agr)]
-        if table is None:
-            table = Table("Running agreement (as `meta agreement` computes it)",
-                          ["rated", *(_LABELS.get(f, f) for f in fields)])
-        table.add_row(name, *(getattr(agr, f) for f in fields))
-    if table is None:
-        table = Table("Running agreement (as `meta agreement` computes it)", ["rated"])
+    found = [(name, agreement(subset)) for name, subset in measures if subset]
+    title = "Running agreement (as `meta agreement` computes it)"
+    table = Table(title, ["rated", *_COLUMNS] if found else ["rated"])
+    for name, agr in found:
+        table.add_row(name, *_agreement_cells(agr))
+    if found:
+        table.notes.append("; ".join(f"{s.name}: {s.variant}" for s in found[0][1].statistics))
+    else:
         table.notes.append("no complete rating yet")
     table.notes.append("a measure needs at least two writings rated by two raters; '-' until then")
     return table
