@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -40,13 +39,13 @@ def need_browser() -> None:
     pytest.skip(message)
 
 
-def start_chromium() -> Any:
-    """A headless Chromium with a fresh profile on this closed network."""
+def start_chromium(profile: Path) -> Any:
+    """A headless Chromium with a fresh profile (in `profile`, an empty folder) on this closed network."""
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
     for flag in CHROMIUM_FLAGS:
         options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tempfile.mkdtemp(prefix='rate-chromium-')}")
+    options.add_argument(f"--user-data-dir={profile}")
     return webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
 
 

@@ -27,9 +27,9 @@ from howtobench.rate.study import open_study
 
 
 @pytest.fixture(scope="module")
-def driver() -> Iterator[Any]:
+def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     need_browser()
-    chromium = start_chromium()
+    chromium = start_chromium(tmp_path_factory.mktemp("chromium-profile"))
     yield chromium
     chromium.quit()
 
