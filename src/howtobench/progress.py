@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 
@@ -19,3 +23,13 @@ def stats_progress(enabled: bool) -> Progress:
         TimeRemainingColumn(),
         disable=not enabled,
     )
+
+
+@contextmanager
+def step(message: str, enabled: bool = True) -> Iterator[None]:
+    """A spinner with `message` on stderr while a step without countable units runs (bootstrap, report)."""
+    if not enabled:
+        yield
+        return
+    with Console(stderr=True).status(message):
+        yield

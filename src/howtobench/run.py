@@ -50,6 +50,7 @@ from howtobench.llm.cache import DB_NAME
 from howtobench.llm.client import open_client
 from howtobench.llm.types import LLMClient, SamplingParams, Usage
 from howtobench.outputs import write_text_atomic
+from howtobench.progress import step
 from howtobench.report.html import write_report
 from howtobench.report.leaderboard import Leaderboard, build_leaderboard
 from howtobench.report.paper import paper_table4
@@ -359,9 +360,10 @@ async def run_benchmark(settings: RunSettings) -> RunResult:
         generation, generated = await _generate(settings, writer, items)
         writings = [*release, *(w for rows in given for w in rows), *generated]
         judgments = await _judge(settings, judge_ep, _pairs(items, writings))
-    board = _leaderboard(settings, judgments, items)
-    manifest = build_manifest(settings, writer, judge_ep, items, judgments)
-    _write_outputs(settings, board, manifest)
+    with step("leaderboard (bootstrap intervals), manifest and report.html", settings.progress):
+        board = _leaderboard(settings, judgments, items)
+        manifest = build_manifest(settings, writer, judge_ep, items, judgments)
+        _write_outputs(settings, board, manifest)
     return RunResult(settings=settings, leaderboard=board, manifest=manifest, generation=generation)
 
 

@@ -13,6 +13,7 @@ from howtobench.config import resolve_data_dir
 from howtobench.data.loader import load_items
 from howtobench.data.models import Item
 from howtobench.judges.base import Judgment
+from howtobench.progress import step
 from howtobench.report.leaderboard import build_leaderboard, load_judgments
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import to_csv, to_json, to_markdown, to_rich
@@ -100,18 +101,19 @@ def leaderboard(
     are counted. Adjacent models are compared on shared items (mean difference with a paired-bootstrap
     interval, Wilcoxon signed-rank p-value); a pair whose shared items say the opposite of the order is flagged.
     """
-    judgments = load_judgments(results)
-    board = build_leaderboard(
-        judgments,
-        by=by.value,
-        nodes=nodes,
-        seed=seed,
-        n_boot=bootstrap,
-        items=_items_for(data, judgments),
-        paper=paper_table4() if paper else None,
-        title=title,
-        order=order.value,
-    )
+    with step(f"reading judgments, bootstrapping {bootstrap} replicates per cell"):
+        judgments = load_judgments(results)
+        board = build_leaderboard(
+            judgments,
+            by=by.value,
+            nodes=nodes,
+            seed=seed,
+            n_boot=bootstrap,
+            items=_items_for(data, judgments),
+            paper=paper_table4() if paper else None,
+            title=title,
+            order=order.value,
+        )
     if fmt in (Format.table, Format.rich):
         console = Console(file=output.open("w", encoding="utf-8"), width=200) if output else Console()
         console.print(to_rich(board))

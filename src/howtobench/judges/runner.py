@@ -104,6 +104,9 @@ async def run_judge(
                 judgment = await judge.judge(item, writing)
             except HowtobenchError as exc:
                 judgment = failed_judgment(judge, item, writing, exc)
+            # A judge that never waits (BLEU / ROUGE are CPU-only) would otherwise run every writing before the
+            # loop below sees one finish, leaving the bar at 0 until the end: hand the loop back once per writing.
+            await asyncio.sleep(0)
         return judgment.model_copy(update={"writing_truncated": True}) if writing.truncated else judgment
 
     usage, failed = Usage(), 0
