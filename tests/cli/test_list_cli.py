@@ -18,7 +18,7 @@ def listed(what: str) -> dict[str, dict[str, object]]:
 
 def test_methods_lists_the_registry_and_which_call_a_model() -> None:
     methods = listed("methods")
-    assert set(methods) == {"tow", "single", "autoplan", "rubric", "average", "bleu", "rouge", "sacrebleu"}
+    assert {"tow", "single", "autoplan", "rubric", "average", "bleu", "rouge", "sacrebleu"} <= set(methods)
     assert methods["tow"]["calls a model"] == "yes" and methods["rouge"]["calls a model"] == "no"
 
 
