@@ -8,7 +8,7 @@ import pytest
 from meta_helpers import judgment
 
 from howtobench.judges.base import Judgment, LeafResult
-from howtobench.meta.ablation import ablation_rows, leaf_counts, recompute_root, variants
+from howtobench.meta.ablation import ablation_rows, leaf_counts, recompute_root, unreproduced_roots, variants
 from howtobench.meta.correlate import CorrelationSettings, correlate_method
 
 LEAVES = {"content": 4, "format": 3, "impression": 1}
@@ -89,3 +89,7 @@ def test_renormalised_judgments_count_only_scored_leaves() -> None:
     full = ablation_rows(js, human, settings)[0]
     (plain,) = correlate_method("tow", js, human, settings)
     assert full.cells == plain.cells
+    assert unreproduced_roots(js) == 0
+    # a sampled-weights ToW judgment: mean root over samples, first sample's nodes -> flagged, not silently mixed
+    sampled = js[1].model_copy(update={"score": (js[1].score or 0) + 0.25})
+    assert unreproduced_roots([*js, sampled]) == 1

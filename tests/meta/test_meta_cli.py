@@ -74,6 +74,8 @@ def test_ablation_cli_markdown(tmp_path: Path) -> None:
     title = "**Ablation of ToW nodes (system level; common: items rated for every model; BCa 95% intervals)**"
     assert title in out.output
     assert "| w Content | - | - | - | - | - | - | - | 1.00 [1.00, 1.00]" in out.output
+    # the stored roots (1.0) are not what their nodes give: said, not silently mixed into the full-tree row
+    assert "warning: 12 stored roots are not the leaf-weighted mean of their node scores" in out.output
 
 
 def test_inconsistency_cli_weights(tmp_path: Path) -> None:

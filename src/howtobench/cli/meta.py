@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 
 from howtobench.errors import DataError
-from howtobench.meta.ablation import ablation_rows
+from howtobench.meta.ablation import ablation_rows, unreproduced_roots
 from howtobench.meta.agreement import Agreement, agreement
 from howtobench.meta.correlate import CorrelationSettings, correlate_results
 from howtobench.meta.correlate_table import correlation_table
@@ -227,6 +227,12 @@ def ablation_cmd(
     rows = ablation_rows(judgments, scores, settings)
     ci = _ci_style(show_ci, fmt)
     tables = [correlation_table(rows, lv, ci, title="Ablation of ToW nodes") for lv in (level or ["system", "sample"])]
+    if stray := unreproduced_roots(judgments):
+        warning = (f"{stray} stored roots are not the leaf-weighted mean of their node scores (e.g. ToW judged with "
+                   "--samples n keeps the first sample's nodes): the full-tree row differs from meta correlate")
+        err.print(f"[yellow]warning[/] {warning}", highlight=False)
+        for table in tables:
+            table.notes.append(f"warning: {warning}")
     print_tables(tables, fmt)
 
 

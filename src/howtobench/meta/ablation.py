@@ -64,6 +64,18 @@ def ablation_scores(judgments: list[Judgment], keep: set[str]) -> Scores:
     return out
 
 
+def unreproduced_roots(judgments: list[Judgment], tolerance: float = 1e-9) -> int:
+    """How many scored judgments' stored roots the full-tree rule does not give back from their node scores.
+
+    Zero for single-pass ToW; a ToW run with sampled weights (`--samples n`) stores the mean root over the
+    samples but the first sample's nodes, so its full-tree row differs from `meta correlate`."""
+    def reproduced(j: Judgment) -> bool:
+        root = recompute_root(j, set(j.nodes))
+        return root is not None and j.score is not None and abs(root - j.score) <= tolerance
+
+    return sum(1 for j in judgments if j.score is not None and not reproduced(j))
+
+
 def ablation_rows(
     judgments: list[Judgment], human: Scores, settings: CorrelationSettings | None = None
 ) -> list[CorrelationRow]:

@@ -137,7 +137,7 @@ class Leaderboard:
         judges = ",".join(self.judge_models) or "unknown"
         return (
             f"howtobench:{howtobench.__version__}|method:{'+'.join(self.methods)}|judge:{judges}"
-            f"|ci:bootstrap-items-{self.n_boot}|seed:{self.seed}|paired:wilcoxon"
+            f"|ci:percentile-bootstrap-items-{self.n_boot}|seed:{self.seed}|paired:wilcoxon"
             f"|order:{self.order if self.order_items is None else f'shared-{self.order_items}'}"
         )
 

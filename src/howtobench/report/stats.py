@@ -6,6 +6,10 @@ few milliseconds. Every generator is `numpy.random.default_rng` seeded from the 
 label of the quantity (see `rng_for`), so one cell's interval does not depend on which other cells were
 computed before it, and the same command prints the same bounds on every machine.
 
+Cell intervals are percentile intervals: the mean of per-item scores is not biased by resampling, so the
+bias correction `meta correlate` applies to correlations of means (BCa) would change nothing here; the
+signature says "percentile".
+
 The paired test between two models uses only the items both have a score for:
 - the mean difference and its 95% paired-bootstrap interval (items resampled jointly for both models);
 - the two-sided Wilcoxon signed-rank p-value (scipy), which asks whether the per-item differences are
