@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from howtobench.errors import ConfigError
+from howtobench.redact import redact_url
 
 DATA_ENV = "HOWTOBENCH_DATA"
 WORKSPACE_ENV = "HOWTOBENCH_WORKSPACE"
@@ -74,8 +75,11 @@ class EndpointConfig(BaseModel):
         return key
 
     def public(self) -> dict[str, Any]:
-        """What may be written to a manifest: everything except secrets (the key never is here)."""
-        return self.model_dump(mode="json")
+        """What may be written to a manifest or config file: no key (it never is here) and base URLs without
+        credentials (userinfo and key-like query parameters become ***, see `howtobench.redact`)."""
+        data = self.model_dump(mode="json")
+        data["base_urls"] = [redact_url(u) for u in self.base_urls]
+        return data
 
 
 def env(name: str) -> str | None:

@@ -35,3 +35,16 @@ def test_version_and_error_line(tmp_path) -> None:  # type: ignore[no-untyped-de
     assert failed.returncode == 2
     assert failed.stderr.startswith("error: ")
     assert "[bold red]" not in failed.stderr
+
+
+def test_error_line_never_shows_a_credential(bench_root, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A base URL that is not a URL stops at once, quoted without its credentials."""
+    failed = subprocess.run(
+        [sys.executable, "-m", "howtobench", "judge", "--method", "single", "--limit", "1", "--data", str(bench_root),
+         "-o", str(tmp_path / "out.jsonl"), "--workspace", str(tmp_path / "ws"), "--no-progress",
+         "--judge-base-url", "notaurl?api-key=flag-S3CRET", "--judge-model", "m"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert failed.returncode == 2, failed.stderr
+    assert "error: base URL 'notaurl?api-key=***' is not an http(s) URL" in failed.stderr
+    assert "S3CRET" not in failed.stderr + failed.stdout

@@ -19,6 +19,7 @@ from rich.console import Console
 
 from howtobench import __version__
 from howtobench.errors import HowtobenchError
+from howtobench.redact import redact_text
 
 # Command name == module name under howtobench.cli; the order is the order of `--help`.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -105,5 +106,5 @@ def main() -> None:
     except HowtobenchError as exc:
         console = Console(stderr=True, soft_wrap=True)
         console.print("error:", style="bold red", end=" ")
-        console.print(str(exc), highlight=False, markup=False)
+        console.print(redact_text(str(exc)), highlight=False, markup=False)
         sys.exit(2)

@@ -17,6 +17,7 @@ from howtobench.cli.config_file import apply_config, flatten
 from howtobench.config import EndpointConfig, load_config_file, resolve_workspace
 from howtobench.errors import ConfigError
 from howtobench.llm.client import CacheMode
+from howtobench.redact import redact_text
 from howtobench.suggest import unknown_name
 
 DataOpt = Annotated[
@@ -277,7 +278,7 @@ def endpoint_from_flags(prefix: str, flags: dict[str, Any], config: dict[str, An
     try:
         return EndpointConfig(**{k: v for k, v in fields.items() if v is not None})
     except ValidationError as exc:
-        raise ConfigError(f"bad {prefix or 'model'} endpoint settings: {exc}") from exc
+        raise ConfigError(f"bad {prefix or 'model'} endpoint settings: {redact_text(str(exc))}") from None
 
 
 def writer_endpoint(config: dict[str, Any], **flags: Any) -> EndpointConfig | None:

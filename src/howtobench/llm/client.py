@@ -57,7 +57,7 @@ from howtobench.llm.limits import Outcome, RpmLimiter, SlotPool
 from howtobench.llm.retry import RetryPolicy, classify_status, parse_retry_after
 from howtobench.llm.transport import AiohttpTransport, HttpResponse, Transport, TransportError
 from howtobench.llm.types import ChatRequest, ChatResult, SamplingParams, Usage
-from howtobench.redact import redact_text, redact_url
+from howtobench.redact import MASK, redact_text, redact_url
 
 CacheMode = Literal["on", "off", "replay"]
 _STORED = {"ok", "text", "data", "reasoning", "raw_text", "finish_reason"}  # what a cache hit gives back
@@ -425,6 +425,9 @@ def check_base_url(url: str) -> str:
         ok = False
     if not ok:
         raise ConfigError(f"base URL {redact_url(url)!r} is not an http(s) URL (expected e.g. http://localhost:8000/v1)")
+    if MASK in url and redact_url(url) == url:  # e.g. a config.yaml written by a run: credentials are never stored
+        raise ConfigError(f"base URL {url!r} holds a redacted credential ({MASK}): give the real URL again with "
+                          "--base-url / --judge-base-url, or the key through --api-key-env")
     return url
 
 

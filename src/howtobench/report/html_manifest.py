@@ -15,6 +15,7 @@ from typing import Any
 
 from howtobench.judges.base import Judgment
 from howtobench.llm.types import Usage
+from howtobench.redact import redact_text
 
 OVERVIEW_KEYS = ("name", "method", "smoke", "toolkit", "written_at", "judgments", "bootstrap", "seeds", "sampling",
                  "system_prompt")
@@ -72,8 +73,8 @@ def manifest_view(m: dict[str, Any]) -> ManifestView:
     data_dir = (m.get("data") or {}).get("dir")
     if data_dir:
         overview.append(("benchmark folder", _text(data_dir)))
-    endpoints = [
-        (role, [(k, _text(v)) for k, v in m[role].items()])
+    endpoints = [  # redacted again: a manifest written before URLs were redacted may still hold credentials
+        (role, [(k, redact_text(_text(v))) for k, v in m[role].items()])
         for role in ("writer", "judge")
         if isinstance(m.get(role), dict)
     ]
@@ -88,7 +89,7 @@ def manifest_view(m: dict[str, Any]) -> ManifestView:
         hashes=_hashes(m),
         usage=rows,
         outputs=[_text(o) for o in m.get("outputs") or []],
-        other=json.dumps(other, ensure_ascii=False, indent=2) if other else "",
+        other=redact_text(json.dumps(other, ensure_ascii=False, indent=2)) if other else "",
         smoke=bool(m.get("smoke")),
     )
 
