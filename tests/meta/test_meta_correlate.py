@@ -108,6 +108,8 @@ def test_failed_scores_are_left_out_and_table_shape() -> None:
     assert table.rows[0][14:] == [0, 2, 0, 2, "BCa 95% bootstrap over items, 200×",
                                   "common: items rated for every model"]
     assert "(system level; common: items rated for every model; BCa 95% intervals)" in table.title
+    assert "items rated for every model, of all rated items (ToW): Comp 0 of 0, Guide 2 of 3, Open 0 of 0, All 2 of 3" \
+        in table.notes
     cols = correlation_table([row], "sample", ci="columns")
     assert cols.columns[2:5] == ["Comp ρ", "Comp ρ low", "Comp ρ high"]
 

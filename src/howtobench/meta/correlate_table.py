@@ -49,6 +49,10 @@ def correlation_table(rows: list[CorrelationRow], level: str, ci: str = "inline"
     if ci != "none":
         table.notes.append(f"{ci_label} (seed {settings.seed}); [n/a]: the interval is undefined there")
     if level == "system":
+        if settings.items == "common" and rows:
+            kept = ", ".join(f"{TASK_LABELS[t]} {rows[0].n_items.get(('system', t), 0)} of "
+                             f"{rows[0].n_items.get(('sample', t), 0)}" for t in TASKS)
+            table.notes.append(f"items rated for every model, of all rated items ({rows[0].method}): {kept}")
         table.notes.append(f"model means rounded to {settings.tie_decimals} decimals before ranking, so equal "
                            "means are ties")
     return table
