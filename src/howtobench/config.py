@@ -65,6 +65,11 @@ class EndpointConfig(BaseModel):
     def _strip_slashes(cls, urls: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(u.rstrip("/") for u in urls)
 
+    @property
+    def capacity(self) -> int:
+        """Requests this endpoint takes at once: `concurrency` per base URL."""
+        return self.concurrency * len(self.base_urls)
+
     def api_key(self) -> str | None:
         """The key, read now from the environment; None when no variable is named."""
         if not self.api_key_env:

@@ -43,7 +43,7 @@ from howtobench.generate import (
     template_hash,
 )
 from howtobench.judges.base import Judgment
-from howtobench.judges.job import NO_MODEL_METHODS, build_judge
+from howtobench.judges.job import NO_MODEL_METHODS, build_judge, writings_in_flight
 from howtobench.judges.runner import run_judge
 from howtobench.llm.accounting import usage_from_log
 from howtobench.llm.cache import DB_NAME
@@ -106,7 +106,7 @@ class RunSettings(BaseModel):
     seed: int = 0
     bootstrap: int = 1000
     cache_mode: Literal["on", "off", "replay"] = "on"
-    concurrency: int = Field(default=8, ge=1)
+    concurrency: int | None = Field(default=None, ge=1)  # writings judged at once; None: the judge's capacity
     paper: bool = True
     progress: bool = True
     strict: bool = False  # a bad --writings row stops the run (default: skipped and counted with file:line)
@@ -302,7 +302,7 @@ async def _generate(
         writer, workspace=settings.workspace, cache_mode=settings.cache_mode, run_id=settings.run_id
     ) as client:
         summary = await generate_writings(
-            client, items, out, settings=gen, concurrency=writer.concurrency, progress=settings.progress
+            client, items, out, settings=gen, concurrency=writer.capacity, progress=settings.progress
         )
     return summary, generated_writings(out, items)
 
@@ -315,7 +315,7 @@ async def _judge(
         judge = build_judge(settings.method, client, _judge_options(settings))
         # The local llama.cpp server answers one request at a time and reuses only the previous prompt's prefix:
         # judging one writing at a time keeps its leaf prompts (which share a long prefix) back to back.
-        concurrency = 1 if settings.needs_local_judge else settings.concurrency
+        concurrency = 1 if settings.needs_local_judge else writings_in_flight(settings.concurrency, judge_ep)
         return await run_judge(judge, pairs, out, concurrency=concurrency, progress=settings.progress)
 
 

@@ -81,7 +81,7 @@ async def _generate(
         name = settings.model_name or ep.model
         path = out or Path("writings") / f"{safe_file_stem(name)}.jsonl"
         return await generate_writings(
-            client, items, path, settings=settings, concurrency=ep.concurrency, progress=progress
+            client, items, path, settings=settings, concurrency=ep.capacity, progress=progress
         )
 
 

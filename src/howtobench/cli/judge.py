@@ -105,7 +105,7 @@ def judge(
     judge_concurrency: JudgeConcurrencyOpt = None,
     judge_rpm: JudgeRpmOpt = None,
     judge_timeout: JudgeTimeoutOpt = None,
-    parallel: ParallelOpt = 8,
+    parallel: ParallelOpt = None,
     config: ConfigOpt = None,
     workspace: WorkspaceOpt = None,
     no_cache: NoCacheOpt = False,

@@ -168,9 +168,10 @@ JudgeMaxTokensOpt = Annotated[
     typer.Option("--judge-max-tokens", min=16, help="Max tokens of each judge reply (default: the method's own)."),
 ]
 ParallelOpt = Annotated[
-    int,
-    typer.Option("--parallel", min=1, help="Writings judged at once (each runs its leaf calls concurrently; the "
-                 "judge endpoint's --judge-concurrency bounds the calls)."),
+    int | None,
+    typer.Option("--parallel", min=1, help="Writings judged at once. Default: the judge's capacity "
+                 "(--judge-concurrency x its base URLs), so --judge-concurrency alone sets the calls in flight; "
+                 "the judge's slots bound the calls either way."),
 ]
 WriterTemperatureOpt = Annotated[
     float, typer.Option("--temperature", min=0.0, help="Sampling temperature of the model under test.")

@@ -144,7 +144,7 @@ def run(
     judge_rpm: JudgeRpmOpt = None,
     judge_timeout: JudgeTimeoutOpt = None,
     judge_max_tokens: JudgeMaxTokensOpt = None,
-    parallel: ParallelOpt = 8,
+    parallel: ParallelOpt = None,
     config: ConfigOpt = None,
     workspace: WorkspaceOpt = None,
     no_cache: NoCacheOpt = False,

@@ -50,10 +50,24 @@ class JudgeJob:
     endpoint: EndpointConfig | None = None
     cache_mode: CacheMode = "on"
     options: dict[str, Any] = field(default_factory=dict)
-    concurrency: int = 8
+    concurrency: int | None = None  # writings judged at once; None: the judge endpoint's capacity
     progress: bool = True
     redo_failed: bool = False
     strict: bool = False  # a bad --writings row stops the run (default: skipped and counted with file:line)
+
+
+DEFAULT_IN_FLIGHT = 8  # writings at once without an endpoint (the local model, or metrics that call none)
+
+
+def writings_in_flight(parallel: int | None, endpoint: EndpointConfig | None) -> int:
+    """Writings judged at once: the user's --parallel, else as many as the judge takes calls at once.
+
+    A one-call method then keeps every judge slot busy, and ToW (several calls per writing) keeps them busy
+    with room to spare; the client's slots, not this number, bound the calls in flight.
+    """
+    if parallel is not None:
+        return parallel
+    return endpoint.capacity if endpoint is not None else DEFAULT_IN_FLIGHT
 
 
 def import_judges() -> None:
@@ -136,5 +150,6 @@ async def judge_job(job: JudgeJob) -> list[Judgment]:
         raise JudgeError("nothing to judge: no writing matches the filters")
     async with judge_client(job) as client:
         judge = build_judge(job.method, client, job.options)
-        return await run_judge(judge, pairs, job.out_path, concurrency=job.concurrency, progress=job.progress,
+        in_flight = writings_in_flight(job.concurrency, job.endpoint)
+        return await run_judge(judge, pairs, job.out_path, concurrency=in_flight, progress=job.progress,
                                redo_failed=job.redo_failed)

@@ -1,0 +1,39 @@
+"""Writings in flight follow the judge's concurrency: `--judge-concurrency N` alone keeps N calls in flight."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from fake_server import FakeServer, Reply, default_handler
+from howtobench.cli.main import app
+from howtobench.config import EndpointConfig
+from howtobench.judges.job import writings_in_flight
+
+
+def test_default_follows_the_judge_capacity() -> None:
+    two_urls = EndpointConfig(model="j", base_url=["http://a/v1", "http://b/v1"], concurrency=24)
+    assert writings_in_flight(None, two_urls) == 48 and writings_in_flight(5, two_urls) == 5
+    assert writings_in_flight(None, None) == 8  # the local model / no model: the old default
+
+
+def test_judge_concurrency_alone_fills_the_slots(tmp_path: Path, bench_root: Path) -> None:
+    arrivals: list[float] = []
+
+    def slow(request: dict[str, Any]) -> Reply:
+        arrivals.append(time.monotonic())
+        return dataclasses.replace(default_handler(request), delay=1.0)
+
+    with FakeServer(slow) as server:
+        args = ["judge", "--method", "single", "--data", str(bench_root), "--task", "open", "--limit", "3",
+                "--judge-base-url", server.base_url, "--judge-model", "j", "--judge-concurrency", "24",
+                "--workspace", str(tmp_path / "ws"), "-o", str(tmp_path / "o.jsonl"), "--no-progress"]
+        result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert len(arrivals) == 30  # 3 items x 10 shipped writings
+    first_wave = sum(1 for t in arrivals if t - arrivals[0] < 0.8)
+    assert first_wave == 24  # all 24 slots busy at once (the old default of 8 writings gave 8)
