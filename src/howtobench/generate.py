@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
 import jinja2
 
@@ -40,6 +40,7 @@ from howtobench.data.models import Item
 from howtobench.data.rows import read_appended_rows
 from howtobench.errors import DataError
 from howtobench.llm.types import ChatRequest, ChatResult, LLMClient, SamplingParams, Usage
+from howtobench.outputs import AppendOnly, output_file, write_text_atomic, writing
 from howtobench.progress import stats_progress
 
 PromptLanguage = Literal["zh", "en"]
@@ -223,7 +224,7 @@ def read_generated(path: Path, model: str, *, repair: bool = True) -> set[str]:
 class _Writer:
     """Appends each finished writing at once (a kill loses only calls in flight) and keeps the tally."""
 
-    sink: IO[str]
+    sink: AppendOnly
     settings: GenerateSettings
     summary: GenerateSummary
     failures: list[dict[str, Any]] = field(default_factory=list)
@@ -238,7 +239,6 @@ class _Writer:
             return
         record = writing_record(item, s.model, result, request, self.settings)
         self.sink.write(json.dumps(record, ensure_ascii=False) + "\n")
-        self.sink.flush()
         s.written += 1
         s.empty += int(not record["output"].strip())
         s.truncated += int(record["truncated"])
@@ -261,7 +261,7 @@ async def generate_writings(
     """Write every item not yet in `out_path` with `client`, appending each writing as it finishes."""
     settings = settings or GenerateSettings()
     model = settings.model_name or client.model
-    out_path.parent.mkdir(parents=True, exist_ok=True)
+    output_file(out_path)
     done = read_generated(out_path, model)
     todo = [it for it in items if it.id not in done]
     summary = GenerateSummary(out_path=out_path, model=model, requested=len(items), skipped=len(items) - len(todo))
@@ -272,7 +272,7 @@ async def generate_writings(
         async with gate:
             return item, request, await client.chat(request)
 
-    with out_path.open("a", encoding="utf-8") as sink, stats_progress(progress) as bar:
+    with AppendOnly(out_path) as sink, stats_progress(progress) as bar:
         writer = _Writer(sink, settings, summary)
         bar_task = bar.add_task(f"generate · {model}", total=len(todo), stats="")
         tasks = [asyncio.ensure_future(one(it)) for it in todo]  # started in item order
@@ -302,6 +302,7 @@ def _write_failures(out_path: Path, failures: list[dict[str, Any]]) -> None:
     """The failures of the latest run (replaced each run: a retried call that succeeds leaves the list)."""
     path = failures_path(out_path)
     if not failures:
-        path.unlink(missing_ok=True)
+        with writing(path):
+            path.unlink(missing_ok=True)
         return
-    path.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in failures), encoding="utf-8")
+    write_text_atomic(path, "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in failures))

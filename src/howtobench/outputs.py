@@ -1,17 +1,20 @@
 """Writing output files: every filesystem failure becomes one `OutputError` line naming the path.
 
 A folder that is a file, a directory given as `-o`, a read-only folder, a full disk: Python raises an OSError
-with a traceback the user cannot act on. Every command writes its outputs through these helpers (or inside
-`writing(path)`), so what the user sees is `error: cannot write PATH: No space left on device` and exit status 2.
+with a traceback the user cannot act on. Commands write their outputs through these helpers (`AppendOnly` for
+the files that grow as work finishes, `write_text_atomic` for the ones replaced whole, or inside
+`writing(path)`), so what the user sees is `error: cannot write PATH: the disk is full` and exit status 2.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import TracebackType
 
 from howtobench.errors import OutputError
 
@@ -22,16 +25,31 @@ _HINTS = {
     errno.EACCES: "permission denied",
     errno.EPERM: "permission denied",
     errno.EISDIR: "it is a directory, not a file",
-    errno.ENOTDIR: "a parent of it is a file, not a folder",
-    errno.EEXIST: "a parent of it is a file, not a folder",
 }
+_PARENT_IS_A_FILE = (errno.ENOTDIR, errno.EEXIST)
+
+
+def _cause(exc: OSError) -> str:
+    return _HINTS.get(exc.errno or 0) or exc.strerror or str(exc)
+
+
+def _file_in_the_way(path: Path) -> Path | None:
+    """The nearest folder of `path`'s that is a file (so nothing can be created under it)."""
+    return next((p for p in reversed(path.parents) if p.exists() and not p.is_dir()), None)
 
 
 def output_error(path: Path, exc: OSError) -> OutputError:
     """The one-line error for a failed write of `path` (the path the user named, and the cause in words)."""
-    cause = _HINTS.get(exc.errno or 0) or exc.strerror or str(exc)
+    if exc.errno in _PARENT_IS_A_FILE and (blocker := _file_in_the_way(path)) is not None:
+        return OutputError(f"cannot write {path}: {blocker} is a file, not a folder")
     where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(path) else ""
-    return OutputError(f"cannot write {path}: {cause}{where}")
+    return OutputError(f"cannot write {path}: {_cause(exc)}{where}")
+
+
+def os_error_line(exc: OSError) -> str:
+    """One line for an OSError that reached the command line unexplained: the file(s) and the cause."""
+    files = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f)
+    return f"{files}: {_cause(exc)}" if files else _cause(exc)
 
 
 @contextmanager
@@ -43,10 +61,64 @@ def writing(path: Path) -> Iterator[None]:
         raise output_error(path, exc) from exc
 
 
-def ensure_parent(path: Path) -> None:
-    """Create the folder `path` will be written in."""
+def output_file(path: Path) -> Path:
+    """`path` as an output file, checked before anything is read from or written to it: not a directory, and
+    its folder (created if missing) is a folder."""
+    if path.is_dir():
+        raise OutputError(f"cannot write {path}: it is a directory; give a file name inside it, such as "
+                          f"{path / 'out.jsonl'}")
     with writing(path):
         path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def output_dir(path: Path) -> Path:
+    """`path` as an output folder (created if missing); a file in its place is an OutputError."""
+    with writing(path):
+        path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+class AppendOnly:
+    """An output file that grows as work finishes: every write is flushed at once (a kill loses nothing
+    written), and any failure — open, write, fsync, close — is an OutputError naming the file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = output_file(path)
+        with writing(path):
+            self._handle = path.open("a", encoding="utf-8")
+
+    def write(self, text: str) -> None:
+        with writing(self.path):
+            self._handle.write(text)
+            self._handle.flush()
+
+    def sync(self) -> None:
+        """Flush to the disk itself (fsync), so the lines survive a power cut too."""
+        with writing(self.path):
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        if self._handle.closed:
+            return
+        try:
+            with writing(self.path):
+                self._handle.close()
+        finally:
+            if not self._handle.closed:  # the final flush failed: drop the unwritten rest, release the file
+                with contextlib.suppress(OSError):
+                    os.close(self._handle.fileno())
+
+    def __enter__(self) -> AppendOnly:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if exc is None:
+            self.close()
+            return
+        with contextlib.suppress(OutputError):  # the error already on its way says it better
+            self.close()
 
 
 def write_text_atomic(path: Path, text: str) -> None:

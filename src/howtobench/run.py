@@ -49,7 +49,7 @@ from howtobench.llm.accounting import usage_from_log
 from howtobench.llm.cache import DB_NAME
 from howtobench.llm.client import open_client
 from howtobench.llm.types import LLMClient, SamplingParams, Usage
-from howtobench.outputs import write_text_atomic
+from howtobench.outputs import output_dir, write_text_atomic
 from howtobench.progress import step
 from howtobench.report.html import write_report
 from howtobench.report.leaderboard import Leaderboard, build_leaderboard
@@ -244,8 +244,8 @@ def _check_config(settings: RunSettings) -> None:
                 f"{settings.run_dir} holds a run of method {old.get('method')!r} judged by {old_judge or 'local'!r}; "
                 "choose another --run-dir (or --name) for a different judge or method"
             )
-    settings.run_dir.mkdir(parents=True, exist_ok=True)
-    path.write_text(CONFIG_HEADER + yaml.safe_dump(run_config(settings), allow_unicode=True, sort_keys=False), "utf-8")
+    output_dir(settings.run_dir)
+    write_text_atomic(path, CONFIG_HEADER + yaml.safe_dump(run_config(settings), allow_unicode=True, sort_keys=False))
 
 
 CONFIG_HEADER = "# The options of this run. `howtobench run --config THIS_FILE` repeats it (and resumes it).\n"
@@ -382,10 +382,10 @@ def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Se
 
 def _write_outputs(settings: RunSettings, board: Leaderboard, manifest: dict[str, Any]) -> None:
     d = settings.run_dir
-    (d / "leaderboard.md").write_text(to_markdown(board), encoding="utf-8")
-    (d / "leaderboard.json").write_text(to_json(board), encoding="utf-8")
-    (d / "leaderboard.csv").write_text(to_csv(board), encoding="utf-8")
-    (d / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    write_text_atomic(d / "leaderboard.md", to_markdown(board))
+    write_text_atomic(d / "leaderboard.json", to_json(board))
+    write_text_atomic(d / "leaderboard.csv", to_csv(board))
+    write_text_atomic(d / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
     write_report([d], d / "report.html")  # the same page as `howtobench report RUN_DIR`
 
 

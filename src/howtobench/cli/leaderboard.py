@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -13,6 +14,7 @@ from howtobench.config import resolve_data_dir
 from howtobench.data.loader import load_items
 from howtobench.data.models import Item
 from howtobench.judges.base import Judgment
+from howtobench.outputs import output_file, write_text_atomic
 from howtobench.progress import step
 from howtobench.report.leaderboard import build_leaderboard, load_judgments
 from howtobench.report.paper import paper_table4
@@ -115,12 +117,16 @@ def leaderboard(
             order=order.value,
         )
     if fmt in (Format.table, Format.rich):
-        console = Console(file=output.open("w", encoding="utf-8"), width=200) if output else Console()
-        console.print(to_rich(board))
+        if output is None:
+            Console().print(to_rich(board))
+            return
+        rendered = io.StringIO()
+        Console(file=rendered, width=200).print(to_rich(board))
+        write_text_atomic(output_file(output), rendered.getvalue())
         return
     text = {Format.markdown: to_markdown, Format.csv: to_csv, Format.json: to_json}[fmt](board)
     if output:
-        output.write_text(text, encoding="utf-8")
+        write_text_atomic(output_file(output), text)
     else:
         typer.echo(text, nl=False)
 

@@ -4,7 +4,8 @@ Each command lives in its own module `howtobench.cli.<command>` and exposes
 `register(app)`; this file only lists them. A command line names one command, so only
 that module is imported: the analysis commands pull in scipy and matplotlib, and
 `howtobench data stats` should not wait for them. Errors the toolkit raises on purpose
-are printed as one clear line (exit code 2), without a traceback.
+are printed as one clear line (exit code 2), without a traceback; so are filesystem errors (OSError) that no
+command turned into an OutputError.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from rich.console import Console
 
 from howtobench import __version__
 from howtobench.errors import HowtobenchError
+from howtobench.outputs import os_error_line
 from howtobench.redact import redact_text
 
 # Command name == module name under howtobench.cli; the order is the order of `--help`.
@@ -104,7 +106,13 @@ def main() -> None:
     try:
         build_app(requested_commands(sys.argv[1:]))()
     except HowtobenchError as exc:
-        console = Console(stderr=True, soft_wrap=True)
-        console.print("error:", style="bold red", end=" ")
-        console.print(redact_text(str(exc)), highlight=False, markup=False)
-        sys.exit(2)
+        _fail(str(exc))
+    except OSError as exc:  # a filesystem failure no command has put in words yet: still one line, no traceback
+        _fail(os_error_line(exc))
+
+
+def _fail(message: str) -> None:
+    console = Console(stderr=True, soft_wrap=True)
+    console.print("error:", style="bold red", end=" ")
+    console.print(redact_text(message), highlight=False, markup=False)
+    sys.exit(2)

@@ -10,7 +10,6 @@ resumed run needs.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -19,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from howtobench.data.rows import iter_json_objects
 from howtobench.errors import DataError, RowError
+from howtobench.outputs import AppendOnly, write_text_atomic
 
 INGEST = "01_ingest.jsonl"
 CLASSIFY = "02_classify.jsonl"
@@ -64,13 +64,11 @@ class StageWriter:
     """Appends rows as they finish so an interrupted step can resume from what it already wrote."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._handle = path.open("a", encoding="utf-8")
+        self._handle = AppendOnly(path)
 
     def write(self, row: BaseModel) -> None:
         self._handle.write(row.model_dump_json() + "\n")
-        self._handle.flush()
 
     def close(self) -> None:
         self._handle.close()
@@ -84,9 +82,4 @@ class StageWriter:
 
 def write_rows(path: Path, rows: Iterable[BaseModel]) -> None:
     """Atomically replace a stage file with `rows` (used to finalise a step in input order)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(row.model_dump_json() + "\n")
-    os.replace(tmp, path)
+    write_text_atomic(path, "".join(row.model_dump_json() + "\n" for row in rows))

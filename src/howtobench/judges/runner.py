@@ -10,17 +10,16 @@ status is "failed" are judged again (the newer line wins when the file is read).
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO
 
 from howtobench.data.models import Item, Writing
 from howtobench.data.rows import read_appended_rows
 from howtobench.errors import DataError, HowtobenchError
 from howtobench.judges.base import Judge, Judgment
 from howtobench.llm.types import Usage
+from howtobench.outputs import AppendOnly, output_file
 from howtobench.progress import stats_progress
 
 Key = tuple[str, str, str]
@@ -48,21 +47,20 @@ def failed_judgment(judge: Judge, item: Item, writing: Writing, error: Exception
 
 
 class _Sink:
-    """Appends judgments to the output file durably enough to resume after a kill."""
+    """Appends judgments to the output file durably enough to resume after a kill (write errors are
+    OutputErrors naming the file: see howtobench.outputs)."""
 
-    def __init__(self, handle: IO[str]) -> None:
+    def __init__(self, handle: AppendOnly) -> None:
         self.handle = handle
         self.last_sync = time.monotonic()
 
     def write(self, judgment: Judgment) -> None:
         self.handle.write(judgment.model_dump_json() + "\n")
-        self.handle.flush()
         if time.monotonic() - self.last_sync >= FSYNC_EVERY_S:
             self.sync()
 
     def sync(self) -> None:
-        self.handle.flush()
-        os.fsync(self.handle.fileno())
+        self.handle.sync()
         self.last_sync = time.monotonic()
 
 
@@ -89,7 +87,7 @@ async def run_judge(
     if concurrency < 1:
         raise DataError("concurrency must be at least 1")
     pairs = list(pairs)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
+    output_file(out_path)
     done = read_judgments(out_path, repair=True)
     todo = list({
         (judge.method, i.id, w.model): (i, w)
@@ -110,7 +108,7 @@ async def run_judge(
         return judgment.model_copy(update={"writing_truncated": True}) if writing.truncated else judgment
 
     usage, failed = Usage(), 0
-    with out_path.open("a", encoding="utf-8") as handle, stats_progress(progress) as bar:
+    with AppendOnly(out_path) as handle, stats_progress(progress) as bar:
         sink = _Sink(handle)
         task = bar.add_task(f"judge · {judge.method}", total=len(todo), stats=_stats(usage, failed))
         running = [asyncio.ensure_future(one(i, w)) for i, w in todo]

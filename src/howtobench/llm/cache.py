@@ -13,6 +13,10 @@ The schema grows only by appending named migrations to `MIGRATIONS` (as simonw/l
 migration that ran is recorded in `_migrations` and never runs again. Never edit one that shipped.
 
 No secret is ever written: the stored request is the JSON body sent to the server (no headers).
+
+A file that cannot be opened or written (read-only folder, full disk) is an `OutputError` naming it, with
+SQLite's own words ("database or disk is full"): a failed ROLLBACK after such an error (SQLite may already
+have rolled back itself) never replaces the error that explains it.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import asyncio
 import contextlib
 import json
 import queue
+import shutil
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -29,7 +34,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from howtobench.errors import OutputError
+from howtobench.outputs import output_dir
+
 DB_NAME = "calls.sqlite"
+LOW_DISK_BYTES = 16 * 1024 * 1024
 
 
 def _m001_calls(db: sqlite3.Connection) -> None:
@@ -117,15 +126,17 @@ class CallStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.db = _connect(path)
-        migrate(self.db)
+        try:
+            self.db = _connect(path)
+            migrate(self.db)
+        except sqlite3.Error as exc:
+            raise store_error(path, exc) from exc
         self._queue: queue.SimpleQueue[tuple[_Row, asyncio.Future[None]] | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
 
     @classmethod
     def open(cls, workspace: Path) -> CallStore:
-        workspace.mkdir(parents=True, exist_ok=True)
-        return cls(workspace / DB_NAME)
+        return cls(output_dir(workspace) / DB_NAME)
 
     def lookup(self, key: str) -> dict[str, Any] | None:
         """The stored response of the latest successful, fresh call with this key."""
@@ -166,7 +177,7 @@ class CallStore:
                         stop = True
                         break
                     batch.append(item)
-                _commit_batch(db, batch)
+                _commit_batch(db, batch, self.path)
                 if stop:
                     return
         finally:
@@ -207,7 +218,7 @@ def _params(call: CallRecord) -> _Row:
     )
 
 
-def _commit_batch(db: sqlite3.Connection, batch: list[tuple[_Row, asyncio.Future[None]]]) -> None:
+def _commit_batch(db: sqlite3.Connection, batch: list[tuple[_Row, asyncio.Future[None]]], path: Path) -> None:
     """One transaction for the batch, then wake each waiter on its own loop (one wake-up per loop)."""
     error: BaseException | None = None
     try:
@@ -215,9 +226,8 @@ def _commit_batch(db: sqlite3.Connection, batch: list[tuple[_Row, asyncio.Future
         db.executemany(_INSERT, [row for row, _ in batch])
         db.execute("COMMIT")
     except sqlite3.Error as exc:
-        error = exc
-        if db.in_transaction:
-            db.execute("ROLLBACK")
+        error = store_error(path, exc)
+        _rollback(db)
     loops: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
     for _, fut in batch:
         loops.setdefault(fut.get_loop(), []).append(fut)
@@ -250,6 +260,25 @@ def migrate(db: sqlite3.Connection) -> list[str]:
                 applied_now.append(name)
         db.execute("COMMIT")
     except BaseException:
-        db.execute("ROLLBACK")
+        _rollback(db)
         raise
     return applied_now
+
+
+def _rollback(db: sqlite3.Connection) -> None:
+    """Undo an open transaction; after SQLITE_FULL / IOERR SQLite may have rolled back already, and an error of
+    the ROLLBACK itself must not hide the one that explains what happened."""
+    if db.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+
+
+def store_error(path: Path, exc: sqlite3.Error) -> OutputError:
+    """The call cache cannot be used: name the file and SQLite's reason (e.g. "database or disk is full"), and
+    the free space when the disk is nearly full (SQLite sometimes calls that a "disk I/O error")."""
+    try:
+        free = shutil.disk_usage(path.parent).free
+    except OSError:
+        free = None
+    low = f" ({free:,} bytes free on its disk)" if free is not None and free < LOW_DISK_BYTES else ""
+    return OutputError(f"cannot write the call cache {path}: {exc}{low}")

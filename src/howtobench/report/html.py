@@ -30,6 +30,7 @@ import howtobench
 from howtobench.data.genres import GENRES
 from howtobench.data.models import Item
 from howtobench.judges.base import Judgment
+from howtobench.outputs import output_file, write_text_atomic
 from howtobench.report import html_views as views
 from howtobench.report.html_explorer import DEFAULT_LIMIT, choose_items, explorer
 from howtobench.report.html_inputs import (
@@ -205,7 +206,6 @@ def _render_with_texts(
 def write_report(paths: Sequence[Path], out: Path, options: ReportOptions | None = None) -> Path:
     """Build the page and write it (UTF-8); returns the path written."""
     html = build_report(paths, options)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(html, encoding="utf-8")
+    write_text_atomic(output_file(out), html)
     return out
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from howtobench.data.models import Item, Writing
 from howtobench.errors import DataError
+from howtobench.outputs import write_text_atomic
 from howtobench.robustness.perturb import PerturbContext
 from howtobench.robustness.text_units import detect_language
 
@@ -85,13 +86,9 @@ class Contexts:
 
 
 def write_writings(path: Path, writings: Sequence[Writing]) -> None:
-    """Write writings as JSONL in the release layout (infer_id, model, output, extra fields)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        for w in writings:
-            handle.write(json.dumps(w.model_dump(by_alias=True, mode="json"), ensure_ascii=False) + "\n")
-    tmp.replace(path)
+    """Write writings as JSONL in the release layout (infer_id, model, output, extra fields), atomically."""
+    write_text_atomic(path, "".join(json.dumps(w.model_dump(by_alias=True, mode="json"), ensure_ascii=False) + "\n"
+                                    for w in writings))
 
 
 def failures_path(out: Path) -> Path:

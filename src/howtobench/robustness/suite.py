@@ -37,6 +37,7 @@ from howtobench.judges.overlap import OVERLAP_METHODS
 from howtobench.judges.runner import run_judge
 from howtobench.llm.client import CacheMode
 from howtobench.llm.types import LLMClient
+from howtobench.outputs import output_dir, write_text_atomic
 from howtobench.robustness.apply import check_kinds, derive_seed, perturb_writings
 from howtobench.robustness.files import Contexts, failures_path, write_writings
 from howtobench.robustness.table import ORIGINAL, RobustnessTable, robustness_table, source_model
@@ -94,8 +95,8 @@ def _check_manifest(run_dir: Path, config: SuiteConfig) -> None:
         saved = json.loads(path.read_text(encoding="utf-8"))
         if saved.get("sampling") != json.loads(json.dumps(wanted)):
             raise ConfigError(f"{run_dir} was sampled with {saved.get('sampling')}, not {wanted}: use a new --run-dir")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"sampling": wanted, "config": asdict(config)}, indent=2), encoding="utf-8")
+    output_dir(run_dir)
+    write_text_atomic(path, json.dumps({"sampling": wanted, "config": asdict(config)}, indent=2))
 
 
 def _sample(run_dir: Path, data_root: Path, items: dict[str, Item], config: SuiteConfig) -> list[Writing]:
@@ -150,7 +151,7 @@ async def _judge_all(run_dir: Path, methods: Sequence[str], sets: dict[str, list
 
 
 def _write_table(run_dir: Path, table: RobustnessTable) -> None:
-    (run_dir / "table.json").write_text(json.dumps(asdict(table), ensure_ascii=False, indent=2), encoding="utf-8")
+    write_text_atomic(run_dir / "table.json", json.dumps(asdict(table), ensure_ascii=False, indent=2))
 
 
 async def run_suite(
