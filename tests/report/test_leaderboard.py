@@ -136,7 +136,8 @@ def test_outputs_agree(results_file: Path) -> None:
     expected = f"{fmt(alpha['mean'])} [{fmt(alpha['ci_low'])}, {fmt(alpha['ci_high'])}]"
     assert all_line.split(" | ")[1] == expected
     # paper reference columns: DS-R1's published All is 6.10
-    assert "DS-R1 (paper)" in md.splitlines()[md.splitlines().index("### Leaderboard — root score (tow)") + 2]
+    header = md.splitlines()[md.splitlines().index("### Leaderboard — root score (tow)") + 2]
+    assert "deepseek-r1 (paper, gpt-4o judge)" in header and "DS-R1" not in header
     assert "6.10" in all_line
     assert {c["column"]: c["failed"] for c in data["counts"]} == {"alpha": 0, "beta": 1}
     assert "beta: 1 of 4 judgments failed" in md

@@ -22,6 +22,7 @@ class PaperTable:
     """Published scores: `values[(row, model)]`, rows being task ids, genre ids and `all`."""
 
     source: str
+    judge: str
     models: tuple[str, ...]
     abbreviations: dict[str, str]
     values: dict[tuple[str, str], float]
@@ -47,6 +48,7 @@ def paper_table4() -> PaperTable:
         values.update({(row, model): float(v) for model, v in zip(models, numbers, strict=True)})
     return PaperTable(
         source=str(raw["source"]),
+        judge=str(raw["judge"]),
         models=models,
         abbreviations={m["key"]: m["paper"] for m in raw["models"]},
         values=values,

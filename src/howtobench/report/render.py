@@ -17,6 +17,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from howtobench.report.fit import FittedGrid
 from howtobench.report.leaderboard import SCORE, Cell, Leaderboard
 from howtobench.report.tables import markdown_grid
 
@@ -58,8 +59,10 @@ def _paper_columns(lb: Leaderboard) -> list[str]:
 
 
 def _paper_label(lb: Leaderboard, model: str) -> str:
+    """A reference column: the release's model name, the method when methods are mixed, and the paper's judge."""
     assert lb.paper is not None
-    return f"{lb.paper.abbreviations[model]} (paper)"
+    method = " [tow]" if len(lb.methods) > 1 else ""
+    return f"{model}{method} (paper, {lb.paper.judge} judge)"
 
 
 def cell_records(lb: Leaderboard) -> list[dict[str, Any]]:
@@ -232,24 +235,27 @@ def to_json(lb: Leaderboard) -> str:
 
 
 def _rich_table(title: str, header: list[str], body: list[list[str]]) -> Table:
-    table = Table(title=title, title_justify="left", header_style="bold")
+    table = Table(title=title or None, title_justify="left", header_style="bold")
     for k, name in enumerate(header):
-        cells = [name, *(line[k] for line in body)] if k == 0 else [name]
         table.add_column(
             name,
             justify="left" if k == 0 else "right",
-            style="dim" if "(paper)" in name else None,
-            overflow="fold",  # a narrow terminal wraps a long name instead of cutting it off
-            min_width=min(max(len(c) for c in cells), 14 if k == 0 else 6),
+            style="dim" if "(paper," in name else None,
+            overflow="fold",  # only when even one column does not fit: wrap, never cut
         )
     for line in body:
-        table.add_row(*line)
+        table.add_row(*(Text(cell, style="dim" if "(paper," in cell else "") for cell in line))
     return table
+
+
+def _fitted(title: str, header: list[str], body: list[list[str]]) -> FittedGrid:
+    """A grid whose columns are models: turned to models-as-rows and split when the terminal is too narrow."""
+    return FittedGrid(title, header, body, _rich_table)
 
 
 def to_rich(lb: Leaderboard) -> RenderableType:
     parts: list[RenderableType] = [Text(note, style="bold magenta") for note in lb.notes]
-    parts += [_rich_table(metric_title(lb, m), *grid(lb, m)) for m in lb.metrics]
+    parts += [_fitted(metric_title(lb, m), *grid(lb, m)) for m in lb.metrics]
     parts.append(Text(order_line(lb), style="dim"))
     parts.append(_rich_table("Judged writings per model", *counts_grid(lb)))
     if lb.paired:
