@@ -8,13 +8,15 @@ message and the cache settings behave the same everywhere.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 from howtobench.config import EndpointConfig
 from howtobench.errors import ConfigError
+from howtobench.llm.batch import BatchSettings, BatchTransport
 from howtobench.llm.client import CacheMode, open_client
+from howtobench.llm.retry import RetryPolicy
 from howtobench.llm.types import LLMClient
 
 
@@ -60,4 +62,27 @@ async def optional_client(
         return
     async with model_client(endpoint, workspace=workspace, cache_mode=cache_mode, run_id=run_id,
                             purpose=purpose) as client:
+        yield client
+
+
+@asynccontextmanager
+async def batch_client(
+    endpoint: EndpointConfig | None, *, workspace: Path, settings: BatchSettings, cache_mode: CacheMode = "on",
+    purpose: str = "model", report: Callable[[str], None] | None = None,
+) -> AsyncIterator[LLMClient]:
+    """A cached client whose calls go through the endpoint's batch API (`llm/batch.py`), priced at batch rates.
+
+    Every request the pipeline makes may be waiting at once (a batch holds thousands), so the endpoint's
+    concurrency is raised to a batch's size, its rpm limit dropped and retries sent without backoff (they go out
+    together in the next batch). Batches go to the first base URL; the embedded local model has no batch API.
+    """
+    if endpoint is None:
+        raise ConfigError(f"--batch needs a {purpose} endpoint whose server offers /files and /batches "
+                          "(OpenAI, or a compatible one); the embedded local model has none")
+    wide = endpoint.model_copy(update={"concurrency": settings.max_requests, "rpm": None,
+                                       "base_urls": endpoint.base_urls[:1]})
+    transport = BatchTransport(workspace, settings, report)
+    no_backoff = RetryPolicy(base_s=0.0, max_s=0.0)  # a retried call waits for the next batch, not a backoff
+    async with open_client(wide, workspace=workspace, cache_mode=cache_mode, transport=transport,
+                           retry=no_backoff, batch_rates=True) as client:
         yield client

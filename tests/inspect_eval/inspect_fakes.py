@@ -1,73 +1,17 @@
-"""Deterministic judge and writer replies for the inspect tests, served by inspect's mockllm or our fake server.
-
-`judge_reply(request)` answers an OpenAI-shaped request dict: the weight negotiation gets fixed, unequal
-weights for the nodes its schema asks for; a leaf call gets a score chosen from the leaf's scale by a hash of
-the whole prompt (so scores differ per writing and per leaf, yet the same prompt always gets the same score).
-The leaf is recognised by its criteria text, which only its own prompt carries.
-"""
+"""inspect's mockllm as our fake judge and writer (the replies are `judge_replies`'s), for the inspect tests."""
 
 from __future__ import annotations
 
-import hashlib
+import json
 from collections.abc import Callable
 from typing import Any
 
 from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput, ModelUsage, get_model
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from fake_server import Reply
-from howtobench.judges.tree import default_tree
+from judge_replies import first_user, judge_reply, leaf_score, schema_of, server_handler, weights_for, writing_of
 
-Handler = Callable[[dict[str, Any]], dict[str, Any]]
-
-
-def schema_of(request: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    spec = (request.get("response_format") or {}).get("json_schema") or {}
-    return str(spec.get("name", "")), dict(spec.get("schema") or {})
-
-
-def weights_for(schema: dict[str, Any]) -> dict[str, dict[str, float]]:
-    """Unequal weights summing to 1 per node the schema requires: 0.4/0.3/0.2/0.1 or 0.5/0.3/0.2."""
-    table = {4: [0.4, 0.3, 0.2, 0.1], 3: [0.5, 0.3, 0.2], 2: [0.6, 0.4], 1: [1.0]}
-    out = {}
-    for node in schema["required"]:
-        leaves = schema["properties"][node]["required"]
-        out[node] = dict(zip(leaves, table[len(leaves)], strict=True))
-    return out
-
-
-def leaf_score(prompt: str) -> tuple[str, int]:
-    tree = default_tree()
-    for node in tree.nodes:
-        for leaf in node.leaves:
-            if leaf.is_llm and (leaf.criteria.zh.strip() in prompt or leaf.criteria.en.strip() in prompt):
-                digest = int(hashlib.sha256(prompt.encode()).hexdigest()[:8], 16)
-                return leaf.id, leaf.scale[digest % len(leaf.scale)]
-    raise AssertionError(f"no leaf criteria in prompt {prompt[-200:]!r}")
-
-
-def first_user(request: dict[str, Any]) -> str:
-    """The prompt of a call (re-asks append turns after it)."""
-    return str(next(m["content"] for m in request["messages"] if m["role"] == "user"))
-
-
-def judge_reply(request: dict[str, Any]) -> dict[str, Any]:
-    name, schema = schema_of(request)
-    if name == "weights":
-        return weights_for(schema)
-    leaf, score = leaf_score(first_user(request))
-    return {"reason": f"{leaf} judged", "score": score}
-
-
-def server_handler(reply: Handler = judge_reply) -> Callable[[dict[str, Any]], Reply]:
-    """For the fake server: judge calls (they carry a reply schema) get `reply`, writer calls a writing."""
-
-    def handle(request: dict[str, Any]) -> Reply:
-        if not request.get("response_format"):
-            return Reply.text(writing_of(first_user(request)))
-        return Reply.json(reply(request))
-
-    return handle
+__all__ = ["first_user", "leaf_score", "mock_judge", "mock_writer", "schema_of", "server_handler", "weights_for"]
 
 
 def as_request(messages: list[ChatMessage], config: GenerateConfig) -> dict[str, Any]:
@@ -89,7 +33,6 @@ def _output(model: str, content: str) -> ModelOutput:
 
 def mock_judge(reply: Callable[[dict[str, Any]], dict[str, Any] | str] = judge_reply) -> Model:
     """A mockllm judge answering with `reply(request)` (a dict is sent as JSON, a str as is)."""
-    import json
 
     def generate(messages: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice,
                  config: GenerateConfig) -> ModelOutput:
@@ -101,12 +44,6 @@ def mock_judge(reply: Callable[[dict[str, Any]], dict[str, Any] | str] = judge_r
 
 def writing_for(messages: list[ChatMessage]) -> str:
     return writing_of(messages[-1].text)
-
-
-def writing_of(prompt: str) -> str:
-    """A writing that differs per item: headings and a paragraph whose length depends on the prompt."""
-    size = 20 + int(hashlib.sha256(prompt.encode()).hexdigest()[:4], 16) % 200
-    return f"# 标题\n\n{'文' * size}。\n\n## 小节\n\n结尾。"
 
 
 def mock_writer(write: Callable[[list[ChatMessage]], str] = writing_for) -> Model:

@@ -14,14 +14,17 @@ from howtobench.data.loader import load_items, select_items
 from howtobench.data.models import Item
 from howtobench.dry_run import model_name, plan_generate
 from howtobench.generate import GenerateSettings, GenerateSummary, failures_path, generate_writings, safe_file_stem
+from howtobench.llm.batch import BatchSettings
 from howtobench.llm.client import CacheMode, open_client
 from howtobench.llm.dryrun import render
 from howtobench.llm.types import SamplingParams
-from howtobench.session import endpoint_or_local
+from howtobench.session import batch_client, endpoint_or_local
 
 from .options import (
     ApiKeyEnvOpt,
     BaseUrlOpt,
+    BatchOpt,
+    BatchPollOpt,
     ConcurrencyOpt,
     ConfigOpt,
     DataOpt,
@@ -42,6 +45,7 @@ from .options import (
     WorkspaceOpt,
     WriterMaxTokensOpt,
     WriterTemperatureOpt,
+    batch_settings,
     model_flags,
 )
 
@@ -74,7 +78,14 @@ async def _generate(
     mode: CacheMode,
     settings: GenerateSettings,
     progress: bool,
+    batch: BatchSettings | None = None,
 ) -> GenerateSummary:
+    if batch is not None:  # every item in flight at once: the calls wait for their batch, not for a slot
+        async with batch_client(endpoint, workspace=workspace, settings=batch, cache_mode=mode, purpose="writer",
+                                report=lambda line: console.print(line, highlight=False)) as batched:
+            path = out or Path("writings") / f"{safe_file_stem(settings.model_name or batched.model)}.jsonl"
+            return await generate_writings(batched, items, path, settings=settings, concurrency=max(1, len(items)),
+                                           progress=progress)
     async with endpoint_or_local(endpoint, purpose="writer") as ep, open_client(
         ep, workspace=workspace, cache_mode=mode
     ) as client:
@@ -121,6 +132,8 @@ def generate(
     no_progress: NoProgressOpt = False,
     dry_run: DryRunOpt = False,
     prices: PricesOpt = None,
+    batch: BatchOpt = False,
+    batch_poll: BatchPollOpt = 30.0,
 ) -> None:
     """Have the model under test write the benchmark: W = LLM(instruction, grounding).
 
@@ -144,7 +157,8 @@ def generate(
         _dry_run(flags.writer, items, out, settings, prices)
         return
     summary = asyncio.run(
-        _generate(flags.writer, items, out, flags.workspace, flags.cache_mode, settings, not no_progress)
+        _generate(flags.writer, items, out, flags.workspace, flags.cache_mode, settings, not no_progress,
+                  batch_settings(batch, batch_poll))
     )
     console.print(
         f"{summary.model}: {summary.written} written ({summary.empty} empty, {summary.truncated} truncated), "

@@ -17,6 +17,8 @@ from howtobench.judges.job import JudgeJob, judge_job, judge_options
 from howtobench.llm.dryrun import render
 
 from .options import (
+    BatchOpt,
+    BatchPollOpt,
     ConfigOpt,
     DataOpt,
     DryRunOpt,
@@ -38,6 +40,7 @@ from .options import (
     SubsetOpt,
     TaskOpt,
     WorkspaceOpt,
+    batch_settings,
     model_flags,
 )
 
@@ -115,6 +118,8 @@ def judge(
     no_progress: NoProgressOpt = False,
     dry_run: DryRunOpt = False,
     prices: PricesOpt = None,
+    batch: BatchOpt = False,
+    batch_poll: BatchPollOpt = 30.0,
 ) -> None:
     """Judge writings and append one judgment per (method, item, model) to --out.
 
@@ -142,6 +147,8 @@ def judge(
         concurrency=parallel,
         progress=not no_progress,
         redo_failed=redo_failed,
+        batch=batch_settings(batch, batch_poll),
+        report=lambda line: console.print(line, highlight=False),
         strict=strict,
     )
     if dry_run:

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from howtobench.cli.config_file import apply_config, flatten
 from howtobench.config import EndpointConfig, load_config_file, resolve_workspace
 from howtobench.errors import ConfigError
+from howtobench.llm.batch import BatchSettings
 from howtobench.llm.client import CacheMode
 from howtobench.redact import redact_text
 from howtobench.suggest import unknown_name
@@ -329,3 +330,17 @@ def model_flags(params: Mapping[str, Any]) -> ModelFlags:
         workspace=resolve_workspace(params.get("workspace")),
         cache_mode=cache_mode(bool(params.get("no_cache")), bool(params.get("replay"))),
     )
+
+
+BatchOpt = Annotated[bool, typer.Option(
+    "--batch", help="Send the model calls through the endpoint's batch API (/files and /batches, as OpenAI's): "
+    "half the price at OpenAI, answers within the batch window (up to 24 h). Pending calls go out as one batch "
+    "file, follow-up batches carry re-asks and retries; each batch id is kept in the workspace, so a killed run "
+    "picks its batch up again instead of paying twice. Results land in the call cache like any call's.")]
+BatchPollOpt = Annotated[float, typer.Option(
+    "--batch-poll", min=0.01, help="Seconds between status checks of a running batch.")]
+
+
+def batch_settings(batch: bool, poll_s: float) -> BatchSettings | None:
+    """The batch settings of --batch / --batch-poll (None: live calls)."""
+    return BatchSettings(poll_s=poll_s) if batch else None

@@ -8,7 +8,7 @@ the judge from the `JUDGES` registry and hands everything to the resumable `run_
 from __future__ import annotations
 
 import importlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,9 +20,10 @@ from howtobench.data.models import Item, Writing
 from howtobench.errors import JudgeError
 from howtobench.judges.base import JUDGES, Judge, Judgment
 from howtobench.judges.runner import run_judge
+from howtobench.llm.batch import BatchSettings
 from howtobench.llm.client import CacheMode
 from howtobench.llm.types import LLMClient
-from howtobench.session import optional_client
+from howtobench.session import batch_client, optional_client
 
 JUDGE_MODULES: tuple[str, ...] = (
     "howtobench.judges.tree_of_writing",
@@ -54,6 +55,8 @@ class JudgeJob:
     progress: bool = True
     redo_failed: bool = False
     strict: bool = False  # a bad --writings row stops the run (default: skipped and counted with file:line)
+    batch: BatchSettings | None = None  # send the judge's calls through the endpoint's batch API
+    report: Callable[[str], None] | None = None  # where batch status lines go
 
 
 DEFAULT_IN_FLIGHT = 8  # writings at once without an endpoint (the local model, or metrics that call none)
@@ -137,7 +140,13 @@ def select_pairs(job: JudgeJob) -> list[tuple[Item, Writing]]:
 
 @asynccontextmanager
 async def judge_client(job: JudgeJob) -> AsyncIterator[LLMClient | None]:
-    """The judge model's client: the configured endpoint, else the embedded local model; none for overlap metrics."""
+    """The judge model's client: the configured endpoint (through its batch API with `job.batch`), else the
+    embedded local model; none for overlap metrics."""
+    if job.batch is not None and job.method not in NO_MODEL_METHODS:
+        async with batch_client(job.endpoint, workspace=job.workspace, settings=job.batch, cache_mode=job.cache_mode,
+                                purpose="judge", report=job.report) as batched:
+            yield batched
+        return
     async with optional_client(job.method not in NO_MODEL_METHODS, job.endpoint, workspace=job.workspace,
                                cache_mode=job.cache_mode, purpose="judge") as client:
         yield client
@@ -150,6 +159,7 @@ async def judge_job(job: JudgeJob) -> list[Judgment]:
         raise JudgeError("nothing to judge: no writing matches the filters")
     async with judge_client(job) as client:
         judge = build_judge(job.method, client, job.options)
-        in_flight = writings_in_flight(job.concurrency, job.endpoint)
+        # in batch mode every writing is in flight at once: its calls wait for their batch, not for a slot
+        in_flight = max(1, len(pairs)) if job.batch is not None else writings_in_flight(job.concurrency, job.endpoint)
         return await run_judge(judge, pairs, job.out_path, concurrency=in_flight, progress=job.progress,
                                redo_failed=job.redo_failed)

@@ -49,6 +49,14 @@ class Price(BaseModel):
         return total / 1_000_000
 
 
+    def at_batch_rate(self) -> Price:
+        """This price through the batch API (every rate times `batch`); unchanged when no batch rate is known."""
+        factor = self.batch or 1.0
+        cached = None if self.cached_input is None else self.cached_input * factor
+        return self.model_copy(update={"input": self.input * factor, "output": self.output * factor,
+                                       "cached_input": cached, "batch": None})
+
+
 PriceTable = dict[str, Price]
 
 

@@ -487,6 +487,12 @@ def _parse_completion(raw: bytes, url: str, attempt: int, price: Price | None) -
                    finish_reason=finish if isinstance(finish, str) else None)
 
 
+def _price(model: str, prices: Path | None, batch_rates: bool) -> Price | None:
+    """The model's price; `batch_rates` for calls sent through the provider's batch API."""
+    price = price_for(model, load_prices(prices))
+    return price.at_batch_rate() if price is not None and batch_rates else price
+
+
 def new_run_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
 
@@ -502,12 +508,13 @@ async def open_client(
     retry: RetryPolicy | None = None,
     prices: Path | None = None,
     seed: int | None = None,
+    batch_rates: bool = False,
 ) -> AsyncIterator[OpenAIClient]:
     """A client bound to one endpoint and the workspace's call log; closes both on exit.
 
     The API key is read now from `endpoint.api_key_env` (not in replay mode, which never calls out).
-    `transport` swaps the network (tests); `retry` tunes backoff; `prices` adds a price-table YAML;
-    `seed` makes backoff jitter reproducible.
+    `transport` swaps the network (tests, `llm/batch.py`); `retry` tunes backoff; `prices` adds a price-table YAML;
+    `seed` makes backoff jitter reproducible; `batch_rates` prices calls at the model's batch rate.
     """
     if cache_mode not in ("on", "off", "replay"):
         raise ValueError(f"cache_mode must be 'on', 'off' or 'replay', not {cache_mode!r}")
@@ -516,7 +523,7 @@ async def open_client(
     try:
         client = OpenAIClient(
             endpoint, store, net, cache_mode=cache_mode, run_id=run_id or new_run_id(), retry=retry or RetryPolicy(),
-            price=price_for(endpoint.model, load_prices(prices)), seed=seed,
+            price=_price(endpoint.model, prices, batch_rates), seed=seed,
         )
         yield client
     finally:

@@ -1,0 +1,340 @@
+"""Provider batch APIs (OpenAI-compatible `/files` + `/batches`) behind the client's transport seam.
+
+`BatchTransport` is a `Transport`: the client posts each chat completion to it as it would to a server, and
+the transport answers with the HTTP status and body the batch produced for that request. So everything the
+client does with a reply — cache, call log, schema validation and re-asks, error classification, usage —
+is the same code as for a live call, and the normal pipeline (`run_judge`, `generate_writings`) runs
+unchanged: its calls simply wait for their batch.
+
+How requests become batches: posted bodies queue up; once no new one has arrived for `quiet_s` (the
+pipeline has sent all it can before it needs answers) the queue is written as a batch JSONL file (one
+line per distinct body, `custom_id` = sha256 of the body), uploaded to `/files` and submitted to
+`/batches` — in several batches past `max_requests` or `max_bytes`. The batch id and the body hashes it
+holds are stored in `<workspace>/batches/<id>.json` before the first poll, so a killed process finds it
+again: a body posted by the next run whose hash an unfinished or unconsumed stored batch holds waits for
+that batch instead of going into a new one. Calls that depend on answers (re-asks of invalid replies, the
+negotiator's re-asks) queue up once those answers are in and go out as a follow-up batch.
+
+Per-request outcomes come back as HTTP responses: the output line's status and body (so a 400 "context
+too long" is a writing-level failure and a 401 stops the run, as live); a request the batch never ran (an
+expired batch, an error line without a response) comes back as a 503, which the client retries — in the
+next batch — until its retry budget runs out. A batch that fails as a whole (its file was rejected) or is
+cancelled stops the run (`PermanentError` / `TransientError`). Status lines go to `report`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import aiohttp
+
+from howtobench.errors import OutputError, PermanentError, TransientError
+from howtobench.llm.transport import HttpResponse, TransportError
+from howtobench.redact import redact_text, redact_url
+
+DONE_STATES = frozenset({"completed", "expired", "failed", "cancelled"})
+NOT_RUN = 503  # what a request the batch never ran answers: the client retries it in a later batch
+
+
+@dataclass(frozen=True)
+class BatchSettings:
+    """How batches are formed and watched (`poll_s` between status checks, `quiet_s` of no new request
+    before the queue is sent; a batch holds at most `max_requests` lines and `max_bytes` of JSONL)."""
+
+    poll_s: float = 30.0
+    quiet_s: float = 1.0
+    max_requests: int = 50_000
+    max_bytes: int = 150 * 1024 * 1024
+    completion_window: str = "24h"
+
+
+@dataclass
+class _Waiting:
+    """One distinct request body and the calls waiting for its answer."""
+
+    path: str
+    body: bytes
+    futures: list[asyncio.Future[HttpResponse]] = field(default_factory=list)
+
+
+def body_hash(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()
+
+
+def api_root(url: str) -> tuple[str, str]:
+    """(base URL, path) of a chat URL: `https://h/v1/chat/completions` -> (`https://h/v1`, `/v1/chat/completions`)."""
+    parts = urlsplit(url)
+    base_path = parts.path.rsplit("/chat/completions", 1)[0]
+    return urlunsplit(parts._replace(path=base_path, query="")), parts.path
+
+
+class BatchStore:
+    """The batches submitted from this workspace: `<workspace>/batches/<batch id>.json`, one file each."""
+
+    def __init__(self, workspace: Path) -> None:
+        self.folder = workspace / "batches"
+
+    def save(self, record: dict[str, Any]) -> None:
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            path = self.folder / f"{record['id']}.json"
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(record), encoding="utf-8")
+            with tmp.open("rb") as handle:
+                os.fsync(handle.fileno())
+            tmp.replace(path)
+        except OSError as exc:
+            raise OutputError(f"cannot record batch {record['id']} in {self.folder}: {exc}") from exc
+
+    def load(self, base: str) -> list[dict[str, Any]]:
+        """Stored batches of this base URL whose answers were not yet handed out, oldest first."""
+        if not self.folder.is_dir():
+            return []
+        found = []
+        for path in sorted(self.folder.glob("*.json")):
+            with contextlib.suppress(OSError, ValueError):
+                record = json.loads(path.read_text(encoding="utf-8"))
+                if record.get("base") == redact_url(base) and not record.get("consumed"):
+                    found.append(record)
+        return sorted(found, key=lambda r: r.get("created", 0))
+
+
+class BatchAPI:
+    """The four calls of an OpenAI-compatible batch API, over aiohttp."""
+
+    def __init__(self, base: str, headers: Mapping[str, str]) -> None:
+        self.base = base
+        self._headers = dict(headers)
+        self._secret = self._headers.get("Authorization", "").removeprefix("Bearer ")
+        self._session: aiohttp.ClientSession | None = None
+
+    def _scrub(self, text: str) -> str:
+        """Text that may be printed: no key (a server may echo it), no credential in a URL."""
+        return redact_text(text.replace(self._secret, "***") if self._secret else text)
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            self._session = aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar(), trust_env=True)
+        return self._session
+
+    async def _call(self, method: str, path: str, **kw: Any) -> bytes:
+        url = self.base + path
+        try:
+            async with self._client().request(method, url, headers=self._headers,
+                                              timeout=aiohttp.ClientTimeout(total=600), **kw) as resp:
+                body = await resp.read()
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+            raise TransientError(self._scrub(f"batch API {method} {url}: {type(exc).__name__}: {exc}")) from exc
+        said = self._scrub(f"batch API {method} {url} answered HTTP {resp.status}: {body[:300]!r}")
+        if resp.status >= 500 or resp.status == 429:
+            raise TransientError(said)
+        if resp.status >= 400:
+            raise PermanentError(f"{said} (does this endpoint offer /files and /batches, and is the key valid?)")
+        return body
+
+    async def upload(self, jsonl: bytes, name: str) -> str:
+        form = aiohttp.FormData()
+        form.add_field("purpose", "batch")
+        form.add_field("file", jsonl, filename=name, content_type="application/jsonl")
+        return str(json.loads(await self._call("POST", "/files", data=form))["id"])
+
+    async def create(self, file_id: str, endpoint: str, window: str) -> dict[str, Any]:
+        body = {"input_file_id": file_id, "endpoint": endpoint, "completion_window": window}
+        return dict(json.loads(await self._call("POST", "/batches", json=body)))
+
+    async def status(self, batch_id: str) -> dict[str, Any]:
+        return dict(json.loads(await self._call("GET", f"/batches/{batch_id}")))
+
+    async def content(self, file_id: str) -> bytes:
+        return await self._call("GET", f"/files/{file_id}/content")
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+def _response(line: dict[str, Any] | None, batch_id: str) -> HttpResponse:
+    """The HTTP response a batch output or error line stands for (a request it never ran: NOT_RUN)."""
+    answer = (line or {}).get("response")
+    if isinstance(answer, dict) and isinstance(answer.get("status_code"), int):
+        return HttpResponse(answer["status_code"], {}, json.dumps(answer.get("body") or {}).encode())
+    error = (line or {}).get("error") or {}
+    why = f"{error.get('code', 'not run')}: {error.get('message', 'no result')}" if error else "no result line"
+    message = f"batch {batch_id} did not run this request ({why})"
+    return HttpResponse(NOT_RUN, {}, json.dumps({"error": {"message": message}}).encode())
+
+
+def _lines(raw: bytes) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for text in raw.decode("utf-8", "replace").splitlines():
+        with contextlib.suppress(ValueError):
+            line = json.loads(text)
+            if isinstance(line, dict) and isinstance(line.get("custom_id"), str):
+                out[line["custom_id"]] = line
+    return out
+
+
+def _counts(batch: dict[str, Any]) -> str:
+    c = batch.get("request_counts") or {}
+    return f"{c.get('completed', 0)}/{c.get('total', 0)} done, {c.get('failed', 0)} failed"
+
+
+class BatchTransport:
+    """A `Transport` that answers chat completions through the provider's batch API (see the module docstring)."""
+
+    def __init__(self, workspace: Path, settings: BatchSettings | None = None,
+                 report: Callable[[str], None] | None = None) -> None:
+        self.settings = settings or BatchSettings()
+        self.store = BatchStore(workspace)
+        self._report = report or (lambda _text: None)
+        self._queue: dict[str, _Waiting] = {}
+        self._arrived = 0
+        self._wake = asyncio.Event()
+        self._headers: dict[str, str] = {}
+        self._base = ""
+        self._apis: dict[str, BatchAPI] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._flusher: asyncio.Task[None] | None = None
+        self.submitted: list[str] = []  # batch ids created by this process
+
+    async def post_json(self, url: str, body: bytes, headers: Mapping[str, str], timeout_s: float) -> HttpResponse:
+        base, path = api_root(url)
+        if self._base and base != self._base:
+            raise TransportError("url", f"batch mode serves one base URL, not {redact_url(base)} and "
+                                        f"{redact_url(self._base)}")
+        self._base, self._headers = base, {k: v for k, v in headers.items() if k.lower() == "authorization"}
+        key = body_hash(body)
+        waiting = self._queue.setdefault(key, _Waiting(path, body))
+        future: asyncio.Future[HttpResponse] = asyncio.get_running_loop().create_future()
+        waiting.futures.append(future)
+        self._arrived += 1
+        self._wake.set()
+        if self._flusher is None:
+            self._flusher = asyncio.ensure_future(self._flush_loop())
+        return await future
+
+    async def get(self, url: str, timeout_s: float) -> HttpResponse:
+        raise TransportError("url", "batch mode sends chat completions only")
+
+    async def close(self) -> None:
+        for task in [*self._tasks, *([self._flusher] if self._flusher else [])]:
+            task.cancel()
+        for api in self._apis.values():
+            await api.close()
+
+    # ---------------------------------------------------------------- forming batches
+
+    async def _flush_loop(self) -> None:
+        while True:
+            await self._wake.wait()
+            while True:  # wait for a quiet moment: the pipeline has queued all it can
+                seen = self._arrived
+                await asyncio.sleep(self.settings.quiet_s)
+                if self._arrived == seen:
+                    break
+            self._wake.clear()
+            queued, self._queue = self._queue, {}
+            if queued:
+                task = asyncio.ensure_future(self._settle(queued))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+
+    def _api(self) -> BatchAPI:
+        if self._base not in self._apis:
+            self._apis[self._base] = BatchAPI(self._base, self._headers)
+        return self._apis[self._base]
+
+    async def _settle(self, queued: dict[str, _Waiting]) -> None:
+        """Answer the queued calls: from stored batches a killed run submitted, else from new batches. A batch
+        that cannot answer (failed, cancelled, API error) fails every call still waiting with the error."""
+        groups: list[dict[str, _Waiting]] = []
+        try:
+            jobs = []
+            for record in self.store.load(self._base):
+                mine = {h: queued.pop(h) for h in record["hashes"] if h in queued}
+                if mine:
+                    self._report(f"batch {record['id']}: resuming ({len(mine)} of its requests still wanted)")
+                    groups.append(mine)
+                    jobs.append(self._watch(record, mine))
+            for chunk in self._chunks(queued):
+                groups.append(chunk)
+                jobs.append(self._submit(chunk))
+            await asyncio.gather(*jobs)
+        except Exception as exc:
+            for group in groups:
+                for waiting in group.values():
+                    for future in waiting.futures:
+                        if not future.done():
+                            future.set_exception(exc)
+
+    def _chunks(self, queued: dict[str, _Waiting]) -> list[dict[str, _Waiting]]:
+        chunks: list[dict[str, _Waiting]] = [{}]
+        size = 0
+        for key, waiting in queued.items():
+            if len(chunks[-1]) >= self.settings.max_requests or (
+                    chunks[-1] and size + len(waiting.body) > self.settings.max_bytes):
+                chunks.append({})
+                size = 0
+            chunks[-1][key] = waiting
+            size += len(waiting.body) + 200
+        return [c for c in chunks if c]
+
+    async def _submit(self, chunk: dict[str, _Waiting]) -> None:
+        lines = [json.dumps({"custom_id": key, "method": "POST", "url": w.path,
+                             "body": json.loads(w.body)}, ensure_ascii=False) for key, w in chunk.items()]
+        api = self._api()
+        file_id = await api.upload(("\n".join(lines) + "\n").encode("utf-8"), f"howtobench-{int(time.time())}.jsonl")
+        path = next(iter(chunk.values())).path
+        batch = await api.create(file_id, path, self.settings.completion_window)
+        record: dict[str, Any] = {"id": str(batch["id"]), "base": redact_url(self._base), "input_file_id": file_id,
+                                  "created": time.time(), "hashes": list(chunk)}
+        self.store.save(record)
+        self.submitted.append(record["id"])
+        self._report(f"batch {record['id']}: submitted {len(chunk)} requests ({batch.get('status', '?')})")
+        await self._watch(record, chunk)
+
+    # ---------------------------------------------------------------- watching and answering
+
+    async def _watch(self, record: dict[str, Any], chunk: dict[str, _Waiting]) -> None:
+        """Poll until the batch is done, then answer every waiting call from its output and error files; the
+        stored record is then marked consumed (a later run never waits for it again)."""
+        api, last, batch_id = self._api(), "", str(record["id"])
+        while True:
+            batch = await api.status(batch_id)
+            state = str(batch.get("status", "?"))
+            line = f"batch {batch_id}: {state}, {_counts(batch)}"
+            if line != last:
+                self._report(line)
+                last = line
+            if state in DONE_STATES:
+                break
+            await asyncio.sleep(self.settings.poll_s)
+        if state in ("failed", "cancelled"):
+            self.store.save({**record, "consumed": True, "status": state})
+        if state == "failed":
+            errors = (batch.get("errors") or {}).get("data") or []
+            why = "; ".join(str(e.get("message", e)) for e in errors[:3]) or "no reason given"
+            raise PermanentError(f"batch {batch_id} failed as a whole: {why}")
+        if state == "cancelled":
+            raise TransientError(f"batch {batch_id} was cancelled; run again to submit its requests anew")
+        results: dict[str, dict[str, Any]] = {}
+        for file_key in ("output_file_id", "error_file_id"):
+            if batch.get(file_key):
+                results.update(_lines(await api.content(str(batch[file_key]))))
+        self.store.save({**record, "consumed": True, "status": state})
+        for key, waiting in chunk.items():
+            response = _response(results.get(key), batch_id)
+            for future in waiting.futures:
+                if not future.done():
+                    future.set_result(response)

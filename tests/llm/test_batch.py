@@ -1,0 +1,159 @@
+"""Batch mode against a fake batch API on loopback: judgments equal to live ones, re-asks in a follow-up batch,
+an expired and a partly failed batch, a batch that fails whole, cost at the batch rate, generate --batch."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fake_batch_server import FakeBatchServer
+from fake_server import FakeServer, Reply
+from howtobench.config import EndpointConfig
+from howtobench.errors import PermanentError, is_run_level
+from howtobench.judges.job import JudgeJob, judge_job
+from howtobench.llm.accounting import load_prices, price_for
+from howtobench.llm.batch import BatchSettings, BatchStore
+from howtobench.llm.cache import CallStore
+from howtobench.llm.types import ChatRequest
+from howtobench.session import batch_client
+from judge_replies import first_user, judge_reply, server_handler
+
+FAST = BatchSettings(poll_s=0.02, quiet_s=0.15)
+MODEL = "gpt-4o-2024-11-20"
+RELEASE_MODEL = "deepseek-chat"
+
+
+@pytest.fixture
+def batch_server() -> Iterator[FakeBatchServer]:
+    with FakeBatchServer(server_handler(), polls=2) as server:
+        yield server
+
+
+def job(bench_root: Path, tmp_path: Path, base_url: str, batch: BatchSettings | None = FAST,
+        out: str = "tow.jsonl", **kw: Any) -> JudgeJob:
+    endpoint = EndpointConfig(model=MODEL, base_urls=(base_url,), max_retries=3)
+    return JudgeJob(data_dir=bench_root, out_path=tmp_path / out, workspace=tmp_path / "ws", tasks=("guide",),
+                    limit=3, models=(RELEASE_MODEL,), endpoint=endpoint, progress=False, batch=batch, **kw)
+
+
+def body_lines(upload: bytes) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in upload.decode().splitlines()]
+
+
+async def test_batch_judgments_equal_live_ones_at_the_batch_rate(
+        batch_server: FakeBatchServer, bench_root: Path, tmp_path: Path) -> None:
+    report: list[str] = []
+    batched = await judge_job(job(bench_root, tmp_path, batch_server.base_url, report=report.append))
+    assert [j.status for j in batched] == ["ok"] * 3
+    assert len(batch_server.created) == 1  # 3 weight calls + 3 x 7 leaf calls in one batch file
+    [lines] = [body_lines(u) for u in batch_server.uploads]
+    assert len(lines) == 24 and {x["url"] for x in lines} == {"/v1/chat/completions"}
+    assert all(x["method"] == "POST" and x["body"]["model"] == MODEL for x in lines)
+    assert any("submitted 24 requests" in r for r in report) and any("completed, 24/24 done" in r for r in report)
+    stored = BatchStore(tmp_path / "ws").folder / f"{batch_server.created[0]}.json"
+    assert json.loads(stored.read_text())["consumed"] is True
+
+    with FakeServer(server_handler()) as live_server:  # the same replies, live
+        live = await judge_job(job(bench_root, tmp_path / "live", live_server.base_url, batch=None))
+    assert [(j.item_id, j.score, j.nodes) for j in batched] == [(j.item_id, j.score, j.nodes) for j in live]
+
+    price = price_for(MODEL, load_prices())
+    assert price is not None and price.batch == 0.5
+    store = CallStore.open(tmp_path / "ws")
+    try:
+        rows = store.rows("SELECT prompt_tokens AS p, completion_tokens AS c, cost_usd FROM calls WHERE from_cache = 0")
+    finally:
+        store.close()
+    assert len(rows) == 24
+    for row in rows:
+        assert row["cost_usd"] == pytest.approx(price.cost(row["p"], row["c"]) / 2)
+
+    again = await judge_job(job(bench_root, tmp_path, batch_server.base_url, out="again.jsonl"))
+    assert [j.score for j in again] == [j.score for j in batched] and len(batch_server.created) == 1  # all cached
+
+
+async def test_invalid_replies_are_re_asked_in_a_follow_up_batch(bench_root: Path, tmp_path: Path) -> None:
+    def reply(request: dict[str, Any]) -> dict[str, Any]:
+        answer = judge_reply(request)
+        is_reask = sum(m["role"] == "user" for m in request["messages"]) > 1
+        if answer.get("reason", "").startswith("logic") and not is_reask:
+            return {"reason": "out of range", "score": 42}
+        return answer
+
+    with FakeBatchServer(server_handler(reply), polls=1) as server:
+        judged = await judge_job(job(bench_root, tmp_path, server.base_url))
+    assert [j.status for j in judged] == ["ok"] * 3
+    assert len(server.created) == 2
+    follow_up = body_lines(server.uploads[1])
+    assert len(follow_up) == 3  # one re-ask per writing, carrying the bad reply and why it was refused
+    for line in follow_up:
+        messages = line["body"]["messages"]
+        assert json.loads(messages[-2]["content"])["score"] == 42 and "42" in messages[-1]["content"]
+        assert first_user(line["body"]) == messages[1]["content"]
+
+
+async def test_an_expired_batch_sends_what_did_not_run_in_a_new_batch(
+        batch_server: FakeBatchServer, bench_root: Path, tmp_path: Path) -> None:
+    batch_server.outcomes = ["expired:10"]
+    judged = await judge_job(job(bench_root, tmp_path, batch_server.base_url))
+    assert [j.status for j in judged] == ["ok"] * 3
+    assert len(batch_server.created) == 2
+    first, second = (body_lines(u) for u in batch_server.uploads)
+    assert len(first) == 24 and len(second) == 14  # the 14 the expired batch never ran, nothing twice
+    assert {x["custom_id"] for x in second} == {x["custom_id"] for x in first[10:]}
+    assert len(batch_server.ran) == 24
+
+
+async def test_a_partly_failed_batch_records_request_errors_like_live_ones(
+        bench_root: Path, tmp_path: Path) -> None:
+    seen: dict[str, int] = {}
+
+    def reply(request: dict[str, Any]) -> Reply:
+        answer = judge_reply(request)
+        leaf = str(answer.get("reason", "")).split(" ")[0]
+        seen[leaf] = seen.get(leaf, 0) + 1
+        if leaf == "emotion" and seen[leaf] == 1:  # one writing's emotion leaf: too long for the context
+            return Reply.error(400, "This model's maximum context length is 128000 tokens. However, your "
+                                    "messages resulted in 190000 tokens.")
+        if leaf == "language" and seen[leaf] <= 3:  # every language leaf: a server error, once
+            return Reply.server_error(500)
+        return Reply.json(answer)
+
+    with FakeBatchServer(reply, polls=1) as server:
+        judged = await judge_job(job(bench_root, tmp_path, server.base_url))
+    failed = [j for j in judged if j.status == "failed"]
+    assert len(failed) == 1 and [j.status for j in judged].count("ok") == 2
+    [leaf] = [x for x in failed[0].leaves if x.status == "failed"]
+    assert leaf.name == "emotion" and "context" in (leaf.error or "")
+    assert len(server.created) == 2 and len(body_lines(server.uploads[1])) == 3  # the 500s, retried once
+    assert all(x.score is not None for j in judged for x in j.leaves if x.name == "language")
+
+
+async def test_a_batch_that_fails_whole_raises_a_run_level_error(
+        batch_server: FakeBatchServer, tmp_path: Path) -> None:
+    batch_server.outcomes = ["failed"]
+    endpoint = EndpointConfig(model=MODEL, base_urls=(batch_server.base_url,))
+    request = ChatRequest(messages=({"role": "user", "content": "写一首诗"},), purpose="generation")
+    async with batch_client(endpoint, workspace=tmp_path, settings=FAST) as client:
+        with pytest.raises(PermanentError, match="failed as a whole: scripted failure") as caught:
+            await client.chat(request)
+    assert is_run_level(caught.value)
+    [record] = BatchStore(tmp_path).folder.glob("*.json")
+    assert json.loads(record.read_text())["status"] == "failed"  # a later run does not wait for it again
+
+
+async def test_a_refused_batch_api_names_the_status_never_the_key(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BATCH_KEY", "sk-secret-123")
+    with FakeServer() as plain:  # answers 404 on /files: no batch API there
+        endpoint = EndpointConfig(model=MODEL, base_urls=(plain.base_url,), api_key_env="BATCH_KEY")
+        request = ChatRequest(messages=({"role": "user", "content": "x"},))
+        async with batch_client(endpoint, workspace=tmp_path, settings=FAST) as client:
+            with pytest.raises(PermanentError, match="/files answered HTTP 404") as caught:
+                await client.chat(request)
+    assert "sk-secret-123" not in str(caught.value)
+    assert any(r.headers.get("authorization") == "Bearer sk-secret-123" for r in plain.log)
