@@ -149,28 +149,21 @@ def judge_scorer(method: str = "tow", *, judge: str | Model | None = None, role:
     return score
 
 
-@scorer(metrics=[leaderboard()], name="tow")
-def tow(judge: str | Model | None = None, **options: Any) -> Scorer:
-    """Tree-of-Writing: every leaf and the negotiated weights in the metadata, the root as the value."""
-    return judge_scorer("tow", judge=judge, **options)
+def _named_scorer(method: str, doc: str) -> Callable[..., Scorer]:
+    """A registered scorer for one method (`howtobench/<method>`; `judge=` and `howtobench judge`'s options)."""
+
+    def factory(judge: str | Model | None = None, **options: Any) -> Scorer:
+        return judge_scorer(method, judge=judge, **options)
+
+    factory.__name__ = factory.__qualname__ = method
+    factory.__doc__ = doc
+    return scorer(metrics=[leaderboard()], name=method)(factory)
 
 
-@scorer(metrics=[leaderboard()], name="rubric")
-def rubric(judge: str | Model | None = None, **options: Any) -> Scorer:
-    """The elaborated genre rubric baseline (one call; per-dimension scores in the metadata)."""
-    return judge_scorer("rubric", judge=judge, **options)
-
-
-@scorer(metrics=[leaderboard()], name="single")
-def single(judge: str | Model | None = None, **options: Any) -> Scorer:
-    """The single-pass 1-10 baseline."""
-    return judge_scorer("single", judge=judge, **options)
-
-
-@scorer(metrics=[leaderboard()], name="autoplan")
-def autoplan(judge: str | Model | None = None, **options: Any) -> Scorer:
-    """The auto-planning baseline (the judge's own sub-dimensions in the metadata)."""
-    return judge_scorer("autoplan", judge=judge, **options)
+tow = _named_scorer("tow", "Tree-of-Writing: every leaf and the negotiated weights in the metadata, the root as value.")
+rubric = _named_scorer("rubric", "The elaborated genre rubric baseline (one call; per-dimension scores in metadata).")
+single = _named_scorer("single", "The single-pass 1-10 baseline.")
+autoplan = _named_scorer("autoplan", "The auto-planning baseline (the judge's own sub-dimensions in the metadata).")
 
 
 @scorer(metrics=[leaderboard()], name="howtobench_judge")
