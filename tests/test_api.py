@@ -85,3 +85,12 @@ def test_top_level_api_and_base_url_shorthand(fake_server: FakeServer, tmp_path:
     assert judgment.score == pytest.approx(10.0) and judgment.judge_model == "fake-judge"
     with pytest.raises(ConfigError, match="not both"):
         howtobench.score("x", "y", judge=one, base_url="http://h/v1", model="m")
+
+
+async def test_ascore_raises_a_run_level_error_instead_of_a_failed_judgment() -> None:
+    from fake_clients import FakeClient
+    from howtobench.errors import PermanentError
+
+    client = FakeClient(lambda request: PermanentError("http://judge/v1 answered HTTP 401"))
+    with pytest.raises(PermanentError, match="401"):
+        await howtobench.ascore("写一篇短文", "正文。", judge=client)

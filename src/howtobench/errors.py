@@ -16,22 +16,36 @@
     │   ├── CacheMiss          replay mode and the call is not cached                        [run]
     │   ├── BadResponse        reply did not parse / validate after re-asks             [writing]
     │   └── ContextTooLong     the prompt (the writing) does not fit the model's context [writing]
-    └── JudgeError             a judge spec or judge run that cannot proceed                 [run]
+    ├── JudgeError             a judge spec or judge run that cannot proceed                 [run]
+    └── TooManyFailures        the failed share passed --max-failed-rate: stopped early      [stop]
 
 Two kinds of failure, one rule (DESIGN.md). [writing]: a fact about one judgment or generation —
 recorded on its row with the raw reply, the run goes on. [run]: says nothing about the writing —
 the run stops within seconds with one line naming the endpoint or path and the cause, exits
 non-zero, and writes no row for it, so the next run resumes. `is_run_level(exc)` is the one test
 every runner uses; the CLI catches HowtobenchError and prints its message without a traceback.
+[stop]: not an error about the run's inputs but a limit the user set; the rows written so far stay.
+
+Exit statuses (`howtobench --help`, README): 0 every selected item was judged or generated; 1 an
+unexpected error (a bug: Python traceback); 2 the run stopped on a run-level error (or a bad command
+line); 3 the run finished but writing-level failures remain (their count is printed); 4 the run stopped
+early because the failed share passed --max-failed-rate. Each class carries its status in `exit_status`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+EXIT_OK = 0
+EXIT_STOPPED = 2
+EXIT_FAILURES_REMAIN = 3
+EXIT_TOO_MANY_FAILURES = 4
+
 
 class HowtobenchError(Exception):
     """Base of every error the toolkit raises on purpose."""
+
+    exit_status = EXIT_STOPPED
 
 
 class ConfigError(HowtobenchError):
@@ -98,6 +112,12 @@ class CacheMiss(LLMError):
 
 class JudgeError(HowtobenchError):
     """A judge cannot be built or run."""
+
+
+class TooManyFailures(HowtobenchError):
+    """More items failed than --max-failed-rate allows: the run stops early; what it wrote stays, a re-run resumes."""
+
+    exit_status = EXIT_TOO_MANY_FAILURES
 
 
 _WRITING_LEVEL: tuple[type[Exception], ...] = (BadResponse, ContextTooLong, RowError)

@@ -12,7 +12,9 @@ reasoning trace in its own field, so a generated file and a shipped one load the
 The file is the state. Every writing is appended the moment it is finished; a re-run skips the items
 already there, and the client's cache means a killed run repeats no finished call. A call that fails
 is not written as an (empty) writing — that would be scored as the model's answer — but listed in
-`<output>.failed.jsonl` and tried again on the next run.
+`<output>.failed.jsonl` and tried again on the next run. A run-level error from the client (errors.py:
+bad key, unreachable or dead endpoint, replay miss) cancels the calls in flight and propagates: nothing is
+written for them, and the next run picks them up.
 
 The server's `finish_reason` decides what a reply is (`finish_problem`): text cut by max_tokens (or a
 content filter) is kept and flagged `truncated` on its row, which the leaderboard counts; an answer that is
@@ -36,10 +38,12 @@ from typing import Any, Literal
 import jinja2
 
 import howtobench
+from howtobench.concurrency import as_finished
 from howtobench.data.models import Item
 from howtobench.data.rows import read_appended_rows
 from howtobench.errors import DataError
 from howtobench.llm.types import ChatRequest, ChatResult, LLMClient, SamplingParams, Usage
+from howtobench.outcome import FailureBudget
 from howtobench.outputs import AppendOnly, output_file, write_text_atomic, writing
 from howtobench.progress import stats_progress
 
@@ -229,19 +233,21 @@ class _Writer:
     summary: GenerateSummary
     failures: list[dict[str, Any]] = field(default_factory=list)
 
-    def add(self, item: Item, request: ChatRequest, result: ChatResult) -> None:
+    def add(self, item: Item, request: ChatRequest, result: ChatResult) -> bool:
+        """Record one outcome; True when it is a failed generation."""
         s = self.summary
         s.usage = s.usage + result.usage
         problem = finish_problem(result, request.sampling.max_tokens) if result.ok else None
         if not result.ok or problem:
             self.failures.append(failure_record(item, s.model, result, problem))
             s.failed += 1
-            return
+            return True
         record = writing_record(item, s.model, result, request, self.settings)
         self.sink.write(json.dumps(record, ensure_ascii=False) + "\n")
         s.written += 1
         s.empty += int(not record["output"].strip())
         s.truncated += int(record["truncated"])
+        return False
 
     def stats(self) -> str:
         s = self.summary
@@ -257,8 +263,12 @@ async def generate_writings(
     settings: GenerateSettings | None = None,
     concurrency: int = 8,
     progress: bool = True,
+    max_failed_rate: float | None = None,
 ) -> GenerateSummary:
-    """Write every item not yet in `out_path` with `client`, appending each writing as it finishes."""
+    """Write every item not yet in `out_path` with `client`, appending each writing as it finishes.
+
+    Raises the client's first run-level error (nothing written for the calls in flight) and `TooManyFailures`
+    once the failed share passes `max_failed_rate`; the failures so far are listed either way."""
     settings = settings or GenerateSettings()
     model = settings.model_name or client.model
     output_file(out_path)
@@ -266,6 +276,7 @@ async def generate_writings(
     todo = [it for it in items if it.id not in done]
     summary = GenerateSummary(out_path=out_path, model=model, requested=len(items), skipped=len(items) - len(todo))
     gate = asyncio.Semaphore(concurrency)
+    budget = FailureBudget(len(todo), max_failed_rate, "generations")
 
     async def one(item: Item) -> tuple[Item, ChatRequest, ChatResult]:
         request = build_request(item, settings)
@@ -275,15 +286,14 @@ async def generate_writings(
     with AppendOnly(out_path) as sink, stats_progress(progress) as bar:
         writer = _Writer(sink, settings, summary)
         bar_task = bar.add_task(f"generate · {model}", total=len(todo), stats="")
-        tasks = [asyncio.ensure_future(one(it)) for it in todo]  # started in item order
         try:
-            for next_done in asyncio.as_completed(tasks):
-                writer.add(*await next_done)
-                bar.update(bar_task, advance=1, stats=writer.stats())
+            async with as_finished(one(it) for it in todo) as finished:  # started in item order
+                for next_done in finished:
+                    failed = writer.add(*await next_done)
+                    bar.update(bar_task, advance=1, stats=writer.stats())
+                    budget.record(failed)
         finally:
-            for pending in tasks:
-                pending.cancel()
-    _write_failures(out_path, writer.failures)
+            _write_failures(out_path, writer.failures)
     return summary
 
 

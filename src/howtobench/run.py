@@ -107,6 +107,7 @@ class RunSettings(BaseModel):
     bootstrap: int = 1000
     cache_mode: Literal["on", "off", "replay"] = "on"
     concurrency: int | None = Field(default=None, ge=1)  # writings judged at once; None: the judge's capacity
+    max_failed_rate: float | None = Field(default=None, ge=0.0, le=1.0)
     paper: bool = True
     progress: bool = True
     strict: bool = False  # a bad --writings row stops the run (default: skipped and counted with file:line)
@@ -139,6 +140,17 @@ class RunResult:
     leaderboard: Leaderboard
     manifest: dict[str, Any]
     generation: GenerateSummary | None
+    judgments: int = 0
+    failed_judgments: int = 0
+
+    @property
+    def failed(self) -> int:
+        """Writing-level failures left: writings not generated plus judgments that failed."""
+        return (self.generation.failed if self.generation else 0) + self.failed_judgments
+
+    @property
+    def selected(self) -> int:
+        return (self.generation.requested if self.generation else 0) + self.judgments
 
 
 # ------------------------------------------------------------------ selection
@@ -302,7 +314,8 @@ async def _generate(
         writer, workspace=settings.workspace, cache_mode=settings.cache_mode, run_id=settings.run_id
     ) as client:
         summary = await generate_writings(
-            client, items, out, settings=gen, concurrency=writer.capacity, progress=settings.progress
+            client, items, out, settings=gen, concurrency=writer.capacity, progress=settings.progress,
+            max_failed_rate=settings.max_failed_rate,
         )
     return summary, generated_writings(out, items)
 
@@ -316,7 +329,8 @@ async def _judge(
         # The local llama.cpp server answers one request at a time and reuses only the previous prompt's prefix:
         # judging one writing at a time keeps its leaf prompts (which share a long prefix) back to back.
         concurrency = 1 if settings.needs_local_judge else writings_in_flight(settings.concurrency, judge_ep)
-        return await run_judge(judge, pairs, out, concurrency=concurrency, progress=settings.progress)
+        return await run_judge(judge, pairs, out, concurrency=concurrency, progress=settings.progress,
+                               max_failed_rate=settings.max_failed_rate)
 
 
 def _judge_options(settings: RunSettings) -> dict[str, Any]:
@@ -364,7 +378,8 @@ async def run_benchmark(settings: RunSettings) -> RunResult:
         board = _leaderboard(settings, judgments, items)
         manifest = build_manifest(settings, writer, judge_ep, items, judgments)
         _write_outputs(settings, board, manifest)
-    return RunResult(settings=settings, leaderboard=board, manifest=manifest, generation=generation)
+    return RunResult(settings=settings, leaderboard=board, manifest=manifest, generation=generation,
+                     judgments=len(judgments), failed_judgments=sum(j.status == "failed" for j in judgments))
 
 
 def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Sequence[Item]) -> Leaderboard:

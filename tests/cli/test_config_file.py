@@ -43,7 +43,7 @@ def test_judge_section_reaches_the_judge_and_flags_win(fake_server: FakeServer, 
     code, text = invoke(["judge", "--config", str(config), "--method", "single", "--data", str(bench_root),
                          "--workspace", str(tmp_path / "ws"), "-o", str(out), "--no-progress",
                          "--judge-reasks", "0"])
-    assert code == 0, text
+    assert code == 3, text  # the fake echoes text, no valid judgment: a writing-level failure (exit status 3)
     assert len(fake_server.requests) == 1
     body = fake_server.requests[0]
     assert body["model"] == "from-file" and "max_completion_tokens" in body and "max_tokens" not in body
@@ -51,7 +51,7 @@ def test_judge_section_reaches_the_judge_and_flags_win(fake_server: FakeServer, 
     code, text = invoke(["judge", "--config", str(config), "--method", "single", "--data", str(bench_root),
                          "--workspace", str(tmp_path / "ws"), "-o", str(tmp_path / "b.jsonl"), "--no-progress",
                          "--judge-model", "from-flag"])
-    assert code == 0, text
+    assert code == 3, text
     assert fake_server.requests[-1]["model"] == "from-flag"
 
 

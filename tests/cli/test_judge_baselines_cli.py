@@ -15,12 +15,12 @@ from howtobench.judges.tree import default_tree
 MODELS = ["gpt-4o-2024-11-20", "deepseek-chat"]
 
 
-def judge(data: Path, out: Path, *extra: str) -> list[dict]:
+def judge(data: Path, out: Path, *extra: str, status: int = 0) -> list[dict]:
     args = ["judge", "--data", str(data), "--task", "completion", "--limit", "2", "-o", str(out), "--no-progress"]
     for model in MODELS:
         args += ["--models", model]
     result = CliRunner().invoke(app, args + list(extra))
-    assert result.exit_code == 0, result.output + repr(result.exception)
+    assert result.exit_code == status, result.output + repr(result.exception)
     return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
 
 
@@ -49,7 +49,7 @@ def test_average_from_tow_file(tmp_path: Path, bench_root: Path) -> None:
                       tree_hash=default_tree().hash)
     tow = tmp_path / "tow.jsonl"
     tow.write_text(stored.model_dump_json() + "\n", encoding="utf-8")
-    rows = judge(bench_root, tmp_path / "average.jsonl", "--method", "average", "--from", str(tow))
+    rows = judge(bench_root, tmp_path / "average.jsonl", "--method", "average", "--from", str(tow), status=3)
     by_key = {(r["item_id"], r["model"]): r for r in rows}
     assert by_key[(first["infer_id"], MODELS[0])]["score"] == sum(scores.values()) / 5
     assert sum(r["status"] == "failed" for r in rows) == 3  # no stored ToW judgment for the others

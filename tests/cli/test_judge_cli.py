@@ -70,7 +70,8 @@ def test_redo_failed(fake_server: FakeServer, tmp_path: Path, bench_root: Path) 
             "--judge-base-url", fake_server.base_url, "--judge-model", "fake-judge", "--workspace",
             str(tmp_path / "ws"), "-o", str(out), "--no-progress"]
     fake_server.handler = lambda request: Reply.text("no JSON here")
-    assert CliRunner().invoke(app, args).exit_code == 0
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 3 and "1 of 1 judgments failed" in first.output  # finished, a failure remains
     [failed] = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert failed["status"] == "failed" and failed["score"] is None
     fake_server.handler = valid_weights

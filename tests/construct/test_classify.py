@@ -55,3 +55,17 @@ def test_corrections_are_validated(build_dir: Path) -> None:
     (build_dir / CLASSIFY).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     with pytest.raises(RowError, match=r"02_classify.jsonl:2: unknown genre 'poetry'"):
         load_genres(build_dir)
+
+
+async def test_a_run_level_error_stops_the_step_and_a_rerun_resumes(build_dir: Path) -> None:
+    from fake_clients import HANG, FakeClient, reply
+    from howtobench.errors import PermanentError
+
+    zh = next(t for t in read_stage(build_dir / INGEST, SourceText, "text_id").values() if t.source == "site-a")
+    refused = PermanentError("http://h/v1: HTTP 403")
+    client = FakeClient(lambda r: refused if zh.text in r.messages[-1]["content"] else HANG)
+    with pytest.raises(PermanentError):
+        await classify(build_dir, client)
+    assert client.cancelled == 1 and len(pending(build_dir)) == 2  # no row written for either text
+    fine = FakeClient(lambda r: reply(data={"reason": "r", "genre": "prose"}))
+    assert (await classify(build_dir, fine)).classified == 2

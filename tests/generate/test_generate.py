@@ -194,3 +194,21 @@ async def test_truncated_writing_is_counted_on_the_leaderboard(tmp_path: Path) -
     assert dict(zip(header, body[0], strict=True))["truncated"] == "1"
     warning = "m: 1 writings were cut short by max_tokens or a content filter (truncated), judged as written"
     assert warning in lb.warnings
+
+
+async def test_a_run_level_error_stops_generation_without_writing_a_failure(tmp_path: Path) -> None:
+    from fake_clients import HANG, FakeClient, reply
+    from howtobench.errors import CacheMiss
+
+    out = tmp_path / "w.jsonl"
+    by_item = {"c1": reply("补全的段落。"), "g1": CacheMiss("replay mode: call 1234 is not cached"), "o1": HANG}
+    by_prompt = {render_prompt(it): by_item[it.id] for it in ITEMS}
+    client = FakeClient(lambda request: by_prompt[request.messages[-1]["content"]])
+    with pytest.raises(CacheMiss):
+        await generate_writings(client, ITEMS, out, progress=False)
+    assert client.cancelled == 1
+    assert [json.loads(line)["infer_id"] for line in out.read_text(encoding="utf-8").splitlines()] == ["c1"]
+    assert not failures_path(out).exists()  # a replay miss is not the model's failure to write
+    rerun = FakeClient(lambda request: reply("好。"))
+    summary = await generate_writings(rerun, ITEMS, out, progress=False)
+    assert (summary.skipped, summary.written, summary.failed, len(rerun.calls)) == (1, 2, 0, 2)

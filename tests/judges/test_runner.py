@@ -8,14 +8,25 @@ from pathlib import Path
 import pytest
 
 from howtobench.data.models import Item, Writing
-from howtobench.errors import JudgeError, RowError
+from howtobench.errors import (
+    BadResponse,
+    CacheMiss,
+    ConfigError,
+    ContextTooLong,
+    OutputError,
+    PermanentError,
+    RowError,
+    ServerDied,
+    TooManyFailures,
+    Unreachable,
+)
 from howtobench.judges.base import Judgment
 from howtobench.judges.runner import read_judgments, run_judge
 from howtobench.llm.types import Usage
 
 
 class LengthJudge:
-    """Scores a writing by its length; records every call; fails on writings containing 'boom'."""
+    """Scores a writing by its length; records every call; a writing containing 'boom' gets no valid reply."""
 
     method = "length"
 
@@ -31,7 +42,7 @@ class LengthJudge:
         await asyncio.sleep(0.01)
         self.active -= 1
         if "boom" in writing.output:
-            raise JudgeError("exploded")
+            raise BadResponse("exploded")
         return Judgment(
             method=self.method, item_id=item.id, model=writing.model, task=item.task, genre=item.genre,
             score=float(len(writing.output)), usage=Usage(calls=1, prompt_tokens=10, completion_tokens=2),
@@ -93,3 +104,79 @@ async def test_complete_last_record_without_newline_is_kept(tmp_path: Path) -> N
     result = await run_judge(judge, make_pairs(2), out, progress=False)
     assert sorted(judge.calls) == [("i1", "m1"), ("i1", "m2")] and len(result) == 4
     assert len(read_judgments(out)) == 4 and len(out.read_text().splitlines()) == 4
+
+
+class StoppingJudge(LengthJudge):
+    """Raises `error` on item i1 (after the first item finished); every later writing hangs until cancelled."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__()
+        self.error = error
+        self.cancelled = 0
+
+    async def judge(self, item: Item, writing: Writing) -> Judgment:
+        if item.id == "i0":
+            return await super().judge(item, writing)
+        if item.id == "i1":
+            await asyncio.sleep(0.05)
+            raise self.error
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        raise AssertionError("not reached")
+
+
+RUN_LEVEL = [
+    PermanentError("http://h/v1/chat/completions answered HTTP 401 for model m: bad key"),
+    Unreachable("http://h/v1: connection refused"),
+    CacheMiss("replay mode: call abc is not cached"),
+    ServerDied("the local model server died"),
+    ConfigError("bad settings"),
+    OutputError("/out: read-only"),
+    RuntimeError("a bug is not a fact about a writing either"),
+]
+
+
+@pytest.mark.parametrize("error", RUN_LEVEL, ids=lambda e: type(e).__name__)
+async def test_run_level_error_stops_at_once_writes_no_row_and_a_rerun_resumes(tmp_path: Path,
+                                                                                error: Exception) -> None:
+    out, pairs = tmp_path / "j.jsonl", make_pairs(6, models=("m1",))
+    judge = StoppingJudge(error)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    with pytest.raises(type(error)):
+        await run_judge(judge, pairs, out, concurrency=6, progress=False)
+    assert loop.time() - start < 2  # the hanging judgments were not waited for ...
+    assert judge.cancelled == 4  # ... they were cancelled, and had ended before the error propagated
+    assert [(j.item_id, j.status) for j in read_judgments(out).values()] == [("i0", "ok")]  # no failed row
+    again = LengthJudge()
+    result = await run_judge(again, pairs, out, progress=False)
+    assert sorted(again.calls) == [(f"i{k}", "m1") for k in range(1, 6)]
+    assert [j.status for j in result] == ["ok"] * 6
+
+
+@pytest.mark.parametrize("error", [BadResponse("no valid reply after 3 asks"), ContextTooLong("8192 tokens")])
+async def test_writing_level_errors_are_recorded_and_the_run_goes_on(tmp_path: Path, error: Exception) -> None:
+    class Once(LengthJudge):
+        async def judge(self, item: Item, writing: Writing) -> Judgment:
+            if item.id == "i1":
+                raise error
+            return await super().judge(item, writing)
+
+    result = await run_judge(Once(), make_pairs(3, models=("m1",)), tmp_path / "j.jsonl", progress=False)
+    assert [j.status for j in result] == ["ok", "failed", "ok"]
+    assert result[1].failures == [f"{type(error).__name__}: {error}"]
+
+
+async def test_max_failed_rate_stops_early_after_writing_the_failed_rows(tmp_path: Path) -> None:
+    out = tmp_path / "j.jsonl"
+    pairs = [(it, Writing(infer_id=it.id, model=w.model, output="boom")) for it, w in make_pairs(20, models=("m1",))]
+    judge = LengthJudge()
+    with pytest.raises(TooManyFailures, match="3 of the 3 judgments finished so far failed"):
+        await run_judge(judge, pairs, out, concurrency=1, progress=False, max_failed_rate=0.2)
+    assert len(judge.calls) == 4  # 3/10 > 0.2: the fourth writing, already started, was cancelled unrecorded
+    assert [j.status for j in read_judgments(out).values()] == ["failed"] * 3
+    rerun = await run_judge(LengthJudge(), pairs, out, concurrency=1, progress=False)
+    assert len(rerun) == 20 and len(out.read_text().splitlines()) == 20  # resumed, nothing judged twice

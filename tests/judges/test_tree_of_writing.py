@@ -166,3 +166,19 @@ async def test_weight_samples_are_shared_and_averaged(fake_server: FakeServer, t
 
 def test_registered_as_tow() -> None:
     assert "tow" in JUDGES
+
+
+async def test_a_run_level_error_in_one_leaf_cancels_the_other_calls_and_writes_no_row(tmp_path: Path) -> None:
+    from fake_clients import HANG, FakeClient
+    from howtobench.errors import Unreachable
+
+    def behave(request):  # type: ignore[no-untyped-def]
+        return Unreachable("http://judge/v1: nothing answers") if request.purpose == "leaf:logic" else HANG
+
+    client = FakeClient(behave)
+    out = tmp_path / "tow.jsonl"
+    with pytest.raises(Unreachable, match="nothing answers"):
+        await run_judge(TreeOfWriting(client), [(item(), writing())], out, progress=False)
+    assert len(client.calls) == 8  # the weights call and 7 LLM leaves ...
+    assert client.cancelled == 7  # ... every one but the failing leaf was cancelled, none left running
+    assert not out.exists() or out.read_text() == ""

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from fake_clients import HANG, FakeClient
 from fake_server import FakeServer, Reply, script
 from howtobench.config import EndpointConfig
 from howtobench.data.models import Writing
+from howtobench.errors import Unreachable
 from howtobench.llm.client import open_client
 from howtobench.robustness.apply import derive_seed, perturb_writings
 from howtobench.robustness.perturb import PerturbContext
@@ -73,3 +77,11 @@ async def test_cut_or_unfinished_rewrite_is_a_failed_perturbation(fake_server: F
     assert cut.text is None and cut.record.status == "failed"
     assert cut.record.error == "the rewrite was cut short (finish_reason 'length'): a partial text is no transfer"
     assert thinking.text is None and (thinking.record.error or "").startswith("reasoning never ended")
+
+
+async def test_a_run_level_error_stops_the_other_rewrites() -> None:
+    writings = [Writing(infer_id=f"i{k}", model="m", output=f"原文{k}。") for k in range(3)]
+    client = FakeClient(lambda r: Unreachable("http://w/v1: refused") if "原文1" in r.messages[-1]["content"] else HANG)
+    with pytest.raises(Unreachable):
+        await perturb_writings(writings, "transfer-poem", 0, lambda w: PerturbContext("zh"), client)
+    assert client.cancelled == 2  # never a failed perturbation for a writing the endpoint did not see

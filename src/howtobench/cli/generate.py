@@ -32,6 +32,7 @@ from .options import (
     GenreOpt,
     IdsOpt,
     LimitOpt,
+    MaxFailedRateOpt,
     ModelOpt,
     NoCacheOpt,
     NoProgressOpt,
@@ -48,6 +49,7 @@ from .options import (
     batch_settings,
     model_flags,
 )
+from .status import EXIT_STATUSES, finish
 
 console = Console(stderr=True)
 
@@ -79,20 +81,22 @@ async def _generate(
     settings: GenerateSettings,
     progress: bool,
     batch: BatchSettings | None = None,
+    max_failed_rate: float | None = None,
 ) -> GenerateSummary:
     if batch is not None:  # every item in flight at once: the calls wait for their batch, not for a slot
         async with batch_client(endpoint, workspace=workspace, settings=batch, cache_mode=mode, purpose="writer",
                                 report=lambda line: console.print(line, highlight=False)) as batched:
             path = out or Path("writings") / f"{safe_file_stem(settings.model_name or batched.model)}.jsonl"
             return await generate_writings(batched, items, path, settings=settings, concurrency=max(1, len(items)),
-                                           progress=progress)
+                                           progress=progress, max_failed_rate=max_failed_rate)
     async with endpoint_or_local(endpoint, purpose="writer") as ep, open_client(
         ep, workspace=workspace, cache_mode=mode
     ) as client:
         name = settings.model_name or ep.model
         path = out or Path("writings") / f"{safe_file_stem(name)}.jsonl"
         return await generate_writings(
-            client, items, path, settings=settings, concurrency=ep.capacity, progress=progress
+            client, items, path, settings=settings, concurrency=ep.capacity, progress=progress,
+            max_failed_rate=max_failed_rate,
         )
 
 
@@ -130,6 +134,7 @@ def generate(
     no_cache: NoCacheOpt = False,
     replay: ReplayOpt = False,
     no_progress: NoProgressOpt = False,
+    max_failed_rate: MaxFailedRateOpt = None,
     dry_run: DryRunOpt = False,
     prices: PricesOpt = None,
     batch: BatchOpt = False,
@@ -158,7 +163,7 @@ def generate(
         return
     summary = asyncio.run(
         _generate(flags.writer, items, out, flags.workspace, flags.cache_mode, settings, not no_progress,
-                  batch_settings(batch, batch_poll))
+                  batch_settings(batch, batch_poll), max_failed_rate)
     )
     console.print(
         f"{summary.model}: {summary.written} written ({summary.empty} empty, {summary.truncated} truncated), "
@@ -170,10 +175,10 @@ def generate(
         console.print(f"[yellow]{summary.truncated} writings were cut by max_tokens or a content filter: kept, "
                       "flagged 'truncated' (the leaderboard counts them); raise --max-tokens to let them finish",
                       highlight=False)
-    if summary.failed:
-        console.print(f"[yellow]failed generations (with their reasons) are listed in "
-                      f"{failures_path(summary.out_path)}; run again to retry", highlight=False)
+    finish(summary.failed, summary.requested, "generations",
+           f"they (with their reasons) are listed in {failures_path(summary.out_path)}; run again to retry them",
+           console)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("generate")(generate)
+    app.command("generate", epilog=EXIT_STATUSES)(generate)

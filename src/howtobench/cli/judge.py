@@ -31,6 +31,7 @@ from .options import (
     JudgeRpmOpt,
     JudgeTimeoutOpt,
     LimitOpt,
+    MaxFailedRateOpt,
     NoCacheOpt,
     NoProgressOpt,
     ParallelOpt,
@@ -43,6 +44,7 @@ from .options import (
     batch_settings,
     model_flags,
 )
+from .status import EXIT_STATUSES, finish
 
 console = Console(stderr=True)
 
@@ -115,6 +117,7 @@ def judge(
     replay: ReplayOpt = False,
     redo_failed: RedoFailedOpt = False,
     strict: StrictOpt = False,
+    max_failed_rate: MaxFailedRateOpt = None,
     no_progress: NoProgressOpt = False,
     dry_run: DryRunOpt = False,
     prices: PricesOpt = None,
@@ -150,12 +153,16 @@ def judge(
         batch=batch_settings(batch, batch_poll),
         report=lambda line: console.print(line, highlight=False),
         strict=strict,
+        max_failed_rate=max_failed_rate,
     )
     if dry_run:
         console.print(render([asyncio.run(plan_judge(job, prices))]), highlight=False, soft_wrap=True)
         return
-    _summary(asyncio.run(judge_job(job)), out)
+    judgments = asyncio.run(judge_job(job))
+    _summary(judgments, out)
+    finish(sum(j.status == "failed" for j in judgments), len(judgments), "judgments",
+           "re-run with --redo-failed to judge them again", console)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("judge")(judge)
+    app.command("judge", epilog=EXIT_STATUSES)(judge)

@@ -4,8 +4,8 @@ Each command lives in its own module `howtobench.cli.<command>` and exposes
 `register(app)`; this file only lists them. A command line names one command, so only
 that module is imported: the analysis commands pull in scipy and matplotlib, and
 `howtobench data stats` should not wait for them. Errors the toolkit raises on purpose
-are printed as one clear line (exit code 2), without a traceback; so are filesystem errors (OSError) that no
-command turned into an OutputError.
+are printed as one clear line, without a traceback, and exit with their class's status (errors.py); so are
+filesystem errors (OSError) that no command turned into an OutputError (status 2).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import typer
 from rich.console import Console
 
 from howtobench import __version__
-from howtobench.errors import HowtobenchError
+from howtobench.cli.status import EXIT_STATUSES
+from howtobench.errors import EXIT_STOPPED, HowtobenchError
 from howtobench.outputs import os_error_line
 from howtobench.redact import redact_text
 
@@ -64,6 +65,7 @@ def build_app(commands: Iterable[str] = COMMAND_MODULES) -> typer.Typer:
     app = typer.Typer(
         name="howtobench",
         help=HELP,
+        epilog=EXIT_STATUSES,
         no_args_is_help=True,
         pretty_exceptions_enable=False,
         rich_markup_mode=None,  # plain click help: docstrings reflow instead of keeping their line breaks
@@ -106,13 +108,13 @@ def main() -> None:
     try:
         build_app(requested_commands(sys.argv[1:]))()
     except HowtobenchError as exc:
-        _fail(str(exc))
+        _fail(str(exc), exc.exit_status)
     except OSError as exc:  # a filesystem failure no command has put in words yet: still one line, no traceback
-        _fail(os_error_line(exc))
+        _fail(os_error_line(exc), EXIT_STOPPED)
 
 
-def _fail(message: str) -> None:
+def _fail(message: str, status: int) -> None:
     console = Console(stderr=True, soft_wrap=True)
     console.print("error:", style="bold red", end=" ")
     console.print(redact_text(message), highlight=False, markup=False)
-    sys.exit(2)
+    sys.exit(status)

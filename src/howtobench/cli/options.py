@@ -162,6 +162,13 @@ PricesOpt = Annotated[
                  "model) added to the built-in one."),
 ]
 
+MaxFailedRateOpt = Annotated[
+    float | None,
+    typer.Option("--max-failed-rate", min=0.0, max=1.0,
+                 help="Stop early (exit status 4) once more than this share of the items finished so far failed, "
+                 "e.g. 0.2; 0 stops at the first failure. The share is taken over at least the first 10 items (all "
+                 "of them when fewer are selected). What finished is saved and re-running resumes."),
+]
 IdsOpt = Annotated[list[str] | None, typer.Option("--ids", help="Only these item ids (infer_id); repeatable.")]
 NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="Do not draw progress bars.")]
 JudgeMaxTokensOpt = Annotated[

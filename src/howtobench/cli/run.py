@@ -35,6 +35,7 @@ from .options import (
     JudgeRpmOpt,
     JudgeTimeoutOpt,
     LimitOpt,
+    MaxFailedRateOpt,
     ModelOpt,
     NoCacheOpt,
     NoProgressOpt,
@@ -52,6 +53,7 @@ from .options import (
     WriterTemperatureOpt,
     model_flags,
 )
+from .status import EXIT_STATUSES, finish
 
 NameOpt = Annotated[
     str | None,
@@ -151,6 +153,7 @@ def run(
     replay: ReplayOpt = False,
     strict: StrictOpt = False,
     no_progress: NoProgressOpt = False,
+    max_failed_rate: MaxFailedRateOpt = None,
     dry_run: DryRunOpt = False,
     prices: PricesOpt = None,
 ) -> None:
@@ -197,6 +200,7 @@ def run(
         paper=paper,
         progress=not no_progress,
         strict=strict,
+        max_failed_rate=max_failed_rate,
     )
     if dry_run:
         Console(stderr=True).print(render(asyncio.run(plan_run(settings, prices))), highlight=False,
@@ -206,7 +210,9 @@ def run(
     console = Console()
     console.print(to_rich(result.leaderboard))
     console.print(f"run directory: {settings.run_dir} (leaderboard.md / .json / .csv, manifest.json)", highlight=False)
+    finish(result.failed, result.selected, "generations and judgments",
+           "re-running retries failed generations; `howtobench judge --redo-failed` judges failed writings again")
 
 
 def register(app: typer.Typer) -> None:
-    app.command("run")(run)
+    app.command("run", epilog=EXIT_STATUSES)(run)

@@ -8,10 +8,10 @@ replaced by a guessed value.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
+from howtobench.concurrency import gather_or_cancel
 from howtobench.llm.types import ChatRequest, LLMClient
 
 T = TypeVar("T")
@@ -50,7 +50,7 @@ async def run_all(jobs: Sequence[T], work: Callable[[T], Awaitable[R]],
             on_done(result)
         return result
 
-    return list(await asyncio.gather(*(one(job) for job in jobs)))
+    return await gather_or_cancel(*(one(job) for job in jobs))
 
 
 def json_object(properties: dict[str, Any]) -> dict[str, Any]:

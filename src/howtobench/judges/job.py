@@ -57,6 +57,7 @@ class JudgeJob:
     strict: bool = False  # a bad --writings row stops the run (default: skipped and counted with file:line)
     batch: BatchSettings | None = None  # send the judge's calls through the endpoint's batch API
     report: Callable[[str], None] | None = None  # where batch status lines go
+    max_failed_rate: float | None = None
 
 
 DEFAULT_IN_FLIGHT = 8  # writings at once without an endpoint (the local model, or metrics that call none)
@@ -162,4 +163,4 @@ async def judge_job(job: JudgeJob) -> list[Judgment]:
         # in batch mode every writing is in flight at once: its calls wait for their batch, not for a slot
         in_flight = max(1, len(pairs)) if job.batch is not None else writings_in_flight(job.concurrency, job.endpoint)
         return await run_judge(judge, pairs, job.out_path, concurrency=in_flight, progress=job.progress,
-                               redo_failed=job.redo_failed)
+                               redo_failed=job.redo_failed, max_failed_rate=job.max_failed_rate)

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from howtobench.concurrency import gather_or_cancel
 from howtobench.data.models import Item
 from howtobench.judges.prompts import Prompts, weights_schema
 from howtobench.judges.tree import Node, Tree, default_tree
@@ -170,7 +171,7 @@ class Negotiator:
         """n independently sampled weight sets for one item (negotiation-inconsistency analysis), memoised.
 
         Returns the samples and whether this call produced any of them."""
-        results = await asyncio.gather(
+        results = await gather_or_cancel(
             *(self.weights(item, sample_index=i, temperature=temperature) for i in range(n))
         )
         return [negotiation for negotiation, _ in results], any(fresh for _, fresh in results)

@@ -5,6 +5,12 @@ half second and at the end) as soon as it finishes, so a killed run loses at mos
 flight. On restart the file is read back, a truncated last line (the kill happened mid-write) is cut
 off, and every (method, item, model) already there is skipped; with `redo_failed` the ones whose
 status is "failed" are judged again (the newer line wins when the file is read).
+
+Only a writing-level error (errors.py: the judge answered but no valid reply after re-asks, a writing too
+long for its context) becomes a "failed" judgment. A run-level one (bad key, unreachable or dead endpoint,
+replay miss, ...) says nothing about the writing: it cancels the judgments in flight, writes no row for
+them and propagates, so the CLI prints one line and a re-run resumes. `max_failed_rate` stops the run the
+same way once too many judgments have failed (`outcome.FailureBudget`).
 """
 
 from __future__ import annotations
@@ -14,11 +20,13 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from howtobench.concurrency import as_finished
 from howtobench.data.models import Item, Writing
 from howtobench.data.rows import read_appended_rows
-from howtobench.errors import DataError, HowtobenchError
+from howtobench.errors import DataError, HowtobenchError, is_run_level
 from howtobench.judges.base import Judge, Judgment
 from howtobench.llm.types import Usage
+from howtobench.outcome import FailureBudget
 from howtobench.outputs import AppendOnly, output_file
 from howtobench.progress import stats_progress
 
@@ -78,11 +86,13 @@ async def run_judge(
     concurrency: int = 8,
     progress: bool = True,
     redo_failed: bool = False,
+    max_failed_rate: float | None = None,
 ) -> list[Judgment]:
     """Judge every pair not yet in `out_path`, appending each judgment as it finishes.
 
     Returns the judgments of all `pairs` (earlier runs' and new ones) in the order of `pairs`.
-    `concurrency` bounds the writings judged at once; the client layer bounds the calls.
+    `concurrency` bounds the writings judged at once; the client layer bounds the calls. Raises the
+    first run-level error (nothing written for it) and `TooManyFailures` past `max_failed_rate`.
     """
     if concurrency < 1:
         raise DataError("concurrency must be at least 1")
@@ -101,27 +111,28 @@ async def run_judge(
             try:
                 judgment = await judge.judge(item, writing)
             except HowtobenchError as exc:
+                if is_run_level(exc):
+                    raise
                 judgment = failed_judgment(judge, item, writing, exc)
             # A judge that never waits (BLEU / ROUGE are CPU-only) would otherwise run every writing before the
             # loop below sees one finish, leaving the bar at 0 until the end: hand the loop back once per writing.
             await asyncio.sleep(0)
         return judgment.model_copy(update={"writing_truncated": True}) if writing.truncated else judgment
 
-    usage, failed = Usage(), 0
+    usage, budget = Usage(), FailureBudget(len(todo), max_failed_rate, "judgments")
     with AppendOnly(out_path) as handle, stats_progress(progress) as bar:
         sink = _Sink(handle)
-        task = bar.add_task(f"judge · {judge.method}", total=len(todo), stats=_stats(usage, failed))
-        running = [asyncio.ensure_future(one(i, w)) for i, w in todo]
+        task = bar.add_task(f"judge · {judge.method}", total=len(todo), stats=_stats(usage, 0))
         try:
-            for next_done in asyncio.as_completed(running):
-                judgment = await next_done
-                sink.write(judgment)
-                done[judgment.key] = judgment
-                usage, failed = usage + judgment.usage, failed + (judgment.status == "failed")
-                bar.update(task, advance=1, stats=_stats(usage, failed))
+            async with as_finished(one(i, w) for i, w in todo) as finished:
+                for next_done in finished:
+                    judgment = await next_done
+                    sink.write(judgment)
+                    done[judgment.key] = judgment
+                    usage = usage + judgment.usage
+                    bar.update(task, advance=1, stats=_stats(usage, budget.failed + (judgment.status == "failed")))
+                    budget.record(judgment.status == "failed")
         finally:
-            for pending in running:
-                pending.cancel()
             sink.sync()
     return [done[(judge.method, i.id, w.model)] for i, w in pairs]
 

@@ -15,6 +15,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from howtobench.concurrency import cancel_and_wait, gather_or_cancel
 from howtobench.data.models import Item, Writing
 from howtobench.errors import JudgeError
 from howtobench.judges.aggregate import Aggregate, NodeWeights, aggregate
@@ -71,12 +72,11 @@ class TreeOfWriting:
             return await self._judge_empty(item, writing)
         leaves = self.tree.leaves_for(item.task)
         weights_job = asyncio.ensure_future(self._negotiations(item))
-        leaf_jobs = asyncio.gather(*(self._score_leaf(item, writing, leaf) for leaf in leaves))
         try:
-            scored = await leaf_jobs
+            scored = await gather_or_cancel(*(self._score_leaf(item, writing, leaf) for leaf in leaves))
             negotiations, fresh = await weights_job
         finally:
-            weights_job.cancel()  # no-op when done; frees the task if a leaf raised
+            await cancel_and_wait([weights_job])  # no-op when done; stops the call if a leaf raised
         usage = sum((u for _, u in scored), Usage())
         return self._record(item, writing, [r for r, _ in scored], negotiations, fresh, usage)
 

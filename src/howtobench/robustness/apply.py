@@ -10,12 +10,12 @@ fields. Failed perturbations are returned separately and never become writings.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 from collections.abc import Callable, Sequence
 from typing import Literal
 
+from howtobench.concurrency import gather_or_cancel
 from howtobench.data.models import Writing
 from howtobench.errors import ConfigError
 from howtobench.llm.types import LLMClient
@@ -89,5 +89,5 @@ async def perturb_writings(
             on_done()
         return perturbed_writing(w, kind, base_seed, result), result.record.status == "ok"
 
-    done = await asyncio.gather(*(one(w) for w in writings))
+    done = await gather_or_cancel(*(one(w) for w in writings))
     return [w for w, ok in done if ok], [w for w, ok in done if not ok]

@@ -15,7 +15,7 @@ from howtobench.data.models import Item, Writing
 from howtobench.errors import JudgeError
 from howtobench.judges.aggregate import aggregate
 from howtobench.judges.base import Judgment, Status, register_judge
-from howtobench.judges.runner import read_judgments
+from howtobench.judges.runner import failed_judgment, read_judgments
 from howtobench.judges.tree import Tree, load_tree
 from howtobench.llm.types import LLMClient, Usage
 
@@ -49,7 +49,10 @@ def average_from_tow(judgment: Judgment, tree: Tree | None = None, *, renormaliz
 
 
 class AverageJudge:
-    """Looks up each writing's stored ToW judgment and re-aggregates it (a missing one is a JudgeError)."""
+    """Looks up each writing's stored ToW judgment and re-aggregates it.
+
+    A writing without a stored judgment gets a failed judgment saying so: a fact about that writing (the ToW
+    run did not cover it), not a reason to stop the others."""
 
     method = METHOD
 
@@ -63,7 +66,8 @@ class AverageJudge:
     async def judge(self, item: Item, writing: Writing) -> Judgment:
         found = self.stored.get((item.id, writing.model))
         if found is None:
-            raise JudgeError(f"no ToW judgment for item {item.id} by {writing.model}")
+            return failed_judgment(self, item, writing, JudgeError(f"no ToW judgment for item {item.id} by "
+                                                                   f"{writing.model} in the --from file"))
         return average_from_tow(found, self.tree, renormalize=self.renormalize)
 
 

@@ -15,7 +15,6 @@ enums of 1..10) and how a validated reply becomes a score (`parse`). `LLMBaselin
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import statistics
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from typing import Any
 
 import jinja2
 
+from howtobench.concurrency import gather_or_cancel
 from howtobench.data.models import Item, Writing
 from howtobench.errors import JudgeError
 from howtobench.judges.base import Judgment, LeafResult, SampleResult, Status
@@ -162,8 +162,8 @@ class LLMBaseline:
     async def judge(self, item: Item, writing: Writing) -> Judgment:
         if writing.is_empty:
             return self._record(item, writing, [], Usage(), empty=True)
-        results = await asyncio.gather(*(self.client.chat(self.request(item, writing, k))
-                                         for k in range(self.samples)))
+        results = await gather_or_cancel(*(self.client.chat(self.request(item, writing, k))
+                                           for k in range(self.samples)))
         samples = [self._sample(k, result, item) for k, result in enumerate(results)]
         usage = sum((r.usage for r in results), Usage())
         return self._record(item, writing, samples, usage)

@@ -1,0 +1,50 @@
+"""The first exception stops the siblings: they are cancelled and awaited before it propagates."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from howtobench.concurrency import as_finished, gather_or_cancel
+
+
+class Sleeper:
+    def __init__(self) -> None:
+        self.cancelled: list[int] = []
+
+    async def sleep(self, k: int, seconds: float) -> int:
+        try:
+            await asyncio.sleep(seconds)
+        except asyncio.CancelledError:
+            self.cancelled.append(k)
+            raise
+        return k
+
+
+async def boom(after: float) -> int:
+    await asyncio.sleep(after)
+    raise ValueError("boom")
+
+
+async def test_gather_or_cancel_keeps_order_and_cancels_the_rest_on_error() -> None:
+    s = Sleeper()
+    assert await gather_or_cancel(s.sleep(1, 0.02), s.sleep(2, 0.0)) == [1, 2]
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    with pytest.raises(ValueError, match="boom"):
+        await gather_or_cancel(s.sleep(3, 60), boom(0.01), s.sleep(4, 60))
+    assert sorted(s.cancelled) == [3, 4]  # already ended when the error arrives, not merely asked to
+    assert loop.time() - start < 1
+    assert [t for t in asyncio.all_tasks() if t is not asyncio.current_task()] == []
+
+
+async def test_as_finished_cancels_what_runs_when_the_block_is_left() -> None:
+    s = Sleeper()
+    got = []
+    with pytest.raises(ValueError):
+        async with as_finished([s.sleep(1, 0.0), boom(0.01), s.sleep(2, 60)]) as finished:
+            for next_done in finished:
+                got.append(await next_done)
+    assert got == [1] and s.cancelled == [2]
+    assert [t for t in asyncio.all_tasks() if t is not asyncio.current_task()] == []
