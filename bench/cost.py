@@ -30,6 +30,7 @@ import contextlib
 import os
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from howtobench.config import resolve_data_dir
@@ -37,12 +38,13 @@ from howtobench.data.loader import load_items, load_release_writings, select_ite
 from howtobench.data.models import Item, Writing
 from howtobench.errors import HowtobenchError
 from howtobench.judges.job import build_judge
-from howtobench.llm.accounting import load_prices, price_for
+from howtobench.llm.accounting import Price, load_prices, price_for
 from howtobench.llm.dryrun import RecordingClient
 from howtobench.llm.pricing import MODES, CallTokens, Mode, call_tokens, completion_budget, mode_costs
 from howtobench.llm.types import ChatRequest
 
 METHODS = ("tow", "rubric", "single")
+REASON_LENGTHS = (50, 100, 200, 400, 800)
 JUDGES = ("gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-4.1-mini", "deepseek-chat")
 Layout = Callable[[list[ChatRequest]], list[ChatRequest]]
 
@@ -81,10 +83,22 @@ def leaf_first(requests: list[ChatRequest]) -> list[ChatRequest]:
     return out
 
 
-def tokens(per_writing: list[list[ChatRequest]], layout: Layout, ceiling: bool, chars: int | None
-           ) -> list[CallTokens]:
+@dataclass(frozen=True)
+class Replayed:
+    """A method's calls in the order they are sent, replayed once through the prefix cache (prompt side)."""
+
+    requests: list[ChatRequest]
+    calls: list[CallTokens]
+
+    def priced_with(self, ceiling: bool, chars: int | None) -> list[CallTokens]:
+        """The calls with their completion tokens under one assumption (see the module docstring)."""
+        return [replace(c, completion=completion_budget(r, ceiling=ceiling, text_chars=chars))
+                for r, c in zip(self.requests, self.calls, strict=True)]
+
+
+def replay(per_writing: list[list[ChatRequest]], layout: Layout) -> Replayed:
     ordered = [r for requests in per_writing for r in layout(requests)]
-    return call_tokens(ordered, [completion_budget(r, ceiling=ceiling, text_chars=chars) for r in ordered])
+    return Replayed(ordered, call_tokens(ordered, [0] * len(ordered)))
 
 
 def money(value: float | None) -> str:
@@ -111,6 +125,18 @@ def summary(per_method: dict[str, list[CallTokens]]) -> list[str]:
     return lines
 
 
+def sensitivity(price: Price, replayed: dict[str, Replayed]) -> list[str]:
+    """The goals under each length of the judges' analyses: the one assumption the figures hang on."""
+    lines = ["", "judge's text per reply field (chars)  tow batch+cached   tow / rubric cached   tow / rubric list"]
+    for chars in (*REASON_LENGTHS, None):
+        label = f"{chars:,}" if chars is not None else "max_tokens (dry run)"
+        tow = mode_costs(price, replayed["tow"].priced_with(chars is not None, chars))
+        rubric = mode_costs(price, replayed["rubric"].priced_with(chars is not None, chars))
+        lines.append(f"{label:<37}{money(tow['batch+cached']):>17}{ratio(tow['cached'], rubric['cached']):>22}"
+                     f"{ratio(tow['list'], rubric['list']):>20}")
+    return lines
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=None)
@@ -132,9 +158,11 @@ async def main() -> None:
     pairs = [(by_id[w.item_id], w) for w in writings if w.item_id in by_id]
     ceiling = args.completion == "ceiling"
     recorded = {m: await record(m, pairs) for m in METHODS}
-    per_method = {m: tokens(recorded[m], shared_first, ceiling, args.reason_chars) for m in METHODS}
+    replayed = {m: replay(recorded[m], shared_first) for m in METHODS}
+    per_method = {m: replayed[m].priced_with(ceiling, args.reason_chars) for m in METHODS}
     layouts = {"shared-first (ours)": shared_first, "leaf-first": leaf_first}
-    per_layout = {name: tokens(recorded["tow"], layout, ceiling, args.reason_chars) for name, layout in layouts.items()}
+    per_layout = {name: replay(recorded["tow"], layout).priced_with(ceiling, args.reason_chars)
+                  for name, layout in layouts.items()}
     prices = load_prices()
 
     completion = args.completion + (f", reasons of {args.reason_chars} characters" if args.reason_chars else "")
@@ -158,6 +186,7 @@ async def main() -> None:
         rubric = mode_costs(gpt4o, per_method["rubric"])
         print(f"\ngoals (gpt-4o): ToW with batch + caching {money(tow['batch+cached'])} (goal <= $30); ToW / rubric "
               f"with caching {ratio(tow['cached'], rubric['cached'])} (goal <= 2x; paper 5.6x at list)")
+        print(*sensitivity(gpt4o, replayed), sep="\n")
     print(f"({time.perf_counter() - started:.0f} s)")
 
 
