@@ -20,7 +20,7 @@ from howtobench.llm.batch import BatchSettings, BatchStore
 from howtobench.llm.cache import CallStore
 from howtobench.llm.types import ChatRequest
 from howtobench.session import batch_client
-from judge_replies import first_user, judge_reply, server_handler
+from judge_replies import first_user, judge_reply, leaf_score, schema_of, server_handler
 
 FAST = BatchSettings(poll_s=0.02, quiet_s=0.15)
 MODEL = "gpt-4o-2024-11-20"
@@ -38,6 +38,11 @@ def job(bench_root: Path, tmp_path: Path, base_url: str, batch: BatchSettings | 
     endpoint = EndpointConfig(model=MODEL, base_urls=(base_url,), max_retries=3)
     return JudgeJob(data_dir=bench_root, out_path=tmp_path / out, workspace=tmp_path / "ws", tasks=("guide",),
                     limit=3, models=(RELEASE_MODEL,), endpoint=endpoint, progress=False, batch=batch, **kw)
+
+
+def leaf_of(request: dict[str, Any]) -> str:
+    """The leaf a judge call scores ("weights" for the negotiator)."""
+    return "weights" if schema_of(request)[0] == "weights" else leaf_score(first_user(request))[0]
 
 
 def body_lines(upload: bytes) -> list[dict[str, Any]]:
@@ -80,8 +85,8 @@ async def test_invalid_replies_are_re_asked_in_a_follow_up_batch(bench_root: Pat
     def reply(request: dict[str, Any]) -> dict[str, Any]:
         answer = judge_reply(request)
         is_reask = sum(m["role"] == "user" for m in request["messages"]) > 1
-        if answer.get("reason", "").startswith("logic") and not is_reask:
-            return {"reason": "out of range", "score": 42}
+        if leaf_of(request) == "logic" and not is_reask:
+            return {**answer, "score": 42}
         return answer
 
     with FakeBatchServer(server_handler(reply), polls=1) as server:
@@ -114,7 +119,7 @@ async def test_a_partly_failed_batch_records_request_errors_like_live_ones(
 
     def reply(request: dict[str, Any]) -> Reply:
         answer = judge_reply(request)
-        leaf = str(answer.get("reason", "")).split(" ")[0]
+        leaf = leaf_of(request)
         seen[leaf] = seen.get(leaf, 0) + 1
         if leaf == "emotion" and seen[leaf] == 1:  # one writing's emotion leaf: too long for the context
             return Reply.error(400, "This model's maximum context length is 128000 tokens. However, your "
@@ -144,6 +149,15 @@ async def test_a_batch_that_fails_whole_raises_a_run_level_error(
     assert is_run_level(caught.value)
     [record] = BatchStore(tmp_path).folder.glob("*.json")
     assert json.loads(record.read_text())["status"] == "failed"  # a later run does not wait for it again
+
+
+async def test_a_failed_batch_stops_the_judge_run_without_a_row(
+        batch_server: FakeBatchServer, bench_root: Path, tmp_path: Path) -> None:
+    batch_server.outcomes = ["failed"]
+    with pytest.raises(PermanentError, match="failed as a whole"):
+        await judge_job(job(bench_root, tmp_path, batch_server.base_url))
+    out = tmp_path / "tow.jsonl"
+    assert not out.exists() or not out.read_text().strip()
 
 
 async def test_a_refused_batch_api_names_the_status_never_the_key(
