@@ -29,14 +29,14 @@ from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
 from howtobench.data.models import Writing
-from howtobench.errors import ConfigError, HowtobenchError, is_run_level
+from howtobench.errors import ConfigError
 from howtobench.generate import split_reasoning
 from howtobench.inspect_eval.client import InspectJudgeClient
 from howtobench.inspect_eval.dataset import item_from_metadata
 from howtobench.inspect_eval.metrics import leaderboard
 from howtobench.judges.base import Judge, Judgment
 from howtobench.judges.job import NO_MODEL_METHODS, build_judge
-from howtobench.judges.runner import failed_judgment
+from howtobench.judges.runner import judge_or_fail
 
 JUDGE_ROLE = "grader"
 
@@ -137,14 +137,7 @@ def judge_scorer(method: str = "tow", *, judge: str | Model | None = None, role:
         item = item_from_metadata(state.metadata)
         text, _ = split_reasoning(state.output.completion, None)
         writing = Writing(infer_id=item.id, model=state.model.name, output=text)
-        judge_ = judges.get()
-        try:
-            judgment = await judge_.judge(item, writing)
-        except HowtobenchError as exc:
-            if is_run_level(exc):
-                raise
-            judgment = failed_judgment(judge_, item, writing, exc)
-        return judgment_score(judgment)
+        return judgment_score(await judge_or_fail(judges.get(), item, writing))
 
     return score
 

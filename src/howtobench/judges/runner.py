@@ -54,6 +54,16 @@ def failed_judgment(judge: Judge, item: Item, writing: Writing, error: Exception
     )
 
 
+async def judge_or_fail(judge: Judge, item: Item, writing: Writing) -> Judgment:
+    """The judge's judgment; a writing-level error becomes a failed judgment, a run-level one is raised."""
+    try:
+        return await judge.judge(item, writing)
+    except HowtobenchError as exc:
+        if is_run_level(exc):
+            raise
+        return failed_judgment(judge, item, writing, exc)
+
+
 class _Sink:
     """Appends judgments to the output file durably enough to resume after a kill (write errors are
     OutputErrors naming the file: see howtobench.outputs)."""
@@ -108,12 +118,7 @@ async def run_judge(
 
     async def one(item: Item, writing: Writing) -> Judgment:
         async with gate:
-            try:
-                judgment = await judge.judge(item, writing)
-            except HowtobenchError as exc:
-                if is_run_level(exc):
-                    raise
-                judgment = failed_judgment(judge, item, writing, exc)
+            judgment = await judge_or_fail(judge, item, writing)
             # A judge that never waits (BLEU / ROUGE are CPU-only) would otherwise run every writing before the
             # loop below sees one finish, leaving the bar at 0 until the end: hand the loop back once per writing.
             await asyncio.sleep(0)
