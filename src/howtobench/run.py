@@ -49,6 +49,7 @@ from howtobench.llm.accounting import usage_from_log
 from howtobench.llm.cache import DB_NAME
 from howtobench.llm.client import open_client
 from howtobench.llm.types import LLMClient, SamplingParams, Usage
+from howtobench.locks import output_lock
 from howtobench.outputs import output_dir, write_text_atomic
 from howtobench.progress import step
 from howtobench.report.html import write_report
@@ -361,7 +362,14 @@ def _pairs(items: Sequence[Item], writings: Sequence[Writing]) -> list[tuple[Ite
 
 
 async def run_benchmark(settings: RunSettings) -> RunResult:
-    """Generate, judge and tabulate; resumable. Returns the leaderboard and the manifest written to disk."""
+    """Generate, judge and tabulate; resumable. Returns the leaderboard and the manifest written to disk.
+
+    The run directory is locked for the whole run: a second process on it refuses, naming this one."""
+    with output_lock(output_dir(settings.run_dir), folder=True):
+        return await _run_locked(settings)
+
+
+async def _run_locked(settings: RunSettings) -> RunResult:
     _check_config(settings)
     all_items = load_items(settings.data_dir, settings.tasks)
     release = _release_writings(settings, all_items)

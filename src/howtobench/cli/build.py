@@ -8,6 +8,7 @@ ingest -> classify -> filter -> make -> export -> (edit) -> import.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,6 +25,8 @@ from howtobench.construct.quality import SCORES, ScoreTable
 from howtobench.construct.review import export_review, import_review
 from howtobench.construct.workfile import REVIEW, REVIEW_HTML
 from howtobench.data.models import TASKS
+from howtobench.locks import output_lock
+from howtobench.outputs import output_dir
 
 from .options import (
     ApiKeyEnvOpt,
@@ -54,6 +57,11 @@ RetryOpt = Annotated[bool, typer.Option("--retry-failed", help="Ask again for te
                                         "for it add --no-cache.")]
 
 
+def build_lock(build_dir: Path) -> contextlib.AbstractContextManager[None]:
+    """One process per build directory: a second one refuses, naming the first (howtobench.locks)."""
+    return output_lock(output_dir(build_dir), folder=True)
+
+
 def _run(step: pipeline.Step, build_dir: Path, opts: pipeline.StepOptions, flags: ModelFlags,
          prices: Path | None, dry_run: bool) -> Any:
     """Estimate (dry run) or run a model-backed step with a progress bar; None for a dry run.
@@ -70,7 +78,7 @@ def _run(step: pipeline.Step, build_dir: Path, opts: pipeline.StepOptions, flags
         return None
     total = pipeline.pending_count(step, build_dir, opts)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console, transient=True) as progress:
+    with build_lock(build_dir), Progress(*columns, console=console, transient=True) as progress:
         bar = progress.add_task(f"{step} texts", total=total)
         return asyncio.run(pipeline.run(
             step, build_dir, opts, endpoint=writer, local=writer is None, workspace=flags.workspace,
@@ -98,8 +106,9 @@ def ingest_cmd(
     """Step 1: read texts; drop exact and near duplicates (5-gram Jaccard >= 0.9) and out-of-range lengths."""
     if language not in ("auto", "zh", "en"):
         raise typer.BadParameter("must be auto, zh or en", param_hint="--language")
-    report = ingest(inputs, build_dir, license=license, source=source, limits=IngestLimits(min_chars, max_chars),
-                    language=language, strict=strict)  # type: ignore[arg-type]
+    with build_lock(build_dir):
+        report = ingest(inputs, build_dir, license=license, source=source,
+                        limits=IngestLimits(min_chars, max_chars), language=language, strict=strict)  # type: ignore[arg-type]
     _print_ingest(report)
 
 
@@ -191,7 +200,8 @@ def make_cmd(build_dir: DirOpt,
 
 def export_cmd(build_dir: DirOpt) -> None:
     """Step 5: write the review file (JSONL) and a static HTML page to check and edit every item."""
-    total, added = export_review(build_dir)
+    with build_lock(build_dir):
+        total, added = export_review(build_dir)
     console.print(f"{total} items for review ({added} new): edit {build_dir / REVIEW} or open "
                   f"{build_dir / REVIEW_HTML}, then run `howtobench build import`.", highlight=False)
 
@@ -204,7 +214,8 @@ def import_cmd(build_dir: DirOpt,
                overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing benchmark "
                                                        "in --out.")] = False) -> None:
     """Step 6: apply the review edits (validated) and write the benchmark that every other command reads."""
-    report = import_review(build_dir, out, review=review, overwrite=overwrite)
+    with build_lock(build_dir):
+        report = import_review(build_dir, out, review=review, overwrite=overwrite)
     written = ", ".join(f"{t} {n}" for t, n in report.written.items())
     console.print(f"wrote {written} items to {out} ({report.edited} edited, {report.dropped} dropped); try "
                   f"`howtobench data stats --data {out}`.", highlight=False)

@@ -18,6 +18,8 @@ from howtobench.llm.batch import BatchSettings
 from howtobench.llm.client import CacheMode, open_client
 from howtobench.llm.dryrun import render
 from howtobench.llm.types import SamplingParams
+from howtobench.locks import output_lock
+from howtobench.outputs import output_file
 from howtobench.session import batch_client, endpoint_or_local
 
 from .options import (
@@ -83,21 +85,21 @@ async def _generate(
     batch: BatchSettings | None = None,
     max_failed_rate: float | None = None,
 ) -> GenerateSummary:
-    if batch is not None:  # every item in flight at once: the calls wait for their batch, not for a slot
-        async with batch_client(endpoint, workspace=workspace, settings=batch, cache_mode=mode, purpose="writer",
-                                report=lambda line: console.print(line, highlight=False)) as batched:
-            path = out or Path("writings") / f"{safe_file_stem(settings.model_name or batched.model)}.jsonl"
-            return await generate_writings(batched, items, path, settings=settings, concurrency=max(1, len(items)),
-                                           progress=progress, max_failed_rate=max_failed_rate)
-    async with endpoint_or_local(endpoint, purpose="writer") as ep, open_client(
-        ep, workspace=workspace, cache_mode=mode
-    ) as client:
-        name = settings.model_name or ep.model
-        path = out or Path("writings") / f"{safe_file_stem(name)}.jsonl"
-        return await generate_writings(
-            client, items, path, settings=settings, concurrency=ep.capacity, progress=progress,
-            max_failed_rate=max_failed_rate,
-        )
+    path = out or Path("writings") / f"{safe_file_stem(settings.model_name or model_name(endpoint))}.jsonl"
+    with output_lock(output_file(path)):  # before the file is read back: one process per output
+        if batch is not None:  # every item in flight at once: the calls wait for their batch, not for a slot
+            async with batch_client(endpoint, workspace=workspace, settings=batch, cache_mode=mode, purpose="writer",
+                                    report=lambda line: console.print(line, highlight=False)) as batched:
+                return await generate_writings(batched, items, path, settings=settings,
+                                               concurrency=max(1, len(items)), progress=progress,
+                                               max_failed_rate=max_failed_rate)
+        async with endpoint_or_local(endpoint, purpose="writer") as ep, open_client(
+            ep, workspace=workspace, cache_mode=mode
+        ) as client:
+            return await generate_writings(
+                client, items, path, settings=settings, concurrency=ep.capacity, progress=progress,
+                max_failed_rate=max_failed_rate,
+            )
 
 
 def _dry_run(endpoint: EndpointConfig | None, items: list[Item], out: Path | None, settings: GenerateSettings,

@@ -23,6 +23,8 @@ from howtobench.judges.runner import run_judge
 from howtobench.llm.batch import BatchSettings
 from howtobench.llm.client import CacheMode
 from howtobench.llm.types import LLMClient
+from howtobench.locks import output_lock
+from howtobench.outputs import output_file
 from howtobench.session import batch_client, optional_client
 
 JUDGE_MODULES: tuple[str, ...] = (
@@ -155,12 +157,14 @@ async def judge_client(job: JudgeJob) -> AsyncIterator[LLMClient | None]:
 
 async def judge_job(job: JudgeJob) -> list[Judgment]:
     """Judge every selected pair not yet in `job.out_path`; returns all their judgments."""
-    pairs = select_pairs(job)
-    if not pairs:
-        raise JudgeError("nothing to judge: no writing matches the filters")
-    async with judge_client(job) as client:
-        judge = build_judge(job.method, client, job.options)
-        # in batch mode every writing is in flight at once: its calls wait for their batch, not for a slot
-        in_flight = max(1, len(pairs)) if job.batch is not None else writings_in_flight(job.concurrency, job.endpoint)
-        return await run_judge(judge, pairs, job.out_path, concurrency=in_flight, progress=job.progress,
-                               redo_failed=job.redo_failed, max_failed_rate=job.max_failed_rate)
+    with output_lock(output_file(job.out_path)):  # before the file is read back: one process per output
+        pairs = select_pairs(job)
+        if not pairs:
+            raise JudgeError("nothing to judge: no writing matches the filters")
+        async with judge_client(job) as client:
+            judge = build_judge(job.method, client, job.options)
+            # in batch mode every writing is in flight at once: its calls wait for their batch, not for a slot
+            in_flight = (max(1, len(pairs)) if job.batch is not None
+                         else writings_in_flight(job.concurrency, job.endpoint))
+            return await run_judge(judge, pairs, job.out_path, concurrency=in_flight, progress=job.progress,
+                                   redo_failed=job.redo_failed, max_failed_rate=job.max_failed_rate)

@@ -37,6 +37,7 @@ from howtobench.judges.overlap import OVERLAP_METHODS
 from howtobench.judges.runner import run_judge
 from howtobench.llm.client import CacheMode
 from howtobench.llm.types import LLMClient
+from howtobench.locks import output_lock
 from howtobench.outputs import output_dir, write_text_atomic
 from howtobench.robustness.apply import check_kinds, derive_seed, perturb_writings
 from howtobench.robustness.files import Contexts, failures_path, write_writings
@@ -165,7 +166,17 @@ async def run_suite(
     cache_mode: CacheMode = "on",
     progress: bool = True,
 ) -> RobustnessTable:
-    """Run (or resume) the whole suite in `run_dir` and return the table (also saved as table.json)."""
+    """Run (or resume) the whole suite in `run_dir` and return the table (also saved as table.json); the folder is
+    locked meanwhile (a second process on it refuses, naming this one)."""
+    with output_lock(output_dir(run_dir), folder=True):
+        return await _suite_locked(config, data_root=data_root, run_dir=run_dir, workspace=workspace,
+                                   judge_endpoint=judge_endpoint, writer_endpoint=writer_endpoint,
+                                   cache_mode=cache_mode, progress=progress)
+
+
+async def _suite_locked(config: SuiteConfig, *, data_root: Path, run_dir: Path, workspace: Path,
+                        judge_endpoint: EndpointConfig | None, writer_endpoint: EndpointConfig | None,
+                        cache_mode: CacheMode, progress: bool) -> RobustnessTable:
     kinds = check_kinds(config.kinds)
     if not config.methods:
         raise ConfigError("choose at least one judge method (--methods)")
