@@ -20,9 +20,10 @@ def handler(request: dict) -> Reply:
     schema = (request.get("response_format") or {}).get("json_schema") or {}
     if schema.get("name") == "weights":
         groups = schema["schema"]["properties"]
-        return Reply.json({g: {leaf: 1 / len(s["required"]) for leaf in s["required"]} for g, s in groups.items()})
+        return Reply.json({**{g: {leaf: 1 / len(s["required"]) for leaf in s["required"]}
+                          for g, s in groups.items() if s.get("type") == "object"}, "explanation": "uniform"})
     if schema.get("name") == "leaf_score":
-        return Reply.json({"reason": "fine", "score": schema["schema"]["properties"]["score"]["enum"][-1]})
+        return Reply.json({"analysis": "fine", "score": schema["schema"]["properties"]["score"]["enum"][-1]})
     return default_handler(request)
 
 

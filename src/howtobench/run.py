@@ -68,11 +68,12 @@ log = logging.getLogger(__name__)
 SMOKE_PER_TASK = 1
 SMOKE_RELEASE_MODELS = ("deepseek-r1", "gemini-2.0-flash", "Llama-3.3-70B-Instruct")
 SMOKE_MAX_TOKENS = 128
-# Greedy decoding of the 270M model sometimes fills a leaf's reason up to the schema's 400 characters (measured:
-# 414 tokens, ~4 minutes on a busy machine). On the local judge a reply is capped at 96 tokens (a normal reply is
-# 15-40, the weights object ~70) and not re-asked; a cut reply is a failed leaf, and the root is renormalised over
-# the other leaves and flagged `renormalized` — visible in the table, never a made-up score.
-SMOKE_JUDGE_OPTIONS: dict[str, Any] = {"max_tokens": 96, "renormalize": True}
+# Greedy decoding of the 270M model can fill a free-text field for hundreds of tokens (measured: 414 tokens, ~4
+# minutes on a busy machine). On the local judge a reply is capped at 96 tokens and its analysis at 60 characters
+# in the schema (`analysis_max_chars`, a smoke-only option: the paper's judge has no cap), and not re-asked; a cut
+# reply is a failed leaf, and the root is renormalised over the other leaves and flagged `renormalized` — visible
+# in the table, never a made-up score.
+SMOKE_JUDGE_OPTIONS: dict[str, Any] = {"max_tokens": 96, "renormalize": True, "analysis_max_chars": 60}
 SMOKE_JUDGE_REASKS = 0
 SMOKE_NOTE = (
     "SMOKE JUDGE: every score here comes from the embedded Gemma-3-270M base model, run offline to show that the "

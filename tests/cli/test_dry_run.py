@@ -23,7 +23,8 @@ def valid_weights(request: dict[str, Any]) -> Reply:
     if schema.get("name") != "weights":
         return default_handler(request)
     groups = schema["schema"]["properties"]
-    return Reply.json({g: {leaf: 1 / len(s["required"]) for leaf in s["required"]} for g, s in groups.items()})
+    return Reply.json({**{g: {leaf: 1 / len(s["required"]) for leaf in s["required"]}
+                          for g, s in groups.items() if s.get("type") == "object"}, "explanation": "uniform"})
 
 
 def invoke(args: list[str]) -> str:
@@ -65,7 +66,7 @@ def test_judge_dry_run_counts_the_calls_of_the_real_run(fake_server: FakeServer,
     assert counted(output, "weights") == 2  # once per item, shared by both models
     assert counted(output, "leaf:logic") == 4  # one per writing
     planned = counted(output)
-    assert re.search(r"total .*~\$0\.\d*[1-9]", output)  # gpt-4o is in the price table: a non-zero cost
+    assert re.search(r"total .*~\$\d+\.\d*[1-9]", output)  # gpt-4o is in the price table: a non-zero cost
     invoke(args)
     assert planned == len(fake_server.requests) == 2 + 4 * 7  # weights + 7 LLM leaves per writing (formatting: rule)
     assert counted(invoke(args + ["--dry-run"])) == 0  # resumed: nothing left to judge

@@ -19,7 +19,8 @@ def valid_weights(request: dict) -> Reply:
     if schema.get("name") != "weights":
         return default_handler(request)
     groups = schema["schema"]["properties"]
-    return Reply.json({g: {leaf: 1 / len(s["required"]) for leaf in s["required"]} for g, s in groups.items()})
+    return Reply.json({**{g: {leaf: 1 / len(s["required"]) for leaf in s["required"]}
+                          for g, s in groups.items() if s.get("type") == "object"}, "explanation": "uniform"})
 
 
 def run(server: FakeServer, data: Path, tmp_path: Path, *extra: str) -> list[dict]:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
-from howtobench.judges.headings import heading_profile, parse_headings, score_formatting
+from howtobench.judges.headings import heading_lines, parse_headings, score_formatting
 
 
 def titles(node: dict) -> list:
@@ -88,29 +89,63 @@ def test_every_release_writing_parses(bench_root: Path) -> None:
     assert count == 13020
 
 
-def test_profile_counts_only_headings() -> None:
-    profile = heading_profile("# T\n## A\n- x\n- y\n#### skipped\n一、mixed at level 2")
-    assert profile.headings == 4
-    assert profile.levels_skipped == 1
-    assert profile.mixed_levels == 1
+def test_heading_lines_carry_listing_1_levels() -> None:
+    text = "# T\n## A\n- x\n1. y\n#### skipped\n一、甲\n（一）乙"
+    assert list(heading_lines(text)) == [
+        ("markdown", 2, "T"), ("markdown", 3, "A"), ("unordered", 4, "x"), ("ordered", 4, "y"),
+        ("markdown", 5, "skipped"), ("chinese", 2, "甲"), ("chinese_second", 3, "乙"),
+    ]
 
 
-def test_formatting_with_headed_reference() -> None:
-    reference = "# 报告\n## 一\n## 二"
-    assert score_formatting("# 题\n## 甲\n## 乙", reference)[0] == 10
-    assert score_formatting("# 题\n### 甲", reference)[0] == 5
-    assert score_formatting("plain text only", reference)[0] == 0
+def test_formatting_without_titles_depends_on_length() -> None:
+    """The authors' rule: no title -> 10 under 500 characters, 5 from 500 on (the writing alone, no reference)."""
+    assert score_formatting("短文。" * 166)[0] == 10  # 498 characters
+    assert score_formatting("短" * 499)[0] == 10
+    assert score_formatting("短" * 500)[0] == 5
+    assert score_formatting("- 要点\n" * 100)[0] == 5  # bullets are not titles: 600 characters, no title
 
 
-def test_formatting_with_continuous_reference() -> None:
-    reference = "他走了很久。\n\n天黑了。"
-    assert score_formatting("一段故事。", reference)[0] == 10
-    assert score_formatting("# 题目\n故事。", reference)[0] == 10
-    assert score_formatting("# 题\n## a\n## b\n## c", reference)[0] == 5
-    assert score_formatting("# 题\n### a\n一、b", reference)[0] == 0
+def test_formatting_level_jump_of_more_than_one_is_zero() -> None:
+    assert score_formatting("# 题\n## 甲\n## 乙\n### 丙")[0] == 10
+    assert score_formatting("# 题\n### 甲")[0] == 0  # level 2 -> 4
+    assert score_formatting("## 题\n#### 甲\n## 乙")[0] == 0
+    assert score_formatting("### 题\n# 大\n## 中")[0] == 10  # going up is fine; # clamps to level 2
+    assert score_formatting("一、甲\n（一）乙\n1. 丙\n二、丁")[0] == 10  # 2, 3, 4, 2
+    assert score_formatting("# 总\n一、甲\n#### 深")[0] == 0  # 2, 2, then 5
+    assert score_formatting("1. 一\n2. 二\n3. 三")[0] == 10  # numbered lines are titles, all at one level
 
 
-def test_formatting_without_reference_is_never_zero() -> None:
-    assert score_formatting("prose", None)[0] == 10
-    assert score_formatting("# a\n## b", None)[0] == 10
-    assert score_formatting("# a\n### b", None)[0] == 5
+def test_formatting_ignores_the_reference() -> None:
+    """Section 3.2 and the authors judge the writing's own headings: the function takes no reference."""
+    assert score_formatting.__code__.co_argcount == 1
+
+
+def _authors_formatting(content: str) -> int:
+    """The authors' rule on their own title regexes (format_node.score_formatting), restated for comparison."""
+    markdown = re.compile(r"^#{1,6}\s+.+")
+    numbered = re.compile(
+        r"^[一二三四五六七八九十百]+[、.．]\s*.+|^第[一二三四五六七八九十百]+[章节部分]\s*.+|^\d+[、.．]\s*.+"
+    )
+    levels, any_title = [], False
+    for line in (x.strip() for x in content.strip().split("\n")):
+        if markdown.match(line):
+            levels.append(len(line) - len(line.lstrip("#")))
+            any_title = True
+        elif numbered.match(line):
+            any_title = True
+    if not any_title:
+        return 10 if len(content) < 500 else 5
+    return 0 if any(b - a > 1 for a, b in zip(levels, levels[1:], strict=False)) else 10
+
+
+def test_formatting_agrees_with_the_authors_rule_on_the_release(bench_root: Path) -> None:
+    """Listing 1 + the authors' step rule vs the authors' function: the counts docs/fidelity.md quotes."""
+    agree: dict[str, list[int]] = {"guide": [0, 0], "open": [0, 0]}
+    for task, counts in agree.items():
+        for path in sorted((bench_root / task / "inferences").glob("*.jsonl")):
+            for line in path.read_text(encoding="utf-8").splitlines():
+                text = json.loads(line).get("output") or ""
+                if text:
+                    counts[0] += score_formatting(text)[0] == _authors_formatting(text)
+                    counts[1] += 1
+    assert agree == {"guide": [4438, 4529], "open": [4593, 4655]}  # 98.0% and 98.7%

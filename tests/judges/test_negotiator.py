@@ -55,12 +55,12 @@ async def test_completion_negotiates_content_only(fake_server: FakeServer, tmp_p
         negotiation, _ = await negotiator(client).weights(item(task="completion"))
     assert list(negotiation.weights or {}) == ["content"]
     [request] = weight_requests(fake_server)
-    assert request["response_format"]["json_schema"]["schema"]["required"] == ["content"]
+    assert request["response_format"]["json_schema"]["schema"]["required"] == ["content", "explanation"]
 
 
 async def test_broken_reply_is_reasked_with_the_reason(fake_server: FakeServer, tmp_path: Path) -> None:
     content = {"opening_ending": 0.9, "language": 0.9, "logic": 0.1, "emotion": 0.1}
-    bad = {"content": content, "format": GUIDE_WEIGHTS["format"]}
+    bad = {"content": content, "format": GUIDE_WEIGHTS["format"], "explanation": "why"}
     fake_server.handler = script(Reply.json(bad), then=tow_handler())
     async with fake_client(fake_server, tmp_path) as client:
         negotiation, _ = await negotiator(client).weights(item())

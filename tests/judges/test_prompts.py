@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 from howtobench.data.models import Item
 from howtobench.errors import JudgeError
-from howtobench.judges.prompts import Prompts, defuse, leaf_schema, weights_schema
-from howtobench.judges.tree import default_tree
+from howtobench.judges.prompts import Prompts, defuse, leaf_schema, weights_schema, weights_shape
+from howtobench.judges.tree import default_tree, load_tree
+from howtobench.llm.structured import parse_reply
 
 REFERENCE = "专业作者的范文，独一无二的句子：青山隐隐水迢迢。"
 ITEM = Item(
@@ -25,18 +28,46 @@ def llm_leaves() -> list:
 
 @pytest.mark.parametrize("language", ["zh", "en"])
 def test_prefix_is_identical_across_all_leaves_of_a_writing(language: str) -> None:
+    """Long shared parts first (instructions, reference, writing), leaf criteria last, one system prompt for all.
+
+    Paragraphing hides the reference (as the authors' prompt does), so it shares the prefix up to the reference."""
     prompts = Prompts(default_tree(), language)
     prefix = prompts.prefix(ITEM, WRITING)
+    head = prefix[: prefix.index("桂林") + 2]  # through the writing instructions
     seen = set()
     for leaf in llm_leaves():
         system, user = prompts.leaf_messages(ITEM, WRITING, leaf)
         assert system == {"role": "system", "content": prompts.system()}
-        assert user["content"].startswith(prefix)
-        seen.add(user["content"][len(prefix):])
-        assert leaf.label.get(language) in user["content"][len(prefix):]  # the rubric comes last
+        shared = prefix if leaf.reference != "hidden" else prompts.prefix(ITEM, WRITING, reference=False)
+        assert user["content"].startswith(shared) and user["content"].startswith(head)
+        seen.add(user["content"][len(shared):])
+        assert leaf.label.get(language) in user["content"][len(shared):]  # the rubric comes last
     assert len(seen) == len(llm_leaves())  # each leaf has its own tail
+    assert [leaf.id for leaf in llm_leaves() if leaf.reference == "hidden"] == ["paragraphing"]
     assert prefix.rstrip().endswith("<<<END WRITING>>>")  # the writing closes the shared prefix
-    assert prefix.index("<<<WRITING>>>") < prefix.index("<<<END WRITING>>>")
+    assert prefix.index("<<<REFERENCE>>>") < prefix.index("<<<WRITING>>>") < prefix.index("<<<END WRITING>>>")
+    assert len({prompts.system() for _ in range(2)} | {Prompts(default_tree(), language).system()}) == 1
+
+
+def test_judges_read_instruction_and_information_joined_by_a_blank_line() -> None:
+    """As the authors' pipeline builds `instruction`: basic_instruction + "\n\n" + information, unstripped."""
+    assert ITEM.task_prompt == "写一篇游记\n\n- 地点：桂林"
+    assert ITEM.model_copy(update={"information": ""}).task_prompt == "写一篇游记"
+    assert ITEM.model_copy(update={"information": "  甲\n"}).task_prompt == "写一篇游记\n\n  甲\n"
+    prompts = Prompts(default_tree(), "zh")
+    assert "【写作要求】\n写一篇游记\n\n- 地点：桂林\n" in prompts.prefix(ITEM, WRITING)
+    [message] = prompts.weights_messages(ITEM, default_tree().negotiated_nodes("guide"))
+    assert "写一篇游记\n\n- 地点：桂林\n" in message["content"]
+
+
+def test_default_system_prompt_is_the_papers_and_debiased_is_a_named_tree() -> None:
+    """The paper's judge had no length instruction (section 6.1 reports a length effect): the default has none."""
+    for language in ("zh", "en"):
+        default = Prompts(default_tree(), language).system()
+        assert default.strip() in ("你是一名专业的写作评审。", "You are a professional writing reviewer.")
+        debiased = Prompts(load_tree("debiased"), language).system()
+        assert ("篇幅" in debiased) if language == "zh" else ("length" in debiased)
+    assert load_tree("debiased").nodes == default_tree().nodes and load_tree("debiased").hash != default_tree().hash
 
 
 def test_reference_is_anchored_at_six_and_writing_is_delimited_and_defused() -> None:
@@ -65,21 +96,50 @@ def test_item_without_reference_renders_absolute_anchors() -> None:
     assert "参考范文" not in user["content"] and "绝对标准" in user["content"]
 
 
-def test_schemas_enumerate_the_scale() -> None:
+def test_schemas_put_a_free_analysis_before_an_enum_score() -> None:
     tree = default_tree()
-    paragraphing = tree.nodes[1].leaves[1]
-    assert leaf_schema(paragraphing)["properties"]["score"]["enum"] == [1, 2, 3]
+    plots, paragraphing = tree.nodes[1].leaves[0], tree.nodes[1].leaves[1]
+    schema = leaf_schema(paragraphing)
+    assert list(schema["properties"]) == ["analysis", "score"] and schema["required"] == ["analysis", "score"]
+    assert schema["properties"]["analysis"] == {"type": "string"}  # no length cap
+    assert schema["properties"]["score"] == {"type": "integer", "enum": [1, 2, 3]}
+    assert leaf_schema(plots)["properties"]["score"]["enum"] == list(range(1, 11))  # asked 1-10, stepped after
     schema = weights_schema(tree.negotiated_nodes("guide"))
-    assert schema["required"] == ["content", "format"]
+    assert schema["required"] == ["content", "format", "explanation"]
     assert schema["properties"]["format"]["required"] == ["plots", "paragraphing", "formatting"]
+
+
+def test_reply_validation_is_strict_without_server_constraints() -> None:
+    """An endpoint that cannot constrain decoding still gets the schema checked: no score is read out of prose."""
+    schema = leaf_schema(default_tree().nodes[0].leaves[0])
+    assert parse_reply('{"analysis": "好", "score": 7}', schema, "t")[0] == {"analysis": "好", "score": 7}
+    for bad in ('{"analysis": "好", "score": 11}', '{"score": 7}', '{"analysis": "好", "score": "7"}',
+                "分析……最终得分：[[7]]", '{"analysis": "好", "score": 7, "extra": 1}'):
+        data, error = parse_reply(bad, schema, "t")
+        assert data is None and error
 
 
 def test_weights_prompt_lists_every_negotiated_leaf() -> None:
     prompts = Prompts(default_tree(), "en")
     [message] = prompts.weights_messages(ITEM, default_tree().negotiated_nodes("guide"))
     for leaf_id in ("opening_ending", "language", "logic", "emotion", "plots", "paragraphing", "formatting"):
-        assert leaf_id in message["content"]
+        assert f'"{leaf_id}": <weight>' in message["content"]
     assert "桂林" in message["content"] and "青山隐隐" not in message["content"]
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_weights_prompt_shows_no_weight_a_judge_could_copy(language: str) -> None:
+    """The reply shape uses placeholders only: no decimal number anywhere in the negotiator's prompt."""
+    prompts = Prompts(default_tree(), language)
+    for task in ("completion", "guide"):
+        [message] = prompts.weights_messages(ITEM, default_tree().negotiated_nodes(task))
+        text = message["content"]
+        assert re.findall(r"\d+\.\d+", text) == []  # no 0.4 / 0.33 / 0.17 ...
+        assert re.findall(r"\d+", text.split("【写作要求】" if language == "zh" else "[Writing instructions]")[-1]
+                          .split("\n", 3)[-1]) == [str(k) for node in default_tree().negotiated_nodes(task)
+                                                    for k in range(1, len(node.leaves) + 1)]
+    shape = weights_shape(default_tree().negotiated_nodes("guide"), language)
+    assert json.loads(re.sub(r"<[^>]+>", "0", shape))["format"] == {"plots": 0, "paragraphing": 0, "formatting": 0}
 
 
 def test_hash_changes_when_a_template_changes(tmp_path: Path) -> None:
@@ -94,7 +154,7 @@ def test_hash_changes_when_a_template_changes(tmp_path: Path) -> None:
         handle.write("\n")
     assert Prompts(default_tree(), "zh", prompts_dir=copy).hash != original
     assert Prompts(default_tree(), "en").hash != original
-    os.remove(copy / "zh" / "step.j2")
+    os.remove(copy / "zh" / "scale.j2")
     with pytest.raises(JudgeError, match="missing"):
         _ = Prompts(default_tree(), "zh", prompts_dir=copy).hash
 

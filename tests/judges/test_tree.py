@@ -22,6 +22,32 @@ def test_default_tree_is_the_papers() -> None:
     assert [n.id for n in tree.negotiated_nodes("open")] == ["content", "format"]
 
 
+def test_plots_steps_1_to_10_onto_0_5_10() -> None:
+    """The authors' _to_step: 1-3 -> 0, 4-7 -> 5, 8-10 -> 10; the reference's 6 is worth 5."""
+    leaf = default_tree().nodes[1].leaves[0]
+    assert (leaf.id, leaf.kind, leaf.reference, leaf.template_name) == ("plots", "llm-step", "anchor", "rubric")
+    assert leaf.scale == tuple(range(1, 11))
+    assert [leaf.score_of(x) for x in range(1, 11)] == [0, 0, 0, 5, 5, 5, 5, 10, 10, 10]
+    assert leaf.lowest == (1, 0.0)
+
+
+def test_leaves_use_the_reference_as_the_authors_do() -> None:
+    uses = {leaf.id: leaf.reference for leaf in default_tree().leaves_for("guide") if leaf.is_llm}
+    assert uses == {"opening_ending": "anchor", "language": "anchor", "logic": "anchor", "emotion": "anchor",
+                    "plots": "anchor", "paragraphing": "hidden", "impression": "shown"}
+    assert all(len(leaf.bands) == 5 for leaf in default_tree().leaves_for("guide") if leaf.reference == "anchor")
+
+
+def test_base_tree_is_extended_and_loops_are_caught(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("base: b.yaml\nname: a\n", encoding="utf-8")
+    (tmp_path / "b.yaml").write_text("base: a.yaml\nname: b\n", encoding="utf-8")
+    with pytest.raises(JudgeError, match="loops"):
+        load_tree(tmp_path / "a.yaml")
+    (tmp_path / "c.yaml").write_text("base: default\nname: mine\nreference_anchor: 5\n", encoding="utf-8")
+    mine = load_tree(tmp_path / "c.yaml")
+    assert (mine.name, mine.reference_anchor, mine.nodes) == ("mine", 5, default_tree().nodes)
+
+
 def test_paragraphing_mapping_is_5_times_x_minus_1() -> None:
     leaf = default_tree().nodes[1].leaves[1]
     assert [leaf.score_of(x) for x in (1, 2, 3)] == [0.0, 5.0, 10.0]
@@ -35,7 +61,7 @@ def test_hash_is_stable_and_changes_with_the_spec(tmp_path: Path) -> None:
     spec = yaml.safe_load((TREES_DIR / "default.yaml").read_text(encoding="utf-8"))
     assert load_tree("default").hash == default_tree().hash
     assert len(default_tree().hash) == 64
-    spec["nodes"][0]["leaves"][0]["scale"] = [1, 2, 3, 4, 5]
+    spec["nodes"][0]["leaves"][0]["criteria"]["en"] += " And one more question?"
     path = tmp_path / "t.yaml"
     path.write_text(yaml.safe_dump(spec, allow_unicode=True), encoding="utf-8")
     assert load_tree(path).hash != default_tree().hash

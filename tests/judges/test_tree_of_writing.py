@@ -64,7 +64,9 @@ async def test_leaf_prompts_of_one_writing_share_their_prefix(fake_server: FakeS
         await TreeOfWriting(client).judge(item(), writing())
     users = [r["messages"][-1]["content"] for r in leaf_requests(fake_server)]
     prefixes = {u[: u.index("<<<END WRITING>>>")] for u in users}
-    assert len(prefixes) == 1 and len(set(users)) == 7
+    assert len(prefixes) == 2 and len(set(users)) == 7  # paragraphing alone sees no reference (the authors')
+    assert len({u[: u.index("<<<REFERENCE>>>")] for u in users if "<<<REFERENCE>>>" in u}) == 1
+    assert sum("<<<REFERENCE>>>" not in u for u in users) == 1
     assert len({r["messages"][0]["content"] for r in leaf_requests(fake_server)}) == 1
 
 
@@ -96,7 +98,7 @@ async def test_failed_leaf_is_recorded_and_root_withheld(fake_server: FakeServer
 
 
 async def test_out_of_scale_score_fails_the_leaf(fake_server: FakeServer, tmp_path: Path) -> None:
-    fake_server.handler = tow_handler(scores={"impression": Reply.json({"reason": "x", "score": 42})})
+    fake_server.handler = tow_handler(scores={"impression": Reply.json({"analysis": "x", "score": 42})})
     async with fake_client(fake_server, tmp_path, reasks=0) as client:
         judgment = await TreeOfWriting(client).judge(item(), writing())
     impression = next(x for x in judgment.leaves if x.name == "impression")
@@ -130,7 +132,7 @@ async def test_reference_free_sends_no_reference(fake_server: FakeServer, tmp_pa
     bodies = [str(r["messages"]) for r in fake_server.requests]
     assert bodies and not any("落霞与孤鹜" in b or "参考范文" in b for b in bodies)
     assert judgment.meta["reference"] is False
-    # with the (unheaded) reference this writing would lose formatting points; without it, it keeps 10
+    # formatting judges the writing's own headings (section 3.2): consistent -> 10, reference or not
     assert next(x for x in judgment.leaves if x.name == "formatting").score == 10.0
 
 
@@ -162,6 +164,66 @@ async def test_weight_samples_are_shared_and_averaged(fake_server: FakeServer, t
     assert len([r for r in fake_server.requests if schema_name(r) == "weights"]) == 3
     assert [s.index for s in first.samples] == [0, 1, 2] and len(second.samples) == 3
     assert first.score == pytest.approx(GUIDE_ROOT) and len(first.meta["sample_weights"]) == 3
+
+
+async def test_requests_carry_the_authors_criteria_anchor_schema_and_budget(
+    fake_server: FakeServer, tmp_path: Path
+) -> None:
+    """What the judge model receives: every line of each leaf's criteria and bands, the reference fixed at 6 on the
+    anchored leaves (logic too: section B.3, not the authors' 8), analysis-before-score enum schemas without a
+    length cap, temperature 0 and the authors' 4,096-token budget on every call, one system prompt."""
+    fake_server.handler = tow_handler()
+    async with fake_client(fake_server, tmp_path) as client:
+        judgment = await TreeOfWriting(client).judge(item(), writing())
+    tree = default_tree()
+    leaves = {leaf.id: leaf for leaf in tree.leaves_for("guide")}
+    by_leaf = {leaf_of(r, tree): r for r in leaf_requests(fake_server)}
+    assert set(by_leaf) == {i for i, leaf in leaves.items() if leaf.is_llm}
+    assert {r["messages"][0]["content"] for r in fake_server.requests if r["messages"][0]["role"] == "system"} == {
+        "你是一名专业的写作评审。\n"}
+    for leaf_id, request in by_leaf.items():
+        leaf, user = leaves[leaf_id], request["messages"][-1]["content"]
+        assert (request["max_tokens"], request["temperature"]) == (4096, 0.0)
+        schema = request["response_format"]["json_schema"]["schema"]
+        assert list(schema["properties"]) == ["analysis", "score"] and schema["required"] == ["analysis", "score"]
+        assert schema["properties"]["analysis"] == {"type": "string"}
+        assert schema["properties"]["score"]["enum"] == list(leaf.scale)
+        assert all(line in user for line in leaf.criteria.zh.splitlines())
+        assert all(band.zh in user for band in leaf.bands)
+        assert ("参考范文固定为 6 分" in user) == (leaf.reference == "anchor"), leaf_id
+        assert ("落霞与孤鹜齐飞" in user) == (leaf.reference != "hidden"), leaf_id
+        assert user.index("<<<END WRITING>>>") < user.index("【评审项目：")  # criteria last
+    assert "固定为 8" not in by_leaf["logic"]["messages"][-1]["content"]
+    assert "避免冗长和重复" in by_leaf["opening_ending"]["messages"][-1]["content"]  # the ending's 5th question
+    [weights] = [r for r in fake_server.requests if schema_name(r) == "weights"]
+    assert (weights["max_tokens"], weights["temperature"]) == (4096, 0.0)
+    assert list(weights["response_format"]["json_schema"]["schema"]["properties"]) == [
+        "content", "format", "explanation"]
+    assert judgment.leaves[0].reason == "ok"  # the analysis is kept as the leaf's reason
+
+
+@pytest.mark.parametrize(("plots", "step"), [(1, 0), (3, 0), (4, 5), (6, 5), (7, 5), (8, 10), (10, 10)])
+async def test_plots_is_asked_1_to_10_and_stepped(fake_server: FakeServer, tmp_path: Path, plots: int,
+                                                   step: int) -> None:
+    """A writing as good as the reference (6) gets 5 on plots, as in the authors' _to_step."""
+    fake_server.handler = tow_handler(scores={"plots": plots})
+    async with fake_client(fake_server, tmp_path) as client:
+        judgment = await TreeOfWriting(client).judge(item(), writing())
+    leaf = next(x for x in judgment.leaves if x.name == "plots")
+    assert (leaf.raw_score, leaf.score) == (plots, step)
+    fmt = 0.5 * step + 0.3 * 5 + 0.2 * 10
+    assert judgment.nodes["format"] == pytest.approx(fmt)
+    assert judgment.score == pytest.approx((4 * 6.9 + 3 * fmt + 7) / 8)
+
+
+async def test_analysis_cap_is_an_explicit_option(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.handler = tow_handler()
+    async with fake_client(fake_server, tmp_path) as client:
+        await TreeOfWriting(client, analysis_max_chars=60).judge(item(), writing())
+    for request in fake_server.requests:
+        properties = request["response_format"]["json_schema"]["schema"]["properties"]
+        field = "analysis" if "analysis" in properties else "explanation"
+        assert properties[field] == {"type": "string", "maxLength": 60}
 
 
 def test_registered_as_tow() -> None:

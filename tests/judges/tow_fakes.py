@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -17,20 +18,25 @@ GUIDE_WEIGHTS = {
     "content": {"opening_ending": 0.4, "language": 0.3, "logic": 0.2, "emotion": 0.1},
     "format": {"plots": 0.5, "paragraphing": 0.3, "formatting": 0.2},
 }
-LEAF_SCORES = {"opening_ending": 8, "language": 6, "logic": 7, "emotion": 5, "plots": 10, "paragraphing": 2,
-               "impression": 7}
+LEAF_SCORES = {"opening_ending": 8, "language": 6, "logic": 7, "emotion": 5, "plots": 9, "paragraphing": 2,
+               "impression": 7}  # plots answers 1-10 and is stepped: 9 -> 10
 
 
 def schema_name(request: dict[str, Any]) -> str:
     return str(((request.get("response_format") or {}).get("json_schema") or {}).get("name", ""))
 
 
+CRITERION = re.compile(r"(?:【评审项目：(.+?)】|\[Criterion: (.+?)\])")
+
+
 def leaf_of(request: dict[str, Any], tree: Tree) -> str:
-    """Which leaf a request scores: the label in the rubric after the writing (zh or en)."""
+    """Which leaf a request scores: the label in the criterion header after the writing (zh or en)."""
     tail = request["messages"][-1]["content"].rsplit("<<<END WRITING>>>", 1)[-1]
+    found = CRITERION.search(tail)
+    label = (found.group(1) or found.group(2)) if found else None
     for node in tree.nodes:
         for leaf in node.leaves:
-            if leaf.label.zh in tail or leaf.label.en in tail:
+            if label in (leaf.label.zh, leaf.label.en):
                 return leaf.id
     raise AssertionError(f"no leaf label in {tail[:80]!r}")
 
@@ -52,9 +58,11 @@ def tow_handler(
             chosen = weights(request) if callable(weights) else (weights or GUIDE_WEIGHTS)
             wanted = json.loads(json.dumps(request["response_format"]["json_schema"]["schema"]))["required"]
             body = {k: v for k, v in chosen.items() if k in wanted} if isinstance(chosen, dict) else chosen
+            if isinstance(body, dict) and "explanation" in wanted:
+                body = {**body, "explanation": "why"}
             return body if isinstance(body, Reply) else Reply.json(body)
         value = table.get(leaf_of(request, spec), 5)
-        return value if isinstance(value, Reply) else Reply.json({"reason": "ok", "score": value})
+        return value if isinstance(value, Reply) else Reply.json({"analysis": "ok", "score": value})
 
     return handle
 

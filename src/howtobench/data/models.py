@@ -31,6 +31,16 @@ class Item(BaseModel):
     reference: str = ""
     language: Language = "zh"
 
+    @property
+    def task_prompt(self) -> str:
+        """`basic_instruction` and `information` joined by a blank line, exactly as the release gives them.
+
+        This is what the paper's ten models were asked (the release records their task as these two fields)
+        and what the authors' judges read as the "writing instructions" (`evaluation/pipeline.py`): no
+        stripping, no framing; an empty `information` (Open) leaves the instruction alone.
+        """
+        return f"{self.instruction}\n\n{self.information}" if self.information else self.instruction
+
     def release_row(self) -> dict[str, Any]:
         """The item as a line of the release's `aligned.jsonl`."""
         return {

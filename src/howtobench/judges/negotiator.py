@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from howtobench.concurrency import gather_or_cancel
 from howtobench.data.models import Item
-from howtobench.judges.prompts import Prompts, weights_schema
+from howtobench.judges.prompts import AUTHORS_MAX_TOKENS, EXPLANATION, Prompts, capped, weights_schema
 from howtobench.judges.tree import Node, Tree, default_tree
 from howtobench.llm.structured import reask_messages
 from howtobench.llm.types import ChatRequest, ChatResult, LLMClient, SamplingParams, Usage
@@ -141,10 +141,12 @@ class Negotiator:
         *,
         sampling: SamplingParams | None = None,
         reasks: int = 2,
+        explanation_max_chars: int | None = None,
     ) -> None:
         self.client, self.tree, self.prompts = client, tree, prompts
-        self.sampling = sampling or SamplingParams(temperature=0.0, max_tokens=512)
+        self.sampling = sampling or SamplingParams(temperature=0.0, max_tokens=AUTHORS_MAX_TOKENS)
         self.reasks = reasks
+        self.explanation_max_chars = explanation_max_chars
         self._memo: dict[tuple[str, int, float | None], Negotiation] = {}
         self._locks: dict[tuple[str, int, float | None], asyncio.Lock] = {}
         self.calls = 0
@@ -229,7 +231,7 @@ class Negotiator:
         request = ChatRequest(
             messages=tuple(messages),
             sampling=sampling,
-            response_schema=weights_schema(nodes),
+            response_schema=capped(weights_schema(nodes), EXPLANATION, self.explanation_max_chars),
             schema_name="weights",
             purpose="weights",
             template_version=template_version,

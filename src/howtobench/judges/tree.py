@@ -4,14 +4,21 @@ A tree is a YAML file validated into frozen pydantic models, so a user adds a le
 translates the criteria by editing a file. The code only knows the scorer *kinds*:
 
     llm-rubric      an LLM scores 1-10 against the reference (anchored at `reference_anchor`)
-    llm-step        an LLM picks a step value (0 / 5 / 10)
-    llm-scale       an LLM picks a raw value (e.g. 1-3) that `mapping` projects (y = 5(x - 1) -> 0 / 5 / 10)
+    llm-step        an LLM scores 1-10 against the reference like a rubric, and `mapping` steps the answer
+                    (the authors' plots leaf: 1-3 -> 0, 4-7 -> 5, 8-10 -> 10)
+    llm-scale       an LLM picks a raw level (e.g. 1-3) that `mapping` projects (y = 5(x - 1) -> 0 / 5 / 10)
     llm-impression  an LLM gives the overall impression 1-10
     regex-headings  deterministic: the heading parser and the Formatting rule (`judges.headings`)
 
 Each leaf's `scale` is the explicit list of values the judge may answer; it becomes an enum in the
-reply schema, so grammar-constrained servers cannot leave it. `Tree.hash` is the sha256 of the
-canonical JSON of the spec and is written into every judgment.
+reply schema, so grammar-constrained servers cannot leave it. A leaf's `criteria` is the full list of
+what its expert looks at, `bands` the meaning of its score ranges, `summary` the one line the weight
+negotiator reads, and `reference` how the leaf uses the human reference: "anchor" (fixed at
+`reference_anchor`, the bands compare with it), "shown" (shown for comparison, no fixed value: the authors'
+impression) or "hidden" (not shown: the authors' paragraphing). `Tree.system` names the system-prompt
+template (`system`: the paper's judge; `system_debiased`: the named length-debiased variant).
+A tree file may start from another with `base: NAME` and override top-level keys (`trees/debiased.yaml`).
+`Tree.hash` is the sha256 of the canonical JSON of the spec and is written into every judgment.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import hashlib
 import json
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -30,6 +37,10 @@ from howtobench.errors import JudgeError
 
 LeafKind = Literal["llm-rubric", "llm-step", "llm-scale", "llm-impression", "regex-headings"]
 LLM_KINDS: frozenset[str] = frozenset({"llm-rubric", "llm-step", "llm-scale", "llm-impression"})
+KIND_TEMPLATES: dict[str, str] = {"llm-rubric": "rubric", "llm-step": "rubric", "llm-scale": "scale",
+                                  "llm-impression": "impression"}
+MAPPED_KINDS: frozenset[str] = frozenset({"llm-step", "llm-scale"})
+ReferenceUse = Literal["anchor", "shown", "hidden"]
 Aggregation = Literal["negotiated", "mean", "single"]
 TREES_DIR = Path(__file__).parent / "trees"
 REGEX_HEADINGS_VALUES: frozenset[int] = frozenset({0, 5, 10})
@@ -47,6 +58,20 @@ class Text(BaseModel):
         return self.en if language == "en" else self.zh
 
 
+class Band(BaseModel):
+    """What a range of raw scores means (e.g. 1-2: much weaker than the reference on nearly every criterion)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    low: int
+    high: int
+    zh: str
+    en: str
+
+    def get(self, language: str) -> str:
+        return self.en if language == "en" else self.zh
+
+
 class Leaf(BaseModel):
     """One scored trait."""
 
@@ -54,18 +79,24 @@ class Leaf(BaseModel):
 
     id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     label: Text
+    summary: Text | None = Field(default=None, description="One line for the weight negotiator; default: label.")
     criteria: Text
+    bands: tuple[Band, ...] = ()
     kind: LeafKind
+    reference: ReferenceUse = "anchor"
     template: str | None = Field(default=None, description="Rubric template name; default: the kind's template.")
     scale: tuple[int, ...] = Field(min_length=2)
-    mapping: dict[int, float] | None = Field(default=None, description="Raw answer -> leaf score (llm-scale).")
+    mapping: dict[int, float] | None = Field(default=None, description="Raw answer -> leaf score (step / scale).")
 
     @model_validator(mode="after")
     def _check_scale(self) -> Leaf:
         if len(set(self.scale)) != len(self.scale):
             raise ValueError(f"leaf {self.id}: scale values repeat: {list(self.scale)}")
-        if self.kind == "llm-scale" and self.mapping is None:
-            raise ValueError(f"leaf {self.id}: an llm-scale leaf needs a mapping from its raw values to scores")
+        if self.kind in MAPPED_KINDS and self.mapping is None:
+            raise ValueError(f"leaf {self.id}: an {self.kind} leaf needs a mapping from its raw values to scores")
+        for band in self.bands:
+            if band.low > band.high or band.low not in self.scale or band.high not in self.scale:
+                raise ValueError(f"leaf {self.id}: band {band.low}-{band.high} is not a range of {list(self.scale)}")
         if self.mapping is not None and set(self.mapping) != set(self.scale):
             keys = sorted(self.mapping)
             raise ValueError(f"leaf {self.id}: mapping keys {keys} must equal the scale {list(self.scale)}")
@@ -80,7 +111,10 @@ class Leaf(BaseModel):
     @property
     def template_name(self) -> str:
         """The rubric template rendered after the shared prefix."""
-        return self.template or self.kind.removeprefix("llm-")
+        return self.template or KIND_TEMPLATES.get(self.kind, self.kind.removeprefix("llm-"))
+
+    def summary_text(self, language: str) -> str:
+        return (self.summary or self.label).get(language)
 
     def score_of(self, raw: int) -> float:
         """The leaf score of an allowed raw answer (mapped for llm-scale leaves)."""
@@ -126,6 +160,7 @@ class Tree(BaseModel):
     name: str
     description: str = ""
     reference_anchor: int = Field(default=6, ge=1, le=10)
+    system: str = Field(default="system", pattern=r"^[a-z][a-z0-9_]*$", description="System-prompt template name.")
     nodes: tuple[Node, ...] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -156,15 +191,32 @@ class Tree(BaseModel):
         return hashlib.sha256(self.canonical_json().encode("utf-8")).hexdigest()
 
 
-def load_tree(source: str | Path = "default") -> Tree:
-    """A tree from a YAML file path, or a bundled tree by name (`default`)."""
+def _tree_path(source: str | Path) -> Path:
     path = Path(source)
-    if not path.suffix:
-        path = TREES_DIR / f"{source}.yaml"
+    return TREES_DIR / f"{source}.yaml" if not path.suffix else path
+
+
+def _read_spec(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The YAML mapping of a tree file, with `base: NAME` resolved (the base's keys, overridden by this file's)."""
+    if path in seen:
+        raise JudgeError(f"tree spec {path}: `base` chain loops back to itself")
     try:
         spec = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise JudgeError(f"cannot read tree spec {path}: {exc}") from exc
+    if not isinstance(spec, dict):
+        raise JudgeError(f"invalid tree spec {path}: not a mapping")
+    base = spec.pop("base", None)
+    if base is None:
+        return spec
+    base_path = _tree_path(base) if not Path(str(base)).suffix else path.parent / str(base)
+    return {**_read_spec(base_path, (*seen, path)), **spec}
+
+
+def load_tree(source: str | Path = "default") -> Tree:
+    """A tree from a YAML file path, or a bundled tree by name (`default`, `debiased`)."""
+    path = _tree_path(source)
+    spec = _read_spec(path)
     try:
         return Tree.model_validate(spec)
     except ValidationError as exc:

@@ -2,10 +2,12 @@
 
 For one writing: the item's edge weights (negotiated once per item, shared across models) and every
 leaf of the task's nodes are requested concurrently; the LLM leaves share one prompt prefix so a
-prefix-caching server reads the writing once. Each leaf reply is an enum-constrained JSON score with a
-short reason. Then `aggregate` computes the nodes and the root. Failures are recorded with their raw
-text and leave the root empty (unless `renormalize`); an empty writing gets every leaf's lowest score
-without any call (status "empty").
+prefix-caching server reads the writing once. Each leaf reply is a JSON object: the judge's free analysis
+first, then an enum-constrained score. Judge settings default to the authors' (`code/config/settings.yaml`):
+temperature 0 and a 4,096-token budget per call. Then `aggregate` computes the nodes and the root. Failures
+are recorded with their raw text and leave the root empty (unless `renormalize`); an empty writing gets
+every leaf's lowest score without any call (status "empty"), and the leaderboard leaves it out of the means
+by default, as the authors do (their pipeline skips empty writings).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from howtobench.judges.aggregate import Aggregate, NodeWeights, aggregate
 from howtobench.judges.base import Judgment, LeafResult, SampleResult, Status, register_judge
 from howtobench.judges.headings import score_formatting
 from howtobench.judges.negotiator import Negotiation, Negotiator
-from howtobench.judges.prompts import Prompts, leaf_schema
+from howtobench.judges.prompts import ANALYSIS, AUTHORS_MAX_TOKENS, Prompts, capped, leaf_schema
 from howtobench.judges.tree import Leaf, Tree, load_tree
 from howtobench.llm.types import ChatRequest, LLMClient, SamplingParams, Usage
 
@@ -54,18 +56,23 @@ class TreeOfWriting:
         renormalize: bool = False,
         samples: int = 1,
         sample_temperature: float = 0.7,
-        max_tokens: int = 512,
+        max_tokens: int = AUTHORS_MAX_TOKENS,
         temperature: float = 0.0,
         reasks: int = 2,
         prompts_dir: Path | None = None,
+        analysis_max_chars: int | None = None,
     ) -> None:
+        """`analysis_max_chars` caps the free analysis (and the negotiator's explanation) in the reply schema: not
+        the paper's setting (no cap), only for judges too small to stop on their own (the embedded smoke model)."""
         self.client = client
         self.tree = tree if isinstance(tree, Tree) else load_tree(tree)
         self.with_reference, self.renormalize = with_reference, renormalize
         self.samples, self.sample_temperature = max(1, samples), sample_temperature
         self.sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens)
         self.prompts = _PromptsByLanguage(self.tree, with_reference, prompts_dir)
-        self.negotiator = Negotiator(client, self.tree, self.prompts, sampling=self.sampling, reasks=reasks)
+        self.analysis_max_chars = analysis_max_chars
+        self.negotiator = Negotiator(client, self.tree, self.prompts, sampling=self.sampling, reasks=reasks,
+                                     explanation_max_chars=analysis_max_chars)
 
     async def judge(self, item: Item, writing: Writing) -> Judgment:
         if writing.is_empty:
@@ -94,14 +101,13 @@ class TreeOfWriting:
     async def _score_leaf(self, item: Item, writing: Writing, leaf: Leaf) -> tuple[LeafResult, Usage]:
         node = self._node_of(leaf)
         if leaf.kind == "regex-headings":
-            reference = item.reference if self.with_reference else None
-            step, why = score_formatting(writing.output, reference)
+            step, why = score_formatting(writing.output)  # the writing's own headings (section 3.2)
             return LeafResult(name=leaf.id, node=node, raw_score=step, score=leaf.score_of(step), reason=why), Usage()
         prompts = self.prompts[item.language]
         request = ChatRequest(
             messages=prompts.leaf_messages(item, writing.output, leaf),
             sampling=self.sampling,
-            response_schema=leaf_schema(leaf),
+            response_schema=capped(leaf_schema(leaf), ANALYSIS, self.analysis_max_chars),
             schema_name="leaf_score",
             purpose=f"leaf:{leaf.id}",
             template_version=prompts.hash,
@@ -115,7 +121,7 @@ class TreeOfWriting:
         if not isinstance(raw, int) or isinstance(raw, bool) or raw not in leaf.scale:
             error = f"score {raw!r} is not one of {list(leaf.scale)}"
             return LeafResult(**base, status="failed", error=error), result.usage
-        reason = str(result.data.get("reason", ""))
+        reason = str(result.data.get(ANALYSIS, ""))
         return LeafResult(**base, raw_score=raw, score=leaf.score_of(raw), reason=reason), result.usage
 
     def _node_of(self, leaf: Leaf) -> str:

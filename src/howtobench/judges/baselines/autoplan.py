@@ -39,7 +39,7 @@ class AutoPlanJudge(LLMBaseline):
         aspect = {
             "type": "object",
             "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 40},
-                           "reason": {"type": "string", "maxLength": 300}, "score": score_schema()},
+                           "reason": {"type": "string"}, "score": score_schema()},
             "required": ["name", "reason", "score"],
             "additionalProperties": False,
         }
@@ -48,7 +48,7 @@ class AutoPlanJudge(LLMBaseline):
             "properties": {
                 "dimensions": {"type": "array", "items": aspect, "minItems": MIN_DIMENSIONS,
                                "maxItems": MAX_DIMENSIONS},
-                "combination": {"type": "string", "maxLength": 400},
+                "combination": {"type": "string"},
                 "score": score_schema("overall score S"),
             },
             "required": ["dimensions", "combination", "score"],

@@ -3,8 +3,11 @@
 A baseline says three things: the tail of its prompt (`tail`), the reply schema (`schema`, scores as
 enums of 1..10) and how a validated reply becomes a score (`parse`). `LLMBaseline.judge` does the rest:
 
-* the prompt is `[system, prefix + tail]`; the prefix (task, grounding, reference, the writing between
-  defused markers) comes first so prefix-caching servers read the writing once across methods;
+* the prompt is `[system, prefix + tail]`; the prefix (the writing instructions = `Item.task_prompt`, the
+  instruction and its information joined by a blank line as the authors' judges read them; the reference; the
+  writing between defused markers) comes first so prefix-caching servers read the writing once across methods;
+  the system prompt is the paper's plain reviewer role, nothing about length; the token budget is the authors'
+  4,096 and replies carry their reason before the score, with no length cap;
 * `samples=n` sends n requests that differ only by `sample_index` (cached per index) and, when n > 1,
   temperature 0.7 by default and seed = sample index; every sample is kept in `Judgment.samples`;
 * `Judgment.score` is the mean over valid samples. A sample whose reply fails or does not parse is kept
@@ -27,7 +30,7 @@ from howtobench.concurrency import gather_or_cancel
 from howtobench.data.models import Item, Writing
 from howtobench.errors import JudgeError
 from howtobench.judges.base import Judgment, LeafResult, SampleResult, Status
-from howtobench.judges.prompts import PROMPTS_DIR, defuse
+from howtobench.judges.prompts import AUTHORS_MAX_TOKENS, PROMPTS_DIR, defuse
 from howtobench.llm.types import ChatRequest, ChatResult, LLMClient, SamplingParams, Usage
 
 SCORES: tuple[int, ...] = tuple(range(1, 11))
@@ -97,7 +100,7 @@ class LLMBaseline:
     templates: tuple[str, ...] = ()
 
     def __init__(self, client: LLMClient | None, *, samples: int = 1, temperature: float | None = None,
-                 max_tokens: int = 1024, with_reference: bool = True, anchor: int = REFERENCE_ANCHOR,
+                 max_tokens: int = AUTHORS_MAX_TOKENS, with_reference: bool = True, anchor: int = REFERENCE_ANCHOR,
                  prompts_dir: Path | None = None) -> None:
         if client is None:
             raise JudgeError(f"the {self.method} judge needs a judge model endpoint")
@@ -139,7 +142,7 @@ class LLMBaseline:
     def messages(self, item: Item, writing: Writing) -> Messages:
         prompts = self.prompts(item.language)
         context: dict[str, Any] = {
-            "instruction": item.instruction, "information": item.information.strip(), "anchor": self.anchor,
+            "instruction": item.task_prompt, "anchor": self.anchor,
             "reference": defuse(item.reference) if self.has_reference(item) else "", "writing": defuse(writing.output),
         }
         user = prompts.render("baseline_prefix", **context) + self.tail(item, prompts, context)

@@ -50,7 +50,7 @@ class RubricJudge(LLMBaseline):
 
     def schema(self, item: Item) -> dict[str, Any]:
         ids = [d.id for d in self.rubric(item).dimensions]
-        one = {"type": "object", "properties": {"reason": {"type": "string", "maxLength": 300},
+        one = {"type": "object", "properties": {"reason": {"type": "string"},
                                                 "score": score_schema()},
                "required": ["reason", "score"], "additionalProperties": False}
         return {
@@ -58,7 +58,7 @@ class RubricJudge(LLMBaseline):
             "properties": {
                 "dimensions": {"type": "object", "properties": {i: one for i in ids}, "required": ids,
                                "additionalProperties": False},
-                "reason": {"type": "string", "maxLength": 600},
+                "reason": {"type": "string"},
                 "score": score_schema("overall score"),
             },
             "required": ["dimensions", "reason", "score"],

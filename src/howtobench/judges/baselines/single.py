@@ -22,7 +22,7 @@ class SingleJudge(LLMBaseline):
     def schema(self, item: Item) -> dict[str, Any]:
         return {
             "type": "object",
-            "properties": {"reason": {"type": "string", "maxLength": 600}, "score": score_schema()},
+            "properties": {"reason": {"type": "string"}, "score": score_schema()},
             "required": ["reason", "score"],
             "additionalProperties": False,
         }

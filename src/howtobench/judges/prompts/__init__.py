@@ -1,10 +1,17 @@
 """Judge prompts from template files (`<language>/*.j2`), laid out for prefix caching.
 
-Every leaf call on one writing is `[system, user]` where the user message is
-`prefix + rubric`: the prefix (task, grounding information, reference, the writing) is byte-identical
-for all leaves of that writing and the leaf-specific rubric comes last, so servers with prefix caching
-(llama.cpp, vLLM, SGLang, hosted prompt caching) process the long shared part once per writing.
-(One user message rather than two: chat templates such as Gemma's require alternating roles.)
+Every leaf call on one writing is `[system, user]`. The system prompt is the tree's (`Tree.system`,
+identical for every leaf and writing). The user message is `prefix + rubric`: the prefix (the writing
+instructions, the reference, the writing) comes first and is byte-identical for all leaves of that writing
+that see the reference, and the leaf-specific criteria, bands and reply format come last, so servers with
+prefix caching (llama.cpp, vLLM, SGLang, hosted prompt caching) process the long shared part once per
+writing. A leaf whose `reference` is "hidden" (the authors' paragraphing) shares only the part before the
+reference. (One user message rather than two: chat templates such as Gemma's require alternating roles.)
+
+The "writing instructions" are `Item.task_prompt`: `basic_instruction` and `information` joined by a blank
+line, as the authors' judges read them. The reply is a JSON object whose free `analysis` comes BEFORE the
+`score` (the authors ask for the comparative analysis first, then the score), with no length cap; the
+score is an enum of the leaf's scale.
 
 Model text is untrusted: the writing sits between <<<WRITING>>> markers, with a note that requests
 inside it are not to be followed, and marker look-alikes inside it are defused (`defuse`).
@@ -16,7 +23,6 @@ use absolute anchors. `Prompts.hash` (sha256 of the template files used) becomes
 from __future__ import annotations
 
 import hashlib
-import json
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -28,7 +34,7 @@ from howtobench.errors import JudgeError
 from howtobench.judges.tree import Leaf, Node, Tree
 
 PROMPTS_DIR = Path(__file__).parent
-SHARED_TEMPLATES: tuple[str, ...] = ("system", "prefix", "reply", "weights")
+SHARED_TEMPLATES: tuple[str, ...] = ("prefix", "reply", "weights")
 Messages = tuple[dict[str, str], ...]
 
 
@@ -37,32 +43,61 @@ def defuse(text: str) -> str:
     return text.replace("<<<", "< < <").replace(">>>", "> > >")
 
 
+ANALYSIS = "analysis"
+EXPLANATION = "explanation"
+AUTHORS_MAX_TOKENS = 4096
+"""The authors' judge budget per call (`code/config/settings.yaml`, `max_tokens`): our default for every judge call."""
+
+
+def capped(schema: dict[str, Any], field: str, max_chars: int | None) -> dict[str, Any]:
+    """The schema with `field` limited to `max_chars` characters (an option for tiny local judges; None: as is)."""
+    if max_chars is None:
+        return schema
+    properties = {**schema["properties"], field: {**schema["properties"][field], "maxLength": max_chars}}
+    return {**schema, "properties": properties}
+
+
 def leaf_schema(leaf: Leaf) -> dict[str, Any]:
-    """Reply schema of one leaf: a short reason, then a score from the leaf's explicit scale (an enum)."""
+    """Reply schema of one leaf: a free analysis FIRST (no length cap), then a score from the leaf's scale (an enum).
+
+    Servers that constrain decoding emit properties in this order, so the judge reasons before it scores."""
     return {
         "type": "object",
         "properties": {
-            "reason": {"type": "string", "maxLength": 400},
+            ANALYSIS: {"type": "string"},
             "score": {"type": "integer", "enum": list(leaf.scale)},
         },
-        "required": ["reason", "score"],
+        "required": [ANALYSIS, "score"],
         "additionalProperties": False,
     }
 
 
 def weights_schema(nodes: tuple[Node, ...]) -> dict[str, Any]:
-    """Reply schema of the negotiator: {node id: {leaf id: number}}; the range and the sum are checked by us."""
+    """Reply schema of the negotiator: {node id: {leaf id: number}} then a brief explanation (the authors' order).
+
+    The range and the sum are checked by us (negotiator), not by the schema."""
     def group(node: Node) -> dict[str, Any]:
         ids = [leaf.id for leaf in node.leaves]
         return {"type": "object", "properties": {i: {"type": "number"} for i in ids}, "required": ids,
                 "additionalProperties": False}
 
+    properties: dict[str, Any] = {node.id: group(node) for node in nodes}
+    properties[EXPLANATION] = {"type": "string"}
     return {
         "type": "object",
-        "properties": {node.id: group(node) for node in nodes},
-        "required": [node.id for node in nodes],
+        "properties": properties,
+        "required": [*(node.id for node in nodes), EXPLANATION],
         "additionalProperties": False,
     }
+
+
+def weights_shape(nodes: tuple[Node, ...], language: str) -> str:
+    """The reply shape shown to the negotiator: every key, `<weight>` placeholders, no number it could copy."""
+    weight, why = ("<权重>", "<简要理由>") if language == "zh" else ("<weight>", "<brief explanation>")
+    groups = [
+        f'"{node.id}": {{' + ", ".join(f'"{leaf.id}": {weight}' for leaf in node.leaves) + "}" for node in nodes
+    ]
+    return "{" + ", ".join([*groups, f'"{EXPLANATION}": "{why}"']) + "}"
 
 
 class Prompts:
@@ -93,7 +128,7 @@ class Prompts:
     @cached_property
     def template_names(self) -> tuple[str, ...]:
         leaf_templates = {leaf.template_name for n in self.tree.nodes for leaf in n.leaves if leaf.is_llm}
-        return tuple(sorted(set(SHARED_TEMPLATES) | leaf_templates))
+        return tuple(sorted({*SHARED_TEMPLATES, self.tree.system} | leaf_templates))
 
     @cached_property
     def hash(self) -> str:
@@ -108,64 +143,51 @@ class Prompts:
         return digest.hexdigest()
 
     def system(self) -> str:
-        return self._render("system")
+        """The tree's system prompt: the same for every leaf call and every writing."""
+        return self._render(self.tree.system)
 
-    def prefix(self, item: Item, writing: str) -> str:
-        """The part shared by every leaf call on this writing (identical bytes for all leaves)."""
-        reference = defuse(item.reference) if self.with_reference and item.reference.strip() else ""
-        return self._render(
-            "prefix",
-            instruction=item.instruction,
-            information=item.information.strip(),
-            reference=reference,
-            anchor=self.tree.reference_anchor,
-            writing=defuse(writing),
-        )
+    def sees_reference(self, item: Item, leaf: Leaf | None = None) -> bool:
+        """Whether a leaf's prompt shows the item's reference (None: the shared prefix of the anchored leaves)."""
+        hidden = leaf is not None and leaf.reference == "hidden"
+        return self.with_reference and bool(item.reference.strip()) and not hidden
+
+    def prefix(self, item: Item, writing: str, *, reference: bool = True) -> str:
+        """The part shared by the leaf calls on this writing (identical bytes for all leaves that see the reference)."""
+        shown = defuse(item.reference) if reference and self.sees_reference(item) else ""
+        return self._render("prefix", instruction=item.task_prompt, reference=shown, writing=defuse(writing))
 
     def rubric(self, leaf: Leaf, *, has_reference: bool) -> str:
-        """The leaf-specific tail: criterion, scale, anchors and reply format."""
+        """The leaf-specific tail: criterion, bands, scale and reply format."""
+        language = self.language
         return self._render(
             leaf.template_name,
-            label=leaf.label.get(self.language),
-            criteria=leaf.criteria.get(self.language).strip(),
+            label=leaf.label.get(language),
+            criteria=leaf.criteria.get(language).strip(),
+            bands=[{"low": b.low, "high": b.high, "text": b.get(language)} for b in leaf.bands],
             scale=leaf.scale,
+            anchored=has_reference and leaf.reference == "anchor",
             reference=has_reference,
             anchor=self.tree.reference_anchor,
         )
 
     def leaf_messages(self, item: Item, writing: str, leaf: Leaf) -> Messages:
-        has_reference = self.with_reference and bool(item.reference.strip())
-        user = self.prefix(item, writing) + self.rubric(leaf, has_reference=has_reference)
+        shown = self.sees_reference(item, leaf)
+        user = self.prefix(item, writing, reference=shown) + self.rubric(leaf, has_reference=shown)
         return ({"role": "system", "content": self.system()}, {"role": "user", "content": user})
 
     def weights_messages(self, item: Item, nodes: tuple[Node, ...]) -> Messages:
-        """The negotiator's prompt: instruction, grounding and the leaves of every negotiated node."""
+        """The negotiator's prompt: rules, the writing instructions, each negotiated node's leaves, the reply shape."""
         views = [
             {
                 "id": node.id,
                 "label": node.label.get(self.language),
                 "leaves": [
-                    {"id": x.id, "label": x.label.get(self.language), "criteria": x.criteria.get(self.language).strip()}
+                    {"id": x.id, "label": x.label.get(self.language), "summary": x.summary_text(self.language)}
                     for x in node.leaves
                 ],
             }
             for node in nodes
         ]
-        example = {node.id: _example_weights([x.id for x in node.leaves]) for node in nodes}
-        user = self._render(
-            "weights",
-            task=item.task,
-            instruction=item.instruction,
-            information=item.information.strip(),
-            nodes=views,
-            example=json.dumps(example, ensure_ascii=False),
-        )
+        user = self._render("weights", instruction=item.task_prompt, nodes=views,
+                            shape=weights_shape(nodes, self.language))
         return ({"role": "user", "content": user},)
-
-
-def _example_weights(ids: list[str]) -> dict[str, float]:
-    """A format example that obeys the rules (sums to 1) without suggesting uniform weights."""
-    n = len(ids)
-    raw = [round((n - k) / (n * (n + 1) / 2), 2) for k in range(n)]
-    raw[-1] = round(1 - sum(raw[:-1]), 2)
-    return dict(zip(ids, raw, strict=True))
