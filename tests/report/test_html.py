@@ -172,10 +172,11 @@ def test_numbers_match_the_leaderboard(run_dir: Path) -> None:
     assert checked == len(cell_records(lb)) > 20
     score = tables["score"]
     assert score[0][1:] == ["alpha", "beta"]  # ordered by All
-    assert score[-1][:3] == ["All", "6.67 [5.00, 8.00]", "3.00 [1.00, 5.00] 1 failed"]  # failure left out, not 0
+    # the failure is left out (not 0), and the empty writing too (the authors' convention): beta rests on 1 item
+    assert score[-1][:3] == ["All", "6.67 [5.00, 8.00]", "5.00 [5.00, 5.00] 1 failed"]
     # one method only, so the counts table has no method column
     counts = next(rows for attrs, rows in _tables(page) if rows and rows[0][:2] == ["model", "judged"])
-    assert counts[2][:8] == ["beta", "3", "2", "1", "1", "0", "0", "33.3%"]
+    assert counts[2][:8] == ["beta", "3", "1", "1", "1", "0", "0", "33.3%"]
     assert "beta: 1 of 3 judgments failed (33.3%)" in _text(page)  # the leaderboard's warning, at the top
     assert _text(page).index("judgments failed") < _text(page).index("— root score (tow)")
 
@@ -199,7 +200,8 @@ def test_run_settings_and_page_sections(run_dir: Path) -> None:
     assert "clarity 0/1 (0%) 1/1 (100%)" in text
     assert "heading 0/1 (0%) 0/1 (0%)" in text
     heat = next(rows for attrs, rows in _tables(page) if attrs.get("class") == "heat")
-    assert heat == [["genre", "alpha", "beta"], ["Prose", "6.50", "3.00"], ["Letters", "7.00", "failed ×1"]]
+    # beta's prose mean leaves its empty writing out (the authors' convention)
+    assert heat == [["genre", "alpha", "beta"], ["Prose", "6.50", "5.00"], ["Letters", "7.00", "failed ×1"]]
     assert "background: #08306b" in page  # the highest mean in the deepest colour
 
 

@@ -71,24 +71,40 @@ def test_means_order_and_counts() -> None:
     assert lb.columns == ("alpha", "beta")
     assert [r.key for r in lb.rows] == ["completion", "guide", "open", "argumentative", "prose", "letters", "all"]
     assert lb.cell("score", "all", "alpha").mean == pytest.approx(6.5)  # type: ignore[union-attr]
-    # the failed judgment is left out (not 0); the empty writing keeps the judge's 1.0
+    # the failed judgment is left out (not 0); the empty writing too, by default (the authors' convention)
     beta_all = lb.cell("score", "all", "beta")
-    assert beta_all is not None and beta_all.mean == pytest.approx(10 / 3) and beta_all.n == 3
+    assert beta_all is not None and beta_all.mean == pytest.approx(9 / 2) and beta_all.n == 2
     assert beta_all.n_failed == 1
+    assert lb.cell("score", "guide", "beta") is None  # its only guide writing is empty
     beta_completion = lb.cell("score", "completion", "beta")
     assert beta_completion is not None and beta_completion.mean == 5.0 and beta_completion.n_failed == 1
     assert lb.cell("score", "prose", "alpha").mean == pytest.approx(5.5)  # type: ignore[union-attr]
     counts = lb.counts["beta"]
-    assert (counts.judged, counts.scored, counts.failed, counts.empty) == (4, 3, 1, 1)
+    assert (counts.judged, counts.scored, counts.failed, counts.empty) == (4, 2, 1, 1)
     assert counts.failure_rate == 0.25
     assert any("beta: 1 of 4 judgments failed" in w for w in lb.warnings)
-    assert any("beta: 1 empty writings" in w for w in lb.warnings)
+    assert "beta: 1 empty writings, left out of the means (the authors' convention; --empty lowest scores them)" in (
+        lb.warnings)
     partial = [*hand_made()[:3], hand_made()[3].model_copy(update={"status": "renormalized"})]
     assert any("alpha: 1 roots were renormalised" in w for w in build_leaderboard(partial, n_boot=0).warnings)
     # node breakdown: completion has no format node, so format rests on the two other items
     assert lb.metrics == ("score", "content", "format", "impression")
     assert lb.cell("format", "all", "alpha").mean == pytest.approx(6.0)  # type: ignore[union-attr]
     assert lb.cell("format", "completion", "alpha") is None
+
+
+def test_empty_writings_lowest_is_an_option() -> None:
+    """--empty lowest: the empty writing counts with the 1.0 the judge recorded; its count is shown either way."""
+    lb = build_leaderboard(hand_made(), nodes=True, seed=7, n_boot=0, empty="lowest")
+    beta_all = lb.cell("score", "all", "beta")
+    assert beta_all is not None and beta_all.mean == pytest.approx(10 / 3) and beta_all.n == 3
+    assert lb.cell("score", "guide", "beta").mean == 1.0  # type: ignore[union-attr]
+    assert lb.cell("format", "all", "beta").mean == pytest.approx(2.5)  # type: ignore[union-attr]  # (1 + 4) / 2
+    assert (lb.counts["beta"].scored, lb.counts["beta"].empty) == (3, 1)
+    assert any("beta: 1 empty writings, scored as the judge recorded them" in w for w in lb.warnings)
+    assert "|empty:lowest|" in lb.signature and "|empty:exclude|" in build_leaderboard(hand_made(), n_boot=0).signature
+    with pytest.raises(ValueError, match="empty must be"):
+        build_leaderboard(hand_made(), n_boot=0, empty="zero")  # type: ignore[arg-type]
 
 
 def test_bootstrap_bounds_fixed_seed() -> None:
@@ -115,7 +131,9 @@ def test_bootstrap_ci_shrinks_with_more_items() -> None:
 
 
 def test_paired_adjacent_models() -> None:
-    lb = build_leaderboard(hand_made(), seed=7, n_boot=200)
+    (default,) = build_leaderboard(hand_made(), seed=7, n_boot=0).paired
+    assert default.n_shared == 2  # c2 failed and g1 is empty for beta: neither is shared by default
+    lb = build_leaderboard(hand_made(), seed=7, n_boot=200, empty="lowest")
     (pair,) = lb.paired
     assert (pair.first, pair.second, pair.n_shared) == ("alpha", "beta", 3)  # c2 failed for beta: not shared
     assert pair.mean_diff == pytest.approx(((8 - 5) + (7 - 1) + (5 - 4)) / 3)
@@ -157,6 +175,11 @@ def test_cli_formats(results_file: Path, tmp_path: Path) -> None:
     assert "| All | 6.50 [" in md_path.read_text(encoding="utf-8")
     table = runner.invoke(app, ["leaderboard", str(results_file), "--by", "task"])
     assert table.exit_code == 0 and "Completion" in table.output and "Argumentative" not in table.output
+    for convention, beta in (("exclude", 4.5), ("lowest", 10 / 3)):
+        out = runner.invoke(app, ["leaderboard", str(results_file), "--format", "json", "--empty", convention])
+        cell = next(c for c in json.loads(out.output)["cells"]
+                    if (c["metric"], c["row"], c["column"]) == ("score", "all", "beta"))
+        assert cell["mean"] == pytest.approx(beta, abs=1e-4)
 
 
 def test_bad_line_names_file_and_line(tmp_path: Path) -> None:

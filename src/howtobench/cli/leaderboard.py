@@ -80,6 +80,19 @@ OrderOpt = Annotated[
         "by the mean over the items every model has a score for (their number is printed).",
     ),
 ]
+class Empty(str, Enum):
+    exclude = "exclude"
+    lowest = "lowest"
+
+
+EmptyOpt = Annotated[
+    Empty,
+    typer.Option(
+        "--empty",
+        help="How empty writings count. exclude (default, the authors' convention behind Table 4): left out of the "
+        "means and counted. lowest: the lowest score the judge recorded for them. Their number is always shown.",
+    ),
+]
 OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of the terminal.")]
 
 
@@ -94,14 +107,16 @@ def leaderboard(
     data: LbDataOpt = None,
     title: TitleOpt = "Leaderboard",
     order: OrderOpt = Order.means,
+    empty: EmptyOpt = Empty.exclude,
     output: OutputOpt = None,
 ) -> None:
     """Rows Completion / Guide / Open, each genre and All; columns the models ordered by All (see --order).
 
     Cells are mean root scores with seeded bootstrap 95% intervals (items resampled); failed judgments are
-    counted and left out of the means, never scored as 0; empty writings keep the judge's (lowest) scores and
-    are counted. Adjacent models are compared on shared items (mean difference with a paired-bootstrap
-    interval, Wilcoxon signed-rank p-value); a pair whose shared items say the opposite of the order is flagged.
+    counted and left out of the means, never scored as 0; empty writings are left out of the means and counted,
+    as the authors did (--empty lowest scores them instead). Adjacent models are compared on shared items (mean
+    difference with a paired-bootstrap interval, Wilcoxon signed-rank p-value); a pair whose shared items say the
+    opposite of the order is flagged.
     """
     with step(f"reading judgments, bootstrapping {bootstrap} replicates per cell"):
         judgments = load_judgments(results)
@@ -115,6 +130,7 @@ def leaderboard(
             paper=paper_table4() if paper else None,
             title=title,
             order=order.value,
+            empty=empty.value,
         )
     if fmt in (Format.table, Format.rich):
         if output is None:

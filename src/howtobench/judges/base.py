@@ -17,6 +17,10 @@ from howtobench.data.models import Item, Writing
 from howtobench.llm.types import Usage
 
 Status = Literal["ok", "failed", "empty", "renormalized"]
+EmptyConvention = Literal["exclude", "lowest"]
+EMPTY_CONVENTIONS: tuple[str, ...] = ("exclude", "lowest")
+"""How means treat an empty writing: "exclude" (default: left out and counted, as the authors' pipeline skips
+empty writings) or "lowest" (the lowest score the judge recorded for it, flagged `empty`)."""
 LeafStatus = Literal["ok", "failed", "empty"]
 
 
@@ -75,6 +79,14 @@ class Judgment(BaseModel):
     def key(self) -> tuple[str, str, str]:
         """Identity used for resume: one judgment per (method, item, model)."""
         return (self.method, self.item_id, self.model)
+
+
+def counted_score(judgment: Judgment, empty: EmptyConvention = "exclude", node: str | None = None) -> float | None:
+    """The value a mean uses for this judgment (its root, or `node`): None for a failure, and for an empty writing
+    unless `empty` is "lowest". Never a made-up number: a judgment without a score stays without one."""
+    if judgment.status == "failed" or (judgment.status == "empty" and empty == "exclude"):
+        return None
+    return judgment.score if node is None else judgment.nodes.get(node)
 
 
 class Judge(Protocol):

@@ -8,8 +8,10 @@ tree (`Judgment.nodes`: content / format / impression).
 What counts, and why:
 - a judgment whose status is `failed` (or that carries no score) is a failure, never a number: it is left
   out of the means and counted, and a leaderboard that contains failures says so in its warnings;
-- an empty writing keeps the score the judge recorded for it (ToW gives it the lowest scores and flags it
-  `empty`), so a model that returns nothing is punished, and the empties are counted too;
+- an empty writing (status `empty`) is left out of the means and counted, as the authors' pipeline skips empty
+  writings (`empty="exclude"`, the default; the paper's Table 4 is computed that way). `empty="lowest"` instead
+  keeps the lowest score the judge recorded for it, so a model that returns nothing is punished; either way the
+  count of empty writings is shown and the convention is named in the warnings and the signature;
 - a writing the server cut short (max_tokens or a content filter: `Judgment.writing_truncated`) keeps the score
   the judge gave the text as written, and is counted per model as truncated;
 - a judgment whose edge weights J_W did not give validly (clipped and renormalised, uniform 1/n, or a sum near 1
@@ -38,7 +40,7 @@ from howtobench.data.genres import GENRES, TABLE4_GENRES
 from howtobench.data.models import TASKS, Item
 from howtobench.data.rows import read_model_rows
 from howtobench.errors import DataError
-from howtobench.judges.base import Judgment
+from howtobench.judges.base import EMPTY_CONVENTIONS, EmptyConvention, Judgment, counted_score
 from howtobench.judges.negotiator import REPAIR_KINDS, RepairKind, repair_kinds
 from howtobench.report.paper import ALL_ROW, PaperTable
 from howtobench.report.stats import FloatArray, PairedResult, bootstrap_ci, paired_compare, rng_for
@@ -120,6 +122,8 @@ class Leaderboard:
     """With order "shared": how many items every column has a score for (the ordering means' items)."""
     order_scores: dict[str, float] = field(default_factory=dict)
     """The value each column is ordered by (its All mean, or its mean over the shared items)."""
+    empty: EmptyConvention = "exclude"
+    """How empty writings count in the means ("exclude": the authors'; "lowest")."""
 
     @property
     def order_label(self) -> str:
@@ -137,7 +141,7 @@ class Leaderboard:
         judges = ",".join(self.judge_models) or "unknown"
         return (
             f"howtobench:{howtobench.__version__}|method:{'+'.join(self.methods)}|judge:{judges}"
-            f"|ci:percentile-bootstrap-items-{self.n_boot}|seed:{self.seed}|paired:wilcoxon"
+            f"|ci:percentile-bootstrap-items-{self.n_boot}|seed:{self.seed}|paired:wilcoxon|empty:{self.empty}"
             f"|order:{self.order if self.order_items is None else f'shared-{self.order_items}'}"
         )
 
@@ -175,10 +179,8 @@ def _is_failed(j: Judgment) -> bool:
     return j.status == "failed" or (j.score is None and j.status != "empty")
 
 
-def _metric_value(j: Judgment, metric: str) -> float | None:
-    if j.status == "failed":
-        return None
-    return j.score if metric == SCORE else j.nodes.get(metric)
+def _metric_value(j: Judgment, metric: str, empty: EmptyConvention) -> float | None:
+    return counted_score(j, empty, None if metric == SCORE else metric)
 
 
 def _node_metrics(judgments: Iterable[Judgment]) -> tuple[str, ...]:
@@ -186,7 +188,8 @@ def _node_metrics(judgments: Iterable[Judgment]) -> tuple[str, ...]:
     return tuple(n for n in NODE_ORDER if n in names) + tuple(sorted(names - set(NODE_ORDER)))
 
 
-def _matrix(latest: dict[tuple[str, str, str], Judgment], metrics: Sequence[str], genre_of: dict[str, str]) -> _Matrix:
+def _matrix(latest: dict[tuple[str, str, str], Judgment], metrics: Sequence[str], genre_of: dict[str, str],
+            empty: EmptyConvention) -> _Matrix:
     columns = sorted({c for c, _, _ in latest})
     items = sorted({(t, i) for _, t, i in latest})
     col_ix = {c: k for k, c in enumerate(columns)}
@@ -201,7 +204,7 @@ def _matrix(latest: dict[tuple[str, str, str], Judgment], metrics: Sequence[str]
         failed[c, k] = _is_failed(j)
         repaired[c, k] = bool(repair_kinds(j.weight_repairs))
         for m in metrics:
-            v = _metric_value(j, m)
+            v = _metric_value(j, m, empty)
             if v is not None:
                 values[m][c, k] = v
     return _Matrix(
@@ -305,7 +308,8 @@ def _paired(mx: _Matrix, order: Sequence[str], seed: int, n_boot: int) -> tuple[
     return tuple(out)
 
 
-def _counts(latest: dict[tuple[str, str, str], Judgment], items: Sequence[Item] | None) -> dict[str, ModelCounts]:
+def _counts(latest: dict[tuple[str, str, str], Judgment], items: Sequence[Item] | None,
+            empty: EmptyConvention) -> dict[str, ModelCounts]:
     by_col: dict[str, list[Judgment]] = {}
     keys: dict[str, set[tuple[str, str]]] = {}
     for (col, task, item_id), j in latest.items():
@@ -318,7 +322,7 @@ def _counts(latest: dict[tuple[str, str, str], Judgment], items: Sequence[Item] 
             model=js[0].model,
             method=js[0].method,
             judged=len(js),
-            scored=sum(1 for j in js if not _is_failed(j) and j.score is not None),
+            scored=sum(1 for j in js if counted_score(j, empty) is not None),
             failed=sum(1 for j in js if _is_failed(j)),
             empty=sum(1 for j in js if j.status == "empty"),
             renormalized=sum(1 for j in js if j.status == "renormalized"),
@@ -336,7 +340,7 @@ def _with_repairs(judgments: Sequence[Judgment], counts: ModelCounts) -> ModelCo
                    weights_uniform=per_kind["uniform"], weights_rescaled=per_kind["rescaled"])
 
 
-def _warnings(counts: dict[str, ModelCounts], duplicates: int) -> list[str]:
+def _warnings(counts: dict[str, ModelCounts], duplicates: int, empty: EmptyConvention) -> list[str]:
     out: list[str] = []
     for c in counts.values():
         if c.failed:
@@ -359,7 +363,9 @@ def _warnings(counts: dict[str, ModelCounts], duplicates: int) -> list[str]:
                 f"{c.weights_uniform}, sum near 1 rescaled {c.weights_rescaled}); see each judgment's weight_repairs"
             )
         if c.empty:
-            out.append(f"{c.column}: {c.empty} empty writings, scored as the judge recorded them (lowest scores)")
+            out.append(f"{c.column}: {c.empty} empty writings, " + (
+                "left out of the means (the authors' convention; --empty lowest scores them)" if empty == "exclude"
+                else "scored as the judge recorded them (lowest scores; --empty lowest)"))
         if c.missing:
             out.append(f"{c.column}: {c.missing} benchmark items have no judgment (a partial run)")
     if duplicates:
@@ -379,13 +385,17 @@ def build_leaderboard(
     title: str = "Leaderboard",
     notes: Sequence[str] = (),
     order: Order = "means",
+    empty: EmptyConvention = "exclude",
 ) -> Leaderboard:
     """Aggregate judgments into a leaderboard.
 
     `items` (the benchmark, optionally filtered) gives each item its genre from the data rather than from the
     judgment record, and lets the counts say how many items were never judged. `order` ranks the columns by
     their All means ("means") or by their means over the items every column has a score for ("shared").
+    `empty` says how empty writings count: "exclude" (the authors') or "lowest" (see the module docstring).
     """
+    if empty not in EMPTY_CONVENTIONS:
+        raise ValueError(f"empty must be one of {', '.join(EMPTY_CONVENTIONS)}, not {empty!r}")
     if order not in ORDERS:
         raise ValueError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
     if not judgments:
@@ -394,13 +404,13 @@ def build_leaderboard(
     latest, duplicates = _dedupe(judgments, multi=len(methods) > 1)
     metrics = (SCORE, *(_node_metrics(latest.values()) if nodes else ()))
     genre_of = {i.id: i.genre for i in items} if items is not None else {}
-    mx = _matrix(latest, metrics, genre_of)
+    mx = _matrix(latest, metrics, genre_of, empty)
     rows = _rows(mx, by)
     cells = _cells(mx, rows, seed, n_boot)
     order_scores, order_items = _shared_means(mx) if order == "shared" else (_all_means(mx.columns, cells), None)
     ranked = _ranked(mx.columns, order_scores)
     paired = _paired(mx, ranked, seed, n_boot)
-    counts = _counts(latest, items)
+    counts = _counts(latest, items, empty)
     return Leaderboard(
         methods=methods,
         columns=tuple(ranked),
@@ -415,8 +425,9 @@ def build_leaderboard(
         paper=paper,
         title=title,
         notes=tuple(notes),
-        warnings=tuple(_warnings(counts, duplicates) + _order_warnings(paired, order)),
+        warnings=tuple(_warnings(counts, duplicates, empty) + _order_warnings(paired, order)),
         order=order,
         order_items=order_items,
         order_scores=order_scores,
+        empty=empty,
     )
