@@ -23,14 +23,17 @@ def schema_of(request: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return str(spec.get("name", "")), dict(spec.get("schema") or {})
 
 
-def weights_for(schema: dict[str, Any]) -> dict[str, dict[str, float]]:
-    """Unequal weights summing to 1 per node the schema requires: 0.4/0.3/0.2/0.1 or 0.5/0.3/0.2."""
+def weights_for(schema: dict[str, Any]) -> dict[str, Any]:
+    """Unequal weights summing to 1 per node the schema requires: 0.4/0.3/0.2/0.1 or 0.5/0.3/0.2; then the
+    negotiator's explanation."""
     table = {4: [0.4, 0.3, 0.2, 0.1], 3: [0.5, 0.3, 0.2], 2: [0.6, 0.4], 1: [1.0]}
-    out = {}
+    out: dict[str, Any] = {}
     for node in schema["required"]:
+        if schema["properties"][node].get("type") != "object":
+            continue
         leaves = schema["properties"][node]["required"]
         out[node] = dict(zip(leaves, table[len(leaves)], strict=True))
-    return out
+    return {**out, "explanation": "fixed"} if "explanation" in schema["required"] else out
 
 
 def leaf_score(prompt: str) -> tuple[str, int]:
@@ -53,7 +56,7 @@ def judge_reply(request: dict[str, Any]) -> dict[str, Any]:
     if name == "weights":
         return weights_for(schema)
     leaf, score = leaf_score(first_user(request))
-    return {"reason": f"{leaf} judged", "score": score}
+    return {"analysis": f"{leaf} judged", "score": score}
 
 
 def server_handler(reply: Handler = judge_reply) -> Callable[[dict[str, Any]], Reply]:

@@ -24,7 +24,7 @@ def fixed_reply(request: dict[str, Any]) -> dict[str, Any] | str:
     if name == "weights":
         return weights_for(schema)
     leaf, _ = leaf_score(first_user(request))
-    return {"reason": f"{leaf} <b>fine</b> | ok", "score": FIXED[leaf]}
+    return {"analysis": f"{leaf} <b>fine</b> | ok", "score": FIXED[leaf]}
 
 
 def run(tmp_path: Path, bench_root: Path, judge: Any = None, **args: Any) -> EvalLog:
@@ -65,9 +65,9 @@ def test_a_failed_leaf_is_an_unscored_sample(tmp_path: Path, bench_root: Path) -
     def broken_for_one_item(request: dict[str, Any]) -> dict[str, Any] | str:
         answer = fixed_reply(request)
         prompt = first_user(request)
-        if isinstance(answer, dict) and str(answer.get("reason", "")).startswith("logic") and marker in prompt:
+        if isinstance(answer, dict) and str(answer.get("analysis", "")).startswith("logic") and marker in prompt:
             bad_asks.append(prompt)
-            return '{"reason": "x", "score": 42}'  # out of the scale, on every ask
+            return '{"analysis": "x", "score": 42}'  # out of the scale, on every ask
         return answer
 
     log = run(tmp_path, bench_root, mock_judge(broken_for_one_item), task="guide", limit=2)
