@@ -50,7 +50,7 @@ async def test_leaf_answers_are_checked_against_their_own_scales(clients: Client
     item = await _item(client)
     for body, reason in [
         ({"dims": {"paragraphing": 5}}, "paragraphing 5 is not one of [1, 2, 3]"),
-        ({"dims": {"plots": 7}}, "plots 7 is not one of [0, 5, 10]"),
+        ({"dims": {"plots": 0}}, "plots 0 is not one of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"),
         ({"dims": {"logic": 11}}, "logic 11 is not one of"),
         ({"dims": {"rhyme": 3}}, "'rhyme' is not a leaf rated for the guide task"),
         ({"score": 11}, "outside the scale 1-10"),
@@ -81,6 +81,8 @@ async def test_export_maps_leaf_answers_to_leaf_scores(clients: ClientFactory, s
     # paragraphing answers 1-3 and is reported as the judge reports it: 5(x - 1).
     assert (alice_row["leaf_answers"]["paragraphing"], alice_row["dims"]["paragraphing"]) == (3, 10.0)
     assert (bob_row["leaf_answers"]["paragraphing"], bob_row["dims"]["paragraphing"]) == (2, 5.0)
-    assert bob_row["dims"]["plots"] == 5.0 and bob_row["dims"]["logic"] == 9.0
+    # plots answers 1-10 against the reference and is stepped as the judge steps it: 9 -> 10
+    assert (bob_row["leaf_answers"]["plots"], bob_row["dims"]["plots"]) == (9, 10.0)
+    assert bob_row["dims"]["logic"] == 9.0
     table = agreement_table(study)
     assert [row[0] for row in table.rows] == ["overall score", *sorted(GUIDE_LEAVES)]
