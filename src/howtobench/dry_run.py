@@ -24,6 +24,7 @@ from howtobench.judges.job import NO_MODEL_METHODS, JudgeJob, build_judge, selec
 from howtobench.judges.runner import read_judgments
 from howtobench.llm.dryrun import Estimate, RecordingClient, price_plan
 from howtobench.llm.local import LOCAL_MODEL
+from howtobench.llm.types import Usage
 from howtobench.run import (
     RunSettings,
     _judge_options,
@@ -133,6 +134,23 @@ async def plan_run(settings: RunSettings, prices: Path | None = None) -> list[Es
     out = settings.run_dir / "judgments" / f"{settings.method}.jsonl"
     judge = await plan_judge_pairs(settings.method, settings.judge, _judge_options(settings), pairs, out,
                                    prices=prices)
+    judges = [judge]
+    shipped = {(w.item_id, w.model) for w in release}
+    own = [(it, w) for it, w in pairs if (w.item_id, w.model) not in shipped]
+    if own and len(own) < len(pairs):  # show what re-judging the paper's models adds, on its own line
+        mine = await plan_judge_pairs(settings.method, settings.judge, _judge_options(settings), own, out,
+                                      prices=prices)
+        mine.role = "judge (your writings)"
+        judges = [mine, difference("judge (shipped models, --release)", judge, mine)]
     if not_yet:
-        judge.notes.append(f"{not_yet} writing(s) not generated yet are counted as long as their item's reference")
-    return [*estimates, judge]
+        judges[0].notes.append(f"{not_yet} writing(s) not generated yet are counted as long as their item's "
+                               "reference")
+    return [*estimates, *judges]
+
+
+def difference(role: str, whole: Estimate, part: Estimate) -> Estimate:
+    """`whole` minus `part`, as one line (per-purpose detail is not kept: shared calls split unevenly)."""
+    a, b = whole.total, part.total
+    rest = Usage(calls=a.calls - b.calls, prompt_tokens=a.prompt_tokens - b.prompt_tokens,
+                 completion_tokens=a.completion_tokens - b.completion_tokens, cost_usd=a.cost_usd - b.cost_usd)
+    return Estimate(role=role, model=whole.model, priced=whole.priced, by_purpose={"all": rest})

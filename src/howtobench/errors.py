@@ -17,7 +17,8 @@
     │   ├── BadResponse        reply did not parse / validate after re-asks             [writing]
     │   └── ContextTooLong     the prompt (the writing) does not fit the model's context [writing]
     ├── JudgeError             a judge spec or judge run that cannot proceed                 [run]
-    └── TooManyFailures        the failed share passed --max-failed-rate: stopped early      [stop]
+    ├── TooManyFailures        the failed share passed --max-failed-rate: stopped early      [stop]
+    └── BudgetExceeded         the accounted cost reached --max-cost: stopped (exit 2)       [stop]
 
 Two kinds of failure, one rule (DESIGN.md). [writing]: a fact about one judgment or generation —
 recorded on its row with the raw reply, the run goes on. [run]: says nothing about the writing —
@@ -118,6 +119,10 @@ class TooManyFailures(HowtobenchError):
     """More items failed than --max-failed-rate allows: the run stops early; what it wrote stays, a re-run resumes."""
 
     exit_status = EXIT_TOO_MANY_FAILURES
+
+
+class BudgetExceeded(HowtobenchError):
+    """The accounted cost reached --max-cost: the command stops before its next call (resumable)."""
 
 
 _WRITING_LEVEL: tuple[type[Exception], ...] = (BadResponse, ContextTooLong, RowError)

@@ -252,7 +252,7 @@ class _Writer:
     def stats(self) -> str:
         s = self.summary
         return (f"written {s.written} · empty {s.empty} · truncated {s.truncated} · failed {s.failed} · "
-                f"tokens {s.usage.completion_tokens:,}")
+                f"tokens {s.usage.completion_tokens:,} · {s.usage.cost_text()}")
 
 
 async def generate_writings(

@@ -101,7 +101,7 @@ class RunSettings(BaseModel):
     judge: EndpointConfig | None = None
     writings: tuple[Path, ...] = ()
     generate: bool = True
-    release: bool = True
+    release: bool | None = None  # judge the paper's shipped writings too; None: only when judging is free
     release_models: tuple[str, ...] | None = None
     sampling: SamplingParams = Field(default_factory=lambda: SamplingParams(temperature=0.7, max_tokens=4096, seed=0))
     system_prompt: str | None = None
@@ -113,6 +113,17 @@ class RunSettings(BaseModel):
     paper: bool = True
     progress: bool = True
     strict: bool = False  # a bad --writings row stops the run (default: skipped and counted with file:line)
+    prices: Path | None = None  # the user's price table over the built-in one, for estimates and real calls
+
+    @property
+    def judges_release(self) -> bool:
+        """Whether the paper's shipped writings are judged too. Asked for (--release, or naming shipped models):
+        yes. Otherwise only when judging costs nothing (the embedded model, or a metric that calls no model):
+        with a paid judge the paper's published Table 4 is the reference instead, and re-judging the ten
+        shipped models (about ten times the judging of your own model) is an explicit choice."""
+        if self.release is not None:
+            return self.release
+        return bool(self.release_models) or self.needs_local_judge or self.method in NO_MODEL_METHODS
 
     @property
     def uses_local(self) -> bool:
@@ -179,7 +190,7 @@ def select_run_items(settings: RunSettings, all_items: Sequence[Item], release: 
 
 
 def _release_writings(settings: RunSettings, all_items: Sequence[Item]) -> list[Writing]:
-    if not settings.release:
+    if not settings.judges_release:
         return []
     tasks = sorted({it.task for it in all_items})
     models = settings.release_models or (SMOKE_RELEASE_MODELS if settings.smoke_subset else None)
@@ -283,6 +294,7 @@ def run_config(settings: RunSettings) -> dict[str, Any]:
         "genre": listed(settings.genres), "limit": settings.limit, "subset": settings.subset,
         "ids": listed(settings.ids), "writings": listed(settings.writings), "generate": settings.generate,
         "release": settings.release, "release_model": listed(settings.release_models),
+        "prices": str(settings.prices) if settings.prices else None,
         "temperature": settings.sampling.temperature, "max_tokens": settings.sampling.max_tokens,
         "system_prompt": settings.system_prompt, "seed": settings.seed, "bootstrap": settings.bootstrap,
         "paper": settings.paper, "parallel": settings.concurrency,
@@ -313,7 +325,8 @@ async def _generate(
     gen = GenerateSettings(sampling=writer_sampling(settings), system_prompt=settings.system_prompt)
     out = settings.run_dir / "writings" / f"{safe_file_stem(writer.model)}.jsonl"
     async with open_client(
-        writer, workspace=settings.workspace, cache_mode=settings.cache_mode, run_id=settings.run_id
+        writer, workspace=settings.workspace, cache_mode=settings.cache_mode, run_id=settings.run_id,
+        prices=settings.prices,
     ) as client:
         summary = await generate_writings(
             client, items, out, settings=gen, concurrency=writer.capacity, progress=settings.progress,
@@ -349,7 +362,8 @@ async def _judge_client(settings: RunSettings, judge_ep: EndpointConfig | None) 
         yield None
         return
     async with open_client(
-        judge_ep, workspace=settings.workspace, cache_mode=settings.cache_mode, run_id=settings.run_id
+        judge_ep, workspace=settings.workspace, cache_mode=settings.cache_mode, run_id=settings.run_id,
+        prices=settings.prices,
     ) as client:
         yield client
 
@@ -425,7 +439,7 @@ def _usage(settings: RunSettings) -> dict[str, dict[str, Any]]:
     """Tokens, calls, cost, failures and retries per purpose over every resume of this run (from the call log)."""
     if not (settings.workspace / DB_NAME).exists():  # a run that called no model (overlap metrics, given writings)
         return {"total": Usage().model_dump()}
-    rows = usage_from_log(settings.workspace, settings.run_id)
+    rows = usage_from_log(settings.workspace, settings.run_id, settings.prices)
     out = {r.purpose: {**r.usage.model_dump(), "failed": r.failed, "retries": r.retries} for r in rows}
     total = sum((r.usage for r in rows), Usage())
     return {**dict(sorted(out.items())), "total": total.model_dump()}

@@ -42,11 +42,12 @@ async def endpoint_or_local(
 @asynccontextmanager
 async def model_client(
     endpoint: EndpointConfig | None, *, workspace: Path, cache_mode: CacheMode = "on", run_id: str | None = None,
-    purpose: str = "model",
+    purpose: str = "model", prices: Path | None = None,
 ) -> AsyncIterator[LLMClient]:
-    """A cached client on `endpoint`, or on the embedded local model when it is None."""
+    """A cached client on `endpoint`, or on the embedded local model when it is None; `prices` adds the user's
+    price table to the accounting of every call."""
     async with endpoint_or_local(endpoint, purpose=purpose) as resolved, open_client(
-        resolved, workspace=workspace, cache_mode=cache_mode, run_id=run_id
+        resolved, workspace=workspace, cache_mode=cache_mode, run_id=run_id, prices=prices
     ) as client:
         yield client
 
@@ -54,14 +55,14 @@ async def model_client(
 @asynccontextmanager
 async def optional_client(
     needed: bool, endpoint: EndpointConfig | None, *, workspace: Path, cache_mode: CacheMode = "on",
-    run_id: str | None = None, purpose: str = "model",
+    run_id: str | None = None, purpose: str = "model", prices: Path | None = None,
 ) -> AsyncIterator[LLMClient | None]:
     """`model_client` when `needed`, else None without starting any model (e.g. overlap metrics)."""
     if not needed:
         yield None
         return
     async with model_client(endpoint, workspace=workspace, cache_mode=cache_mode, run_id=run_id,
-                            purpose=purpose) as client:
+                            purpose=purpose, prices=prices) as client:
         yield client
 
 

@@ -96,7 +96,8 @@ def test_run_dry_run_counts_generation_and_judging(fake_server: FakeServer, tmp_
     output = invoke(args + ["--dry-run"])
     assert fake_server.requests == [] and not (tmp_path / "run").exists()
     assert counted(output, "generation") == 2 and counted(output, "weights") == 2
-    assert counted(output, "leaf:logic") == 4  # the shipped writing and the one still to generate, per item
+    assert counted(output, "leaf:logic") == 2  # the writing still to generate, per item (its own line)...
+    assert counted(output, "all") == 14  # ...and re-judging the shipped one on its own line (weights are shared)
     assert "2 writing(s) not generated yet" in output
     planned = counted(output, "ALL")
     invoke(args)

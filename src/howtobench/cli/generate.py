@@ -15,13 +15,15 @@ from howtobench.data.models import Item
 from howtobench.dry_run import model_name, plan_generate
 from howtobench.generate import GenerateSettings, GenerateSummary, failures_path, generate_writings, safe_file_stem
 from howtobench.llm.batch import BatchSettings
+from howtobench.llm.budget import spending_limit
 from howtobench.llm.client import CacheMode, open_client
-from howtobench.llm.dryrun import render
+from howtobench.llm.dryrun import Estimate, render
 from howtobench.llm.types import SamplingParams
 from howtobench.locks import output_lock
 from howtobench.outputs import output_file
 from howtobench.session import batch_client, endpoint_or_local
 
+from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, YesOpt, money_first
 from .options import (
     ApiKeyEnvOpt,
     BaseUrlOpt,
@@ -84,8 +86,9 @@ async def _generate(
     progress: bool,
     batch: BatchSettings | None = None,
     max_failed_rate: float | None = None,
+    prices: Path | None = None,
 ) -> GenerateSummary:
-    path = out or Path("writings") / f"{safe_file_stem(settings.model_name or model_name(endpoint))}.jsonl"
+    path = _out_path(out, settings, model_name(endpoint))
     with output_lock(output_file(path)):  # before the file is read back: one process per output
         if batch is not None:  # every item in flight at once: the calls wait for their batch, not for a slot
             async with batch_client(endpoint, workspace=workspace, settings=batch, cache_mode=mode, purpose="writer",
@@ -94,7 +97,7 @@ async def _generate(
                                                concurrency=max(1, len(items)), progress=progress,
                                                max_failed_rate=max_failed_rate)
         async with endpoint_or_local(endpoint, purpose="writer") as ep, open_client(
-            ep, workspace=workspace, cache_mode=mode
+            ep, workspace=workspace, cache_mode=mode, prices=prices
         ) as client:
             return await generate_writings(
                 client, items, path, settings=settings, concurrency=ep.capacity, progress=progress,
@@ -102,12 +105,14 @@ async def _generate(
             )
 
 
-def _dry_run(endpoint: EndpointConfig | None, items: list[Item], out: Path | None, settings: GenerateSettings,
-             prices: Path | None) -> None:
+def _out_path(out: Path | None, settings: GenerateSettings, model: str) -> Path:
+    return out or Path("writings") / f"{safe_file_stem(settings.model_name or model)}.jsonl"
+
+
+def _plan(endpoint: EndpointConfig | None, items: list[Item], out: Path | None, settings: GenerateSettings,
+          prices: Path | None) -> Estimate:
     model = model_name(endpoint)
-    path = out or Path("writings") / f"{safe_file_stem(settings.model_name or model)}.jsonl"
-    estimate, _ = plan_generate(items, path, settings, model, prices)
-    console.print(render([estimate]), highlight=False, soft_wrap=True)
+    return plan_generate(items, _out_path(out, settings, model), settings, model, prices)[0]
 
 
 def generate(
@@ -141,6 +146,9 @@ def generate(
     prices: PricesOpt = None,
     batch: BatchOpt = False,
     batch_poll: BatchPollOpt = 30.0,
+    yes: YesOpt = False,
+    max_cost: MaxCostOpt = None,
+    confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
 ) -> None:
     """Have the model under test write the benchmark: W = LLM(instruction, grounding).
 
@@ -161,12 +169,16 @@ def generate(
         model_name=name,
     )
     if dry_run:
-        _dry_run(flags.writer, items, out, settings, prices)
+        console.print(render([_plan(flags.writer, items, out, settings, prices)]), highlight=False, soft_wrap=True)
         return
-    summary = asyncio.run(
-        _generate(flags.writer, items, out, flags.workspace, flags.cache_mode, settings, not no_progress,
-                  batch_settings(batch, batch_poll), max_failed_rate)
-    )
+    if flags.writer is not None:
+        money_first("generate", [_plan(flags.writer, items, out, settings, prices)],
+                    {"writer": flags.writer.capacity}, yes=yes, max_cost=max_cost, confirm_above=confirm_above)
+    with spending_limit(max_cost):
+        summary = asyncio.run(
+            _generate(flags.writer, items, out, flags.workspace, flags.cache_mode, settings, not no_progress,
+                      batch_settings(batch, batch_poll), max_failed_rate, prices)
+        )
     console.print(
         f"{summary.model}: {summary.written} written ({summary.empty} empty, {summary.truncated} truncated), "
         f"{summary.skipped} already there, "

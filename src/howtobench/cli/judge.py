@@ -13,9 +13,11 @@ from rich.console import Console
 from howtobench.config import resolve_data_dir
 from howtobench.dry_run import plan_judge
 from howtobench.judges.base import Judgment
-from howtobench.judges.job import JudgeJob, judge_job, judge_options
+from howtobench.judges.job import NO_MODEL_METHODS, JudgeJob, judge_job, judge_options
+from howtobench.llm.budget import spending_limit
 from howtobench.llm.dryrun import render
 
+from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, YesOpt, money_first
 from .options import (
     BatchOpt,
     BatchPollOpt,
@@ -123,6 +125,9 @@ def judge(
     prices: PricesOpt = None,
     batch: BatchOpt = False,
     batch_poll: BatchPollOpt = 30.0,
+    yes: YesOpt = False,
+    max_cost: MaxCostOpt = None,
+    confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
 ) -> None:
     """Judge writings and append one judgment per (method, item, model) to --out.
 
@@ -154,11 +159,16 @@ def judge(
         report=lambda line: console.print(line, highlight=False),
         strict=strict,
         max_failed_rate=max_failed_rate,
+        prices=prices,
     )
     if dry_run:
         console.print(render([asyncio.run(plan_judge(job, prices))]), highlight=False, soft_wrap=True)
         return
-    judgments = asyncio.run(judge_job(job))
+    if job.endpoint is not None and method not in NO_MODEL_METHODS:
+        money_first("judge", [asyncio.run(plan_judge(job, prices))], {"judge": job.endpoint.capacity}, yes=yes,
+                    max_cost=max_cost, confirm_above=confirm_above)
+    with spending_limit(max_cost):
+        judgments = asyncio.run(judge_job(job))
     _summary(judgments, out)
     finish(sum(j.status == "failed" for j in judgments), len(judgments), "judgments",
            "re-run with --redo-failed to judge them again", console)

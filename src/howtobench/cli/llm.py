@@ -65,8 +65,9 @@ def _usage_table(rows: list[UsageRow]) -> Table:
         table.add_column(name, justify="right")
     for r in rows:
         u = r.usage
+        cost = u.cost_text().lstrip("$")
         table.add_row(r.run_id, r.purpose, f"{u.calls:,}", f"{u.cached_calls:,}", f"{r.failed:,}", f"{r.retries:,}",
-                      f"{u.prompt_tokens:,}", f"{u.cached_tokens:,}", f"{u.completion_tokens:,}", f"{u.cost_usd:.4f}")
+                      f"{u.prompt_tokens:,}", f"{u.cached_tokens:,}", f"{u.completion_tokens:,}", cost)
     return table
 
 

@@ -13,11 +13,13 @@ from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.dry_run import plan_run
 from howtobench.generate import safe_file_stem
 from howtobench.judges.job import NO_MODEL_METHODS
+from howtobench.llm.budget import spending_limit
 from howtobench.llm.dryrun import render
 from howtobench.llm.types import SamplingParams
 from howtobench.report.render import to_rich
 from howtobench.run import RunSettings, run_benchmark
 
+from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, YesOpt, money_first
 from .options import (
     ApiKeyEnvOpt,
     BaseUrlOpt,
@@ -84,10 +86,13 @@ GenerateOpt = Annotated[
     ),
 ]
 ReleaseOpt = Annotated[
-    bool,
+    bool | None,
     typer.Option(
         "--release/--no-release",
-        help="Also judge the paper's ten shipped writings of the selected items, so your model is ranked among them.",
+        help="Also judge the paper's ten shipped models' writings of the selected items with your judge, so your "
+        "model is ranked among them by the same judge (about ten times the judging cost: the estimate shows it "
+        "on its own line first). Default: no with a paid judge — the paper's published Table 4 is shown as "
+        "reference columns instead; yes when judging is free (embedded model, bleu / rouge).",
     ),
 ]
 ReleaseModelOpt = Annotated[
@@ -113,6 +118,20 @@ def _name(
     return safe_file_stem(f"{label}-{method}")
 
 
+def _pays(settings: RunSettings) -> bool:
+    """Whether the run calls an endpoint the user configured (the embedded model and the metrics are free)."""
+    writes = settings.generate and settings.writer is not None
+    return writes or (settings.judge is not None and settings.method not in NO_MODEL_METHODS)
+
+
+def _in_flight(settings: RunSettings) -> dict[str, int]:
+    """Calls at once per estimate role, for the time estimate."""
+    judge = settings.judge.capacity if settings.judge else 1
+    writer = settings.writer.capacity if settings.writer else 1
+    return {"writer": writer, "judge": judge, "judge (your writings)": judge,
+            "judge (shipped models, --release)": judge}
+
+
 def run(
     name: NameOpt = None,
     run_dir: RunDirOpt = None,
@@ -125,7 +144,7 @@ def run(
     method: MethodOpt = "tow",
     writings: WritingsOpt = None,
     generate: GenerateOpt = None,
-    release: ReleaseOpt = True,
+    release: ReleaseOpt = None,
     release_model: ReleaseModelOpt = None,
     temperature: WriterTemperatureOpt = 0.7,
     max_tokens: WriterMaxTokensOpt = 4096,
@@ -156,8 +175,16 @@ def run(
     max_failed_rate: MaxFailedRateOpt = None,
     dry_run: DryRunOpt = False,
     prices: PricesOpt = None,
+    yes: YesOpt = False,
+    max_cost: MaxCostOpt = None,
+    confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
 ) -> None:
-    """Write the benchmark with your model, judge it (ToW by default) next to the paper's ten models, tabulate.
+    """Write the benchmark with your model, judge it (ToW by default), tabulate it next to the paper's Table 4.
+
+    Before the first call to a configured endpoint the estimate is printed (calls, tokens, dollars, time); above
+    --confirm-above it asks (without a terminal it refuses unless --yes), and --max-cost stops the run cleanly.
+    Your model is judged; the paper's ten models appear as reference columns with their published scores (GPT-4o
+    judge). --release re-judges their shipped writings with your judge too (its cost on its own line first).
 
     Everything lands in the run directory: config.yaml, writings/, judgments/, leaderboard.{md,json,csv} and
     manifest.json (versions, endpoints without keys, tree/prompt hashes, seeds, data sha256, tokens and cost per
@@ -201,12 +228,17 @@ def run(
         progress=not no_progress,
         strict=strict,
         max_failed_rate=max_failed_rate,
+        prices=prices,
     )
     if dry_run:
         Console(stderr=True).print(render(asyncio.run(plan_run(settings, prices))), highlight=False,
                                      soft_wrap=True)
         return
-    result = asyncio.run(run_benchmark(settings))
+    if _pays(settings):
+        money_first("run", asyncio.run(plan_run(settings, prices)), _in_flight(settings), yes=yes,
+                    max_cost=max_cost, confirm_above=confirm_above)
+    with spending_limit(max_cost):
+        result = asyncio.run(run_benchmark(settings))
     console = Console()
     console.print(to_rich(result.leaderboard))
     console.print(f"run directory: {settings.run_dir} (leaderboard.md / .json / .csv, manifest.json)", highlight=False)

@@ -56,6 +56,7 @@ class JudgeJob:
     concurrency: int | None = None  # writings judged at once; None: the judge endpoint's capacity
     progress: bool = True
     redo_failed: bool = False
+    prices: Path | None = None  # the user's price table, over the built-in one (accounting of real calls too)
     strict: bool = False  # a bad --writings row stops the run (default: skipped and counted with file:line)
     batch: BatchSettings | None = None  # send the judge's calls through the endpoint's batch API
     report: Callable[[str], None] | None = None  # where batch status lines go
@@ -151,7 +152,7 @@ async def judge_client(job: JudgeJob) -> AsyncIterator[LLMClient | None]:
             yield batched
         return
     async with optional_client(job.method not in NO_MODEL_METHODS, job.endpoint, workspace=job.workspace,
-                               cache_mode=job.cache_mode, purpose="judge") as client:
+                               cache_mode=job.cache_mode, purpose="judge", prices=job.prices) as client:
         yield client
 
 

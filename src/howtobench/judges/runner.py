@@ -85,7 +85,7 @@ class _Sink:
 def _stats(usage: Usage, failed: int) -> str:
     tokens = usage.prompt_tokens + usage.completion_tokens
     calls = f"calls {usage.calls} (cached {usage.cached_calls})"
-    return f"{calls} · tokens {tokens:,} · ${usage.cost_usd:.4f} · failed {failed}"
+    return f"{calls} · tokens {tokens:,} · {usage.cost_text()} · failed {failed}"
 
 
 async def run_judge(

@@ -88,15 +88,17 @@ def price_for(model: str, table: PriceTable) -> Price | None:
     return table[max(matches, key=len)] if matches else None
 
 
-_CJK = re.compile("[\u3000-\u9fff\uac00-\ud7af\uf900-\uffef\U00020000-\U0010ffff]")
+_NOT_CJK = re.compile("[^\u3000-\u9fff\uac00-\ud7af\uf900-\uffef\U00020000-\U0010ffff]+")
 
 
 def estimate_tokens(text: str) -> int:
     """Rough token count: CJK characters / 1.5 plus other characters / 4 (no tokenizer needed).
 
     CJK here: U+3000-9FFF (punctuation, kana, ideographs), Hangul, compatibility forms, and the planes above
-    U+20000 (counted with one regex pass: the benchmark's cost model estimates ~50 million characters)."""
-    cjk = len(_CJK.findall(text))
+    U+20000 (counted with one regex pass over the runs of other text: the benchmark's cost model estimates
+    ~50 million characters, and the first screen of a paid run waits for it)."""
+    other = sum(map(len, _NOT_CJK.findall(text)))  # runs of other text: a few strings, not one per character
+    cjk = len(text) - other
     return round(cjk / 1.5 + (len(text) - cjk) / 4)
 
 
@@ -126,8 +128,11 @@ class UsageRow:
     retries: int
 
 
-def usage_from_log(workspace: Path, run_id: str | None = None) -> list[UsageRow]:
-    """Calls, tokens, cost, failures and retries per (run, purpose), oldest run first, from the call log."""
+def usage_from_log(workspace: Path, run_id: str | None = None, prices: Path | None = None) -> list[UsageRow]:
+    """Calls, tokens, cost, failures and retries per (run, purpose), oldest run first, from the call log.
+
+    Calls sent to a model without a price (in the built-in table or `prices`) are counted in
+    `usage.unpriced_calls`: their cost is unknown, not zero."""
     if not (workspace / DB_NAME).exists():
         raise ConfigError(f"no call log in {workspace} (expected {workspace / DB_NAME})")
     store = CallStore.open(workspace)
@@ -136,17 +141,23 @@ def usage_from_log(workspace: Path, run_id: str | None = None) -> list[UsageRow]
         rows = store.rows(
             "SELECT run_id, purpose, COUNT(*) AS calls, SUM(from_cache) AS cached_calls, "
             "SUM(prompt_tokens) AS p, SUM(completion_tokens) AS c, SUM(cached_tokens) AS k, SUM(cost_usd) AS cost, "
-            "SUM(status != 'ok') AS failed, SUM(MAX(attempts - asks, 0)) AS retries, MIN(started_at) AS first "
-            f"FROM calls {where} GROUP BY run_id, purpose ORDER BY first, purpose",
+            "SUM(status != 'ok') AS failed, SUM(MAX(attempts - asks, 0)) AS retries, MIN(started_at) AS first, "
+            f"model FROM calls {where} GROUP BY run_id, purpose, model ORDER BY first, purpose",
             params,
         )
     finally:
         store.close()
-    return [
-        UsageRow(
+    table = load_prices(prices)
+    merged: dict[tuple[str, str], UsageRow] = {}
+    for r in rows:
+        unpriced = r["calls"] - r["cached_calls"] if price_for(r["model"], table) is None else 0
+        row = UsageRow(
             run_id=r["run_id"], purpose=r["purpose"], failed=r["failed"], retries=r["retries"],
             usage=Usage(calls=r["calls"], cached_calls=r["cached_calls"], prompt_tokens=r["p"],
-                        completion_tokens=r["c"], cached_tokens=r["k"], cost_usd=r["cost"]),
+                        completion_tokens=r["c"], cached_tokens=r["k"], cost_usd=r["cost"], unpriced_calls=unpriced),
         )
-        for r in rows
-    ]
+        before = merged.get((row.run_id, row.purpose))
+        merged[(row.run_id, row.purpose)] = row if before is None else UsageRow(
+            run_id=row.run_id, purpose=row.purpose, usage=before.usage + row.usage,
+            failed=before.failed + row.failed, retries=before.retries + row.retries)
+    return list(merged.values())

@@ -52,6 +52,7 @@ from howtobench.errors import (
 )
 from howtobench.llm import structured
 from howtobench.llm.accounting import Price, load_prices, price_for
+from howtobench.llm.budget import charge, check_budget
 from howtobench.llm.cache import CallRecord, CallStore, utc_now
 from howtobench.llm.limits import Outcome, RpmLimiter, SlotPool
 from howtobench.llm.retry import RetryPolicy, classify_status, parse_retry_after
@@ -210,6 +211,7 @@ class OpenAIClient:
                 return await self._hit(request, key, await asyncio.shield(pending))
             except _LeaderGone:
                 continue  # it failed or was cancelled: make the call ourselves
+        check_budget()  # a call that will be sent: refused once --max-cost is reached
         future: asyncio.Future[ChatResult] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
@@ -248,7 +250,10 @@ class OpenAIClient:
         payload = _Payload(lambda: self._body(request))
         result, asks = await self._ask_until_valid(request, payload, only)
         result.cache_key, result.latency_s = key, time.perf_counter() - t0
+        if self._price is None:  # sent to a model without a price: its cost is unknown, not $0
+            result.usage = result.usage.model_copy(update={"unpriced_calls": 1})
         self._account(request.purpose, result.usage)
+        charge(result.usage.cost_usd)
         await self._store.write(CallRecord(
             key=key, run_id=self.run_id, purpose=request.purpose, model=self.model, status=_status(result),
             started_at=started, endpoint=result.endpoint, request=payload.text(),

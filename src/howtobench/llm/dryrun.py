@@ -67,9 +67,10 @@ def price_plan(role: str, model: str, requests: Iterable[ChatRequest], prices: P
     return Estimate(role=role, model=model, priced=price is not None, by_purpose=by_purpose, modes=modes)
 
 
-def _line(label: str, usage: Usage) -> str:
+def _line(label: str, usage: Usage, priced: bool = True) -> str:
+    cost = f"~${usage.cost_usd:,.4f}" if priced else "cost unknown"
     return (f"  {label:<24} {usage.calls:>7,} calls  ~{usage.prompt_tokens:>11,} prompt  "
-            f"~{usage.completion_tokens:>10,} completion  ~${usage.cost_usd:,.4f}")
+            f"~{usage.completion_tokens:>10,} completion  {cost}")
 
 
 def _modes(modes: dict[Mode, float | None]) -> str:
@@ -82,13 +83,14 @@ def render(estimates: list[Estimate]) -> str:
     lines = ["dry run: nothing was sent and nothing was written (tokens estimated from characters; the "
              "completion budget is each call's max_tokens, so it errs high)"]
     for est in estimates:
-        rate = "" if est.priced else " — no price known for this model (see --prices): cost shown as $0"
+        rate = "" if est.priced else " — no price known for this model: cost unknown (add it with --prices FILE)"
         lines.append(f"{est.role} · {est.model}{rate}")
-        lines += [_line(purpose, usage) for purpose, usage in est.by_purpose.items()]
-        lines.append(_line("total", est.total))
+        lines += [_line(purpose, usage, est.priced) for purpose, usage in est.by_purpose.items()]
+        lines.append(_line("total", est.total, est.priced))
         if est.modes:
             lines.append("  by pricing mode: " + _modes(est.modes))
         lines += [f"  note: {note}" for note in est.notes]
     if len(estimates) > 1:
-        lines.append(_line("ALL", sum((e.total for e in estimates), Usage())).replace("  ALL", "ALL  ", 1))
+        priced = all(e.priced or not e.total.calls for e in estimates)
+        lines.append(_line("ALL", sum((e.total for e in estimates), Usage()), priced).replace("  ALL", "ALL  ", 1))
     return "\n".join(lines)

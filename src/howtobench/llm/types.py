@@ -55,6 +55,7 @@ class Usage(BaseModel):
     completion_tokens: int = 0
     cached_tokens: int = 0
     cost_usd: float = 0.0
+    unpriced_calls: int = 0  # completions of a model without a price: their cost is unknown, not part of cost_usd
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -64,7 +65,14 @@ class Usage(BaseModel):
             completion_tokens=self.completion_tokens + other.completion_tokens,
             cached_tokens=self.cached_tokens + other.cached_tokens,
             cost_usd=self.cost_usd + other.cost_usd,
+            unpriced_calls=self.unpriced_calls + other.unpriced_calls,
         )
+
+    def cost_text(self) -> str:
+        """Dollars for display: "unknown" when any call had no price (never a misleading $0)."""
+        if not self.unpriced_calls:
+            return f"${self.cost_usd:.4f}"
+        return f"${self.cost_usd:.4f} + unknown" if self.cost_usd else "cost unknown"
 
 
 class ChatResult(BaseModel):

@@ -1,0 +1,64 @@
+"""The money-first flags every paid command shares: the estimate before the first call, a confirmation above
+a threshold, and `--max-cost` (see `howtobench.llm.budget`)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from howtobench.errors import ConfigError
+from howtobench.llm.budget import Quote, first_screen, total_text
+from howtobench.llm.dryrun import Estimate
+from howtobench.llm.local import LOCAL_MODEL
+
+DEFAULT_CONFIRM_ABOVE = 5.0
+
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Go ahead without asking, whatever the estimate (needed "
+                                      "above --confirm-above when there is no terminal to ask on).")]
+MaxCostOpt = Annotated[float | None, typer.Option(
+    "--max-cost", min=0.0, help="Stop cleanly once this command's accounted cost reaches this many dollars "
+    "(the calls in flight finish; no row is written for refused calls; re-run to resume). Needs a price for "
+    "every model called (--prices).")]
+ConfirmAboveOpt = Annotated[float, typer.Option(
+    "--confirm-above", min=0.0, help="Ask before a command whose estimate is above this many dollars "
+    f"(default {DEFAULT_CONFIRM_ABOVE:g}); without a terminal, refuse unless --yes.")]
+
+
+def stdin_is_terminal() -> bool:
+    """Whether a person can be asked (tests replace this)."""
+    return sys.stdin.isatty()
+
+
+def priced_lanes(estimates: Sequence[Estimate]) -> list[Estimate]:
+    """The estimates worth showing: calls to a configured endpoint (the embedded model is free and local)."""
+    return [e for e in estimates if e.total.calls and e.model != LOCAL_MODEL]
+
+
+def money_first(command: str, estimates: Sequence[Estimate], in_flight: dict[str, int], *, yes: bool,
+                max_cost: float | None, confirm_above: float) -> None:
+    """Print the estimate, then go on, ask, or refuse; raises before any call is made."""
+    lanes = priced_lanes(estimates)
+    if not lanes:
+        return
+    quote = Quote.of(lanes, in_flight)
+    if max_cost is not None and quote.unpriced:
+        raise ConfigError(f"--max-cost cannot be kept: no price is known for {', '.join(quote.unpriced)} "
+                          "(add it to a price table given with --prices FILE)")
+    console = Console(stderr=True, soft_wrap=True)
+    console.print(first_screen(command, quote), highlight=False, markup=False)
+    if max_cost is not None:
+        console.print(f"  --max-cost ${max_cost:,.2f}: the command stops cleanly when its accounted cost reaches it",
+                      highlight=False, markup=False)
+    if yes or quote.known_dollars <= confirm_above:
+        return
+    total = total_text(quote)
+    if not stdin_is_terminal():
+        raise ConfigError(f"estimated {total}, above --confirm-above ${confirm_above:,.2f}, and there is no "
+                          "terminal to ask on: nothing was sent. Pass --yes to go ahead (--max-cost USD caps it).")
+    if not typer.confirm(f"Spend up to {total}?", default=False, err=True):
+        console.print("nothing was sent", highlight=False)
+        raise typer.Exit(1)

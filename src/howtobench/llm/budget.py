@@ -1,0 +1,166 @@
+"""Money first: what a command will spend, shown before its first call, and a hard stop at `--max-cost`.
+
+`Quote` turns the dry-run estimates of a command (`llm/dryrun.Estimate`, priced by `accounting` /
+`pricing`) into the first screen a user sees before a paid run: calls, tokens, dollars and the time at the
+configured concurrency, per model. A model without a price costs "unknown", never $0.
+
+`Budget` is the spending limit of one command: the client checks it before every call that is not a
+cache hit and adds each call's accounted cost after it, so `--max-cost` stops the command with
+`BudgetExceeded` (a run-level error: no row is written for the call it refuses, a re-run resumes). The limit
+counts what this command spends; the calls in flight when it is reached still finish and are accounted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from howtobench.errors import BudgetExceeded
+from howtobench.llm.dryrun import Estimate
+
+# Time guesses when nothing better is known: a fixed cost per call plus its completion at a typical decode speed.
+SECONDS_PER_CALL = 1.0
+TOKENS_PER_SECOND = 50.0
+
+
+@dataclass(frozen=True)
+class Lane:
+    """One model's share of a command: its calls, tokens, dollars (None: no price known) and calls in flight."""
+
+    role: str
+    model: str
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    dollars: float | None
+    in_flight: int
+
+    @property
+    def seconds(self) -> float:
+        """Upper-bound wall time: every call at its full completion budget, `in_flight` at once."""
+        busy = self.calls * SECONDS_PER_CALL + self.completion_tokens / TOKENS_PER_SECOND
+        return busy / max(1, min(self.in_flight, self.calls or 1))
+
+
+@dataclass(frozen=True)
+class Quote:
+    """What a command will spend, lane by lane."""
+
+    lanes: tuple[Lane, ...]
+
+    @classmethod
+    def of(cls, estimates: Sequence[Estimate], in_flight: dict[str, int]) -> Quote:
+        lanes = []
+        for est in estimates:
+            total = est.total
+            dollars = total.cost_usd if est.priced else None
+            lanes.append(Lane(est.role, est.model, total.calls, total.prompt_tokens, total.completion_tokens,
+                              dollars, in_flight.get(est.role, 1)))
+        return cls(tuple(lane for lane in lanes if lane.calls))
+
+    @property
+    def calls(self) -> int:
+        return sum(lane.calls for lane in self.lanes)
+
+    @property
+    def known_dollars(self) -> float:
+        return sum(lane.dollars or 0.0 for lane in self.lanes)
+
+    @property
+    def unpriced(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(lane.model for lane in self.lanes if lane.dollars is None))
+
+    @property
+    def seconds(self) -> float:
+        """Lanes of one command run one after the other (writer, then judge)."""
+        return sum(lane.seconds for lane in self.lanes)
+
+
+def dollars_text(dollars: float | None) -> str:
+    return "cost unknown" if dollars is None else f"~${dollars:,.2f}"
+
+
+def total_text(quote: Quote) -> str:
+    known = f"~${quote.known_dollars:,.2f}"
+    if not quote.unpriced:
+        return known
+    unknown = ", ".join(quote.unpriced)
+    return f"{known} + unknown ({unknown}: no price; --prices FILE)" if quote.known_dollars else \
+        f"unknown ({unknown}: no price; --prices FILE)"
+
+
+def duration_text(seconds: float) -> str:
+    minutes = round(seconds / 60)
+    if minutes < 1:
+        return "under a minute"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min"
+
+
+def first_screen(command: str, quote: Quote) -> str:
+    """The lines printed before the first call of a paid command."""
+    lines = [f"howtobench {command} — estimate before the first call (nothing has been sent yet)"]
+    for lane in quote.lanes:
+        lines.append(f"  {lane.role:<7} {lane.model:<28} {lane.calls:>8,} calls  ~{lane.prompt_tokens:>12,} prompt  "
+                     f"~{lane.completion_tokens:>11,} completion tokens  {dollars_text(lane.dollars)}")
+    flight = ", ".join(f"{lane.in_flight} {lane.role} calls at once" for lane in quote.lanes)
+    lines.append(f"  {'total':<7} {'':<28} {quote.calls:>8,} calls  {total_text(quote)}")
+    lines.append(f"  time    at most ~{duration_text(quote.seconds)} ({flight}; every reply at its max_tokens, "
+                 f"{TOKENS_PER_SECOND:.0f} tokens/s)")
+    lines.append("  the estimate errs high: tokens counted from characters, no cache hits, every reply at its budget")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ the spending limit
+
+
+@dataclass
+class Budget:
+    """A spending limit in dollars and what has been accounted against it so far."""
+
+    limit: float
+    spent: float = 0.0
+
+    def check(self) -> None:
+        """Raise `BudgetExceeded` once the accounted cost has reached the limit."""
+        if self.spent >= self.limit:
+            raise BudgetExceeded(
+                f"--max-cost ${self.limit:,.2f} reached (${self.spent:,.4f} accounted): stopped before the next "
+                "call; finished work is saved, run the same command again (with a higher --max-cost) to resume"
+            )
+
+    def add(self, dollars: float) -> None:
+        self.spent += dollars
+
+
+_ACTIVE: ContextVar[Budget | None] = ContextVar("howtobench_budget", default=None)
+
+
+@contextmanager
+def spending_limit(limit: float | None) -> Iterator[Budget | None]:
+    """Every model call made inside (in this task and the tasks it starts) counts against `limit` dollars."""
+    if limit is None:
+        yield None
+        return
+    budget = Budget(limit)
+    token = _ACTIVE.set(budget)
+    try:
+        yield budget
+    finally:
+        _ACTIVE.reset(token)
+
+
+def check_budget() -> None:
+    """Called by the client before a call that will be sent (cache hits are free and always allowed)."""
+    budget = _ACTIVE.get()
+    if budget is not None:
+        budget.check()
+
+
+def charge(dollars: float) -> None:
+    """Called by the client with the accounted cost of each call it sent."""
+    budget = _ACTIVE.get()
+    if budget is not None:
+        budget.add(dollars)
