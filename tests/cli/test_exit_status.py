@@ -41,7 +41,8 @@ def test_401_stops_with_one_line_no_row_and_a_rerun_resumes(fake_server: FakeSer
     fake_server.handler = lambda request: Reply.error(401, "invalid api key")
     status, err = run_main(judge_args(fake_server, bench_root, tmp_path), monkeypatch, capsys)
     assert status == 2 and rows(tmp_path) == []
-    assert err.startswith(f"error: {fake_server.base_url}/chat/completions answered HTTP 401")
+    assert err.startswith("howtobench judge — estimate before the first call")  # the money-first screen, then
+    assert err.splitlines()[-1].startswith(f"error: {fake_server.base_url}/chat/completions answered HTTP 401")
     assert "invalid api key" in err and "Traceback" not in err
     fake_server.handler = valid_weights
     status, err = run_main(judge_args(fake_server, bench_root, tmp_path), monkeypatch, capsys)

@@ -171,7 +171,7 @@ def generate(
     if dry_run:
         console.print(render([_plan(flags.writer, items, out, settings, prices)]), highlight=False, soft_wrap=True)
         return
-    if flags.writer is not None:
+    if flags.writer is not None and flags.cache_mode != "replay":
         money_first("generate", [_plan(flags.writer, items, out, settings, prices)],
                     {"writer": flags.writer.capacity}, yes=yes, max_cost=max_cost, confirm_above=confirm_above)
     with spending_limit(max_cost):

@@ -164,7 +164,7 @@ def judge(
     if dry_run:
         console.print(render([asyncio.run(plan_judge(job, prices))]), highlight=False, soft_wrap=True)
         return
-    if job.endpoint is not None and method not in NO_MODEL_METHODS:
+    if job.endpoint is not None and method not in NO_MODEL_METHODS and job.cache_mode != "replay":
         money_first("judge", [asyncio.run(plan_judge(job, prices))], {"judge": job.endpoint.capacity}, yes=yes,
                     max_cost=max_cost, confirm_above=confirm_above)
     with spending_limit(max_cost):

@@ -121,7 +121,8 @@ def _name(
 def _pays(settings: RunSettings) -> bool:
     """Whether the run calls an endpoint the user configured (the embedded model and the metrics are free)."""
     writes = settings.generate and settings.writer is not None
-    return writes or (settings.judge is not None and settings.method not in NO_MODEL_METHODS)
+    judges = settings.judge is not None and settings.method not in NO_MODEL_METHODS
+    return settings.cache_mode != "replay" and (writes or judges)  # a replay sends nothing
 
 
 def _in_flight(settings: RunSettings) -> dict[str, int]:
