@@ -39,7 +39,7 @@ def test_estimate_comes_first_and_unknown_prices_stay_unknown(fake_server: FakeS
     writer = next(line for line in out.splitlines() if line.strip().startswith("writer"))
     judge = next(line for line in out.splitlines() if line.strip().startswith("judge"))
     assert re.search(r"my-model\s+2 calls", writer) and writer.endswith("cost unknown") and "$0" not in writer
-    assert re.search(rf"{JUDGE}\s+2 calls", judge) and re.search(r"~\$0\.0\d+$", judge)
+    assert re.search(rf"{JUDGE}\s+2 calls", judge) and re.search(r"~\$\d+\.\d\d$", judge)
     assert "+ unknown (my-model: no price" in out and "time    at most" in out
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["usage"]["generation"]["unpriced_calls"] == 2  # the real run: unknown, never $0
