@@ -1,9 +1,13 @@
 """The model under test writes for the benchmark: W = LLM(I, G) (paper section 4.1).
 
-What the model sees depends on the task: Completion gets the instruction and the text with its
-`[fill in the blank]` marks, Guide the instruction and the outline, Open the instruction alone. The
-prompts are Jinja templates in `prompts_generate/<language>/<task>.j2`; their hash is the request's
-`template_version`, so editing a prompt re-generates exactly the writings it affects.
+What the model sees is chosen by the prompt style. The default, "release", sends exactly what the
+paper's ten models were asked: the release's `basic_instruction` and `information` joined by a blank
+line (`Item.task_prompt`; the instruction is self-contained, e.g. "请根据上下文补全以下文章中用
+[fill in the blank] 特殊符号标记出的内容。" followed by the marked text), so a new model's writings are
+comparable with Table 4. The named style "framed" wraps them in our own framing (delimiters, "output
+only the filled-in text", "give the complete text"): Jinja templates in
+`prompts_generate/<language>/<task>.j2`. The style's hash is the request's `template_version`, so
+changing a prompt re-generates exactly the writings it affects.
 
 The output is the release's inference JSONL (`infer_id, bench_id, task_type, sub_task, model, output`)
 plus a `generation` record (sampling, system prompt, template hash, cache key, tokens) and the
@@ -48,6 +52,9 @@ from howtobench.outputs import AppendOnly, output_file, write_text_atomic, writi
 from howtobench.progress import stats_progress
 
 PromptLanguage = Literal["zh", "en"]
+PromptStyle = Literal["release", "framed"]
+PROMPT_STYLES: tuple[str, ...] = ("release", "framed")
+RELEASE_STYLE_VERSION = "release: basic_instruction + \\n\\n + information"
 PURPOSE = "generation"
 BLANK_RE = re.compile(r"\[\s*fill[ _]in[ _]the[ _]blank\s*\]", re.IGNORECASE)
 DEFAULT_MARKER = "[fill in the blank]"
@@ -61,7 +68,8 @@ class GenerateSettings:
 
     sampling: SamplingParams = field(default_factory=lambda: SamplingParams(temperature=0.7, max_tokens=4096, seed=0))
     system_prompt: str | None = None
-    prompt_language: PromptLanguage | None = None  # None: each item's own language
+    prompt_style: PromptStyle = "release"  # "framed": our templates around the two fields
+    prompt_language: PromptLanguage | None = None  # framed style only; None: each item's own language
     model_name: str | None = None  # the name written to the output; None: the endpoint's model
 
 
@@ -90,9 +98,10 @@ def template_source(language: str, task: str) -> str:
 
 
 @cache
-def template_hash(language: str, task: str) -> str:
-    """sha256 (first 16 hex) of a template's source: the cache's template version."""
-    return hashlib.sha256(template_source(language, task).encode("utf-8")).hexdigest()[:16]
+def template_hash(language: str, task: str, style: PromptStyle = "release") -> str:
+    """sha256 (first 16 hex) of what shapes the prompt (the framed template's source, or the release rule)."""
+    source = RELEASE_STYLE_VERSION if style == "release" else template_source(language, task)
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()[:16]
 
 
 _ENV = jinja2.Environment(autoescape=False, undefined=jinja2.StrictUndefined, keep_trailing_newline=False)
@@ -104,8 +113,13 @@ def blank_marker(information: str) -> str | None:
     return found.group(0) if found else None
 
 
-def render_prompt(item: Item, language: PromptLanguage | None = None) -> str:
-    """The user message for one item: instruction, plus the marked text (Completion) or outline (Guide)."""
+def render_prompt(item: Item, language: PromptLanguage | None = None, style: PromptStyle = "release") -> str:
+    """The user message for one item: the release's two fields as they are (style "release"), or our framing of
+    the instruction plus the marked text (Completion) or outline (Guide) (style "framed")."""
+    if style == "release":
+        return item.task_prompt
+    if style != "framed":
+        raise DataError(f"unknown prompt style {style!r}; known: {', '.join(PROMPT_STYLES)}")
     lang = language or item.language
     template = _ENV.from_string(template_source(lang, item.task))
     marker = blank_marker(item.information) or DEFAULT_MARKER
@@ -117,12 +131,12 @@ def build_request(item: Item, settings: GenerateSettings) -> ChatRequest:
     messages: list[dict[str, str]] = []
     if settings.system_prompt:
         messages.append({"role": "system", "content": settings.system_prompt})
-    messages.append({"role": "user", "content": render_prompt(item, lang)})
+    messages.append({"role": "user", "content": render_prompt(item, lang, settings.prompt_style)})
     return ChatRequest(
         messages=tuple(messages),
         sampling=settings.sampling,
         purpose=PURPOSE,
-        template_version=template_hash(lang, item.task),
+        template_version=template_hash(lang, item.task, settings.prompt_style),
     )
 
 
@@ -187,6 +201,7 @@ def writing_record(
             "toolkit": howtobench.__version__,
             "sampling": settings.sampling.model_dump(mode="json"),
             "system_prompt": settings.system_prompt,
+            "prompt_style": settings.prompt_style,
             "prompt_language": settings.prompt_language or item.language,
             "template_version": request.template_version,
             "blank_marker_found": blank_marker(item.information) is not None if item.task == "completion" else None,

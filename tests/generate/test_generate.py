@@ -11,6 +11,7 @@ from fake_server import FakeServer, Reply, script
 from howtobench.config import EndpointConfig
 from howtobench.data.loader import load_items, load_writings_file
 from howtobench.data.models import Item, Writing
+from howtobench.errors import DataError
 from howtobench.generate import (
     GenerateSettings,
     build_request,
@@ -44,14 +45,32 @@ ITEMS = [
 ]
 
 
-def test_prompt_per_task() -> None:
+def test_release_style_sends_the_two_fields_joined_by_a_blank_line() -> None:
+    """What the paper's models were asked (the release records their task as exactly these two fields)."""
     completion, guide, opened = (render_prompt(it) for it in ITEMS)
+    assert completion == "请补全文中缺失的内容。\n\n第一段。\n\n[fill in the blank]\n\n第三段。"
+    assert guide == "请写一篇关于读书的演讲稿。\n\n- 要点一\n- 要点二"
+    assert opened == "请写一封辞职信。"
+    assert render_prompt(ITEMS[1], "en") == guide  # the release's own words whatever the prompt language
+    request = build_request(ITEMS[0], GenerateSettings())
+    assert request.messages == ({"role": "user", "content": completion},)
+    assert request.template_version == build_request(ITEMS[1], GenerateSettings()).template_version
+
+
+def test_framed_style_is_a_named_option() -> None:
+    framed = GenerateSettings(prompt_style="framed")
+    completion, guide, opened = (render_prompt(it, style="framed") for it in ITEMS)
     assert completion.startswith("请补全文中缺失的内容。")
-    assert "[fill in the blank]" in completion and "第一段。" in completion and "第三段。" in completion
+    assert "[fill in the blank]" in completion and "第一段。" in completion and "只输出你补写的文字本身" in completion
     assert guide.startswith("请写一篇关于读书的演讲稿。") and "- 要点一\n- 要点二" in guide and "提纲" in guide
     assert opened.startswith("请写一封辞职信。") and "要点" not in opened and "原文" not in opened
-    english = render_prompt(ITEMS[1], "en")
+    english = render_prompt(ITEMS[1], "en", style="framed")
     assert "OUTLINE BEGINS" in english and "- 要点一" in english
+    assert build_request(ITEMS[1], framed).messages[-1]["content"] == guide
+    release = build_request(ITEMS[1], GenerateSettings())
+    assert build_request(ITEMS[1], framed).template_version != release.template_version
+    with pytest.raises(DataError, match="unknown prompt style"):
+        render_prompt(ITEMS[0], style="fancy")  # type: ignore[arg-type]
 
 
 def test_request_records_settings() -> None:
@@ -62,7 +81,8 @@ def test_request_records_settings() -> None:
     assert req.messages[0] == {"role": "system", "content": "你是作家。"}
     assert req.messages[1]["role"] == "user" and req.purpose == "generation"
     assert req.sampling.max_tokens == 99 and len(req.template_version) == 16
-    assert build_request(ITEMS[0], settings).template_version != req.template_version
+    framed = GenerateSettings(prompt_style="framed")
+    assert build_request(ITEMS[0], framed).template_version != build_request(ITEMS[2], framed).template_version
 
 
 def test_split_reasoning() -> None:
@@ -75,6 +95,7 @@ def test_release_marker_is_used(bench_root: Path) -> None:
     with_marker = [it for it in items if "[fill in the blank]" in it.information]
     assert len(with_marker) >= 370
     assert "[fill in the blank]" in render_prompt(with_marker[0])
+    assert render_prompt(with_marker[0]) == with_marker[0].instruction + "\n\n" + with_marker[0].information
 
 
 async def test_generate_and_resume(fake_server: FakeServer, tmp_path: Path) -> None:

@@ -12,10 +12,12 @@ from typer.testing import CliRunner
 
 from howtobench.cli.main import app
 from howtobench.data.models import Item, Writing
+from howtobench.judges.base import Judgment
 from howtobench.meta.length import (
     PairStat,
     attach_scores,
     fit_output_on_input,
+    fit_table,
     length_data,
     length_plots,
     task_correlations,
@@ -32,13 +34,13 @@ def _writings() -> tuple[list[Item], list[Writing]]:
     items = [_item(k) for k in range(5)]
     writings = [Writing(infer_id=f"i{k}", model=m, output="字" * (2 * INPUTS[k] + 10 + off))
                 for k in range(5) for m, off in (("a", 0), ("b", 0))]
-    writings.append(Writing(infer_id="i0", model="c", output="  "))  # empty: left out and counted
+    writings.append(Writing(infer_id="i0", model="c", output=""))  # empty: length 0 by default, always counted
     return items, writings
 
 
 def test_exact_fit_and_marks() -> None:
     items, writings = _writings()
-    data = length_data(items, writings)
+    data = length_data(items, writings, empty="exclude")
     assert data.empty_skipped == 1 and data.input_length.tolist() == [10, 10, 20, 20, 30, 30, 40, 40, 50, 50]
     fit = fit_output_on_input(data, "guide")
     assert fit is not None
@@ -50,9 +52,30 @@ def test_exact_fit_and_marks() -> None:
     assert PairStat("x", "y", 0.5, 0.2, 10).mark == ""
 
 
-def test_scores_join_and_correlations(tmp_path: Path) -> None:
+def test_empty_writings_are_counted_and_included_by_default() -> None:
+    """The paper's fits use every writing: the empty one enters at output length 0 and pulls the slope down."""
     items, writings = _writings()
     data = length_data(items, writings)
+    assert (data.empty_included, data.empty_skipped) == (1, 0) and len(data.keys) == 11
+    assert data.output_length[-1] == 0 and data.input_length[-1] == 10
+    fit = fit_output_on_input(data, "guide")
+    x = np.array([10, 10, 20, 20, 30, 30, 40, 40, 50, 50, 10], dtype=float)
+    y = np.concatenate([2 * x[:10] + 10, [0.0]])
+    slope = ((x - x.mean()) * (y - y.mean())).sum() / ((x - x.mean()) ** 2).sum()  # least squares by hand
+    assert fit is not None and fit.n == 11 and fit.slope == pytest.approx(slope) and slope > 2.0
+    assert any("1 empty writings included with output length 0" in n for n in fit_table(data).notes)
+    # an empty writing's judgment has no score by default, as in the leaderboard
+    js = [judgment(f"i{k}", m, 5.0) for k in range(5) for m in "ab"] + [
+        Judgment(method="tow", item_id="i0", model="c", task="guide", genre="others", score=1.0, status="empty")]
+    attach_scores(data, js)
+    assert np.isnan(data.scores["overall"][-1]) and np.isfinite(data.scores["overall"][:-1]).all()
+    with pytest.raises(ValueError, match="empty must be"):
+        length_data(items, writings, empty="zero")  # type: ignore[arg-type]
+
+
+def test_scores_join_and_correlations(tmp_path: Path) -> None:
+    items, writings = _writings()
+    data = length_data(items, writings, empty="exclude")
     # overall falls with length exactly; content only for model a; one failed judgment has no score
     js = [judgment(f"i{k}", m, 100.0 - INPUTS[k], nodes={"content": float(k)} if m == "a" else {})
           for k in range(5) for m in "ab"]
@@ -96,14 +119,21 @@ def test_cli_prints_pooled_slopes(tmp_path: Path) -> None:
     guide_overall = [r for r in corr["rows"] if r["Task"] == "Guide" and r["y"] == "overall"]
     assert guide_overall[0]["r"] == pytest.approx(1.0) and guide_overall[0]["sig"] == "**"
     assert (tmp_path / "figs" / "open-input_length-output_length.png").is_file()
+    bad = CliRunner().invoke(app, ["analyze", "length", "--data", str(tmp_path / "bench"), "--empty", "zero"])
+    assert bad.exit_code != 0 and "--empty must be one of include, exclude" in bad.output
 
 
 def test_release_slopes_match_the_paper(bench_root: Path) -> None:
-    """Section 6.1 on the shared release: pooled slopes of 1.4 (Guide) and 6.1 (Open) in the paper."""
+    """Section 6.1 on the shared release: every writing (empty ones at length 0) gives 1.375 and 6.090, the paper's
+    1.4 (Guide) and 6.1 (Open) to its precision; without the empty writings 1.394 and 6.171."""
     from howtobench.meta.length_report import analyze_length
 
     report = analyze_length(bench_root, tasks=["guide", "open"])
     guide, open_ = (fit_output_on_input(report.data, t) for t in ("guide", "open"))
     assert guide is not None and open_ is not None
-    assert guide.slope == pytest.approx(1.4, abs=0.05)
-    assert open_.slope == pytest.approx(6.1, abs=0.15)
+    assert (round(guide.slope, 3), round(open_.slope, 3)) == (1.375, 6.090)
+    assert (round(guide.slope, 1), round(open_.slope, 1)) == (1.4, 6.1)
+    assert report.data.empty_included > 0
+    without = analyze_length(bench_root, tasks=["guide", "open"], empty="exclude")
+    fits = [fit_output_on_input(without.data, t) for t in ("guide", "open")]
+    assert [round(f.slope, 3) for f in fits if f is not None] == [1.394, 6.171]

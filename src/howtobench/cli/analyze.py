@@ -15,6 +15,7 @@ from howtobench.config import resolve_data_dir
 from howtobench.meta.human import average_scores, load_ratings
 from howtobench.meta.judges import HUMAN, heatmap, judge_matrix, labelled_scores, matrix_table
 from howtobench.meta.judgments import load_judgments, load_results
+from howtobench.meta.length import EMPTY_LENGTHS
 from howtobench.meta.length_report import analyze_length
 from howtobench.meta.weights import weight_plots, weight_sets, weight_table
 from howtobench.report.tables import print_tables
@@ -62,15 +63,22 @@ def length_cmd(
     out: OutOpt = None,
     fmt: FormatOpt = "table",
     strict: StrictOpt = False,
+    empty: Annotated[
+        str,
+        typer.Option("--empty", help="include (default, as the paper's fits): empty writings count with output "
+                     "length 0; exclude: left out. Their number is printed either way; they never have a score."),
+    ] = "include",
 ) -> None:
     """Section 6.1: Pearson r (p-values, ** p<0.05, * p<0.1) among input length, output length and scores per task,
     and the pooled least-squares slope of output length on input length (paper: 1.4 Guide, 6.1 Open).
     """
+    if empty not in EMPTY_LENGTHS:
+        raise typer.BadParameter(f"--empty must be one of {', '.join(EMPTY_LENGTHS)}")
     err = Console(stderr=True)
     loaded = load_results(results, strict=strict) if results else None
     with err.status("analysing lengths and drawing figures..."):
         report = analyze_length(resolve_data_dir(data), tasks=task, writings_files=writings, results=loaded,
-                                out_dir=out, strict=strict)
+                                out_dir=out, strict=strict, empty=empty)  # type: ignore[arg-type]
     print_tables(report.tables, fmt)
     _print_figures(err, report.figures)
 

@@ -13,7 +13,14 @@ from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.data.loader import load_items, select_items
 from howtobench.data.models import Item
 from howtobench.dry_run import model_name, plan_generate
-from howtobench.generate import GenerateSettings, GenerateSummary, failures_path, generate_writings, safe_file_stem
+from howtobench.generate import (
+    PROMPT_STYLES,
+    GenerateSettings,
+    GenerateSummary,
+    failures_path,
+    generate_writings,
+    safe_file_stem,
+)
 from howtobench.llm.batch import BatchSettings
 from howtobench.llm.budget import spending_limit
 from howtobench.llm.client import CacheMode, open_client
@@ -69,9 +76,19 @@ OutOpt = Annotated[
 TopPOpt = Annotated[float | None, typer.Option("--top-p", min=0.0, max=1.0, help="Nucleus sampling (default: server).")]
 SeedOpt = Annotated[int | None, typer.Option("--seed", help="Sampling seed sent to the server (recorded), and the "
                                               "seed of --subset.")]
+StyleOpt = Annotated[
+    str,
+    typer.Option(
+        "--prompt-style",
+        help="release (default): the release's instruction and information joined by a blank line, exactly what "
+        "the paper's models were asked, so writings compare with Table 4. framed: our own framing around them "
+        "(delimiters, 'output only the filled-in text', 'give the complete text').",
+    ),
+]
 LanguageOpt = Annotated[
     str | None,
-    typer.Option("--prompt-language", help="zh or en prompt templates (default: each item's language)."),
+    typer.Option("--prompt-language", help="With --prompt-style framed: zh or en templates (default: each item's "
+                 "language)."),
 ]
 NameOpt = Annotated[str | None, typer.Option("--name", help="Model name written into the output (default: --model).")]
 
@@ -128,6 +145,7 @@ def generate(
     max_tokens: WriterMaxTokensOpt = 4096,
     seed: SeedOpt = 0,
     system_prompt: SystemPromptOpt = None,
+    prompt_style: StyleOpt = "release",
     prompt_language: LanguageOpt = None,
     name: NameOpt = None,
     base_url: BaseUrlOpt = None,
@@ -152,19 +170,24 @@ def generate(
 ) -> None:
     """Have the model under test write the benchmark: W = LLM(instruction, grounding).
 
-    Completion gets the instruction and the text with its [fill in the blank] marks, Guide the instruction and the
-    outline, Open the instruction alone. Reasoning traces are kept out of the writing (field `reasoning`); sampling,
-    system prompt and prompt-template hash are recorded with each line. A failed call is listed in
+    The model gets the release's instruction and information joined by a blank line, as the paper's models did
+    (Completion: the instruction and the text with its [fill in the blank] marks; Guide: the instruction and the
+    outline; Open: the instruction alone); --prompt-style framed adds our own framing. Reasoning traces are kept
+    out of the writing (field `reasoning`); sampling, system prompt, prompt style and template hash are recorded
+    with each line. A failed call is listed in
     <out>.failed.jsonl, never written as a writing, and retried by the next run. Without --base-url/--model the
     embedded local model writes (a smoke run).
     """
     flags = model_flags(locals())
     if prompt_language not in (None, "zh", "en"):
         raise typer.BadParameter("--prompt-language must be zh or en")
+    if prompt_style not in PROMPT_STYLES:
+        raise typer.BadParameter(f"--prompt-style must be one of {', '.join(PROMPT_STYLES)}")
     items = select_items(load_items(resolve_data_dir(data), task), task, genre, limit, ids, subset, seed or 0)
     settings = GenerateSettings(
         sampling=SamplingParams(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
         system_prompt=system_prompt,
+        prompt_style=prompt_style,  # type: ignore[arg-type]
         prompt_language=prompt_language,  # type: ignore[arg-type]
         model_name=name,
     )

@@ -3,8 +3,11 @@
 Per task: Pearson correlations (with p-values) among input length (instruction + grounding
 information, in characters), output length and, when judgments are given, the overall and content
 scores; and a least-squares fit of output length on input length with every model's writings
-pooled (the paper reports slopes of 1.4 for Guide and 6.1 for Open). Empty writings are left out
-of every statistic (a failure has no length to learn from) and counted.
+pooled (the paper reports slopes of 1.4 for Guide and 6.1 for Open). By default every writing counts,
+an empty one with output length 0, as the paper's fits did (the release gives 1.375 and 6.090, which
+round to the paper's figures; without the 51 empty writings 1.394 and 6.171); `empty="exclude"` leaves
+them out. Either way they are counted. Score columns follow the leaderboard's convention: an empty
+writing has no score by default (the authors' pipeline skips it).
 """
 
 from __future__ import annotations
@@ -12,12 +15,13 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 from scipy import stats
 
 from howtobench.data.models import TASKS, Item, Writing
-from howtobench.judges.base import Judgment
+from howtobench.judges.base import EmptyConvention, Judgment, counted_score
 from howtobench.meta.plots import new_figure, save_figure
 from howtobench.report.tables import Table
 
@@ -31,9 +35,13 @@ VAR_LABELS: dict[str, str] = {
 }
 
 
+EmptyLengths = Literal["include", "exclude"]
+EMPTY_LENGTHS: tuple[str, ...] = ("include", "exclude")
+
+
 @dataclass
 class LengthData:
-    """One row per non-empty writing: its key, task and lengths, plus score columns by name (NaN = no score)."""
+    """One row per writing analysed: its key, task and lengths, plus score columns by name (NaN = no score)."""
 
     keys: list[tuple[str, str]]
     task: np.ndarray
@@ -42,6 +50,7 @@ class LengthData:
     output_length: np.ndarray
     scores: dict[str, np.ndarray] = field(default_factory=dict)
     empty_skipped: int = 0
+    empty_included: int = 0
 
     def variables(self, mask: np.ndarray) -> dict[str, np.ndarray]:
         """The analysed columns restricted to `mask`, lengths first."""
@@ -78,11 +87,13 @@ class LengthFit:
     n: int
 
 
-def length_data(items: list[Item], writings: list[Writing]) -> LengthData:
-    """Lengths of every non-empty writing whose item is known."""
+def length_data(items: list[Item], writings: list[Writing], *, empty: EmptyLengths = "include") -> LengthData:
+    """Lengths of every writing whose item is known; empty ones at 0 (`empty="include"`, the paper) or left out."""
+    if empty not in EMPTY_LENGTHS:
+        raise ValueError(f"empty must be one of {', '.join(EMPTY_LENGTHS)}, not {empty!r}")
     by_id = {item.id: item for item in items}
     known = [w for w in writings if w.item_id in by_id]
-    kept = [w for w in known if not w.is_empty]
+    kept = known if empty == "include" else [w for w in known if not w.is_empty]
     inputs = [len(by_id[w.item_id].instruction) + len(by_id[w.item_id].information) for w in kept]
     return LengthData(
         keys=[(w.item_id, w.model) for w in kept],
@@ -91,13 +102,16 @@ def length_data(items: list[Item], writings: list[Writing]) -> LengthData:
         input_length=np.array(inputs, dtype=float),
         output_length=np.array([len(w.output) for w in kept], dtype=float),
         empty_skipped=len(known) - len(kept),
+        empty_included=sum(1 for w in kept if w.is_empty),
     )
 
 
-def attach_scores(data: LengthData, judgments: list[Judgment], suffix: str = "") -> None:
-    """Add `overall` and `content` columns (content = the ToW content node; absent for other methods)."""
-    overall = {(j.item_id, j.model): j.score for j in judgments}
-    content = {(j.item_id, j.model): j.nodes.get("content") for j in judgments}
+def attach_scores(data: LengthData, judgments: list[Judgment], suffix: str = "",
+                  empty: EmptyConvention = "exclude") -> None:
+    """Add `overall` and `content` columns (content = the ToW content node; absent for other methods); failures and,
+    by default, empty writings have no score (NaN), as in the leaderboard."""
+    overall = {(j.item_id, j.model): counted_score(j, empty) for j in judgments}
+    content = {(j.item_id, j.model): counted_score(j, empty, "content") for j in judgments}
     for name, source in (("overall", overall), ("content", content)):
         col = np.array([np.nan if source.get(k) is None else source[k] for k in data.keys], dtype=float)
         if np.isfinite(col).any():
@@ -143,9 +157,19 @@ def correlation_table(data: LengthData) -> Table:
         for st in task_correlations(data, task):
             table.add_row(TASK_NAMES[task], st.x, st.y, st.r, st.p, st.mark, st.n)
     table.notes.append("** p < 0.05, * p < 0.1 (two-sided); lengths in characters; input = instruction + information")
-    if data.empty_skipped:
-        table.notes.append(f"{data.empty_skipped} empty writings left out")
+    table.notes += empty_notes(data)
     return table
+
+
+def empty_notes(data: LengthData) -> list[str]:
+    """What happened to the empty writings (always said when there are any)."""
+    notes = []
+    if data.empty_included:
+        notes.append(f"{data.empty_included} empty writings included with output length 0, as the paper's fits "
+                     "(--empty exclude leaves them out); they have no score")
+    if data.empty_skipped:
+        notes.append(f"{data.empty_skipped} empty writings left out (--empty exclude)")
+    return notes
 
 
 def fit_table(data: LengthData) -> Table:
@@ -156,6 +180,7 @@ def fit_table(data: LengthData) -> Table:
         fit = fit_output_on_input(data, task)
         if fit is not None:
             table.add_row(TASK_NAMES[task], fit.slope, fit.intercept, fit.r, fit.p, fit.n, PAPER_SLOPES.get(task))
+    table.notes += empty_notes(data)
     return table
 
 

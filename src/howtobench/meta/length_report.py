@@ -7,7 +7,15 @@ from pathlib import Path
 
 from howtobench.data.loader import load_items, load_release_writings, load_writings_file
 from howtobench.judges.base import Judgment
-from howtobench.meta.length import LengthData, attach_scores, correlation_table, fit_table, length_data, length_plots
+from howtobench.meta.length import (
+    EmptyLengths,
+    LengthData,
+    attach_scores,
+    correlation_table,
+    fit_table,
+    length_data,
+    length_plots,
+)
 from howtobench.report.tables import Table
 
 
@@ -26,6 +34,7 @@ def analyze_length(
     results: dict[str, list[Judgment]] | None = None,
     out_dir: Path | None = None,
     strict: bool = False,
+    empty: EmptyLengths = "include",
 ) -> LengthReport:
     """Length statistics of the release writings (or of given writing files), with scores when results are given."""
     items = load_items(root, tasks, strict=strict)
@@ -33,7 +42,7 @@ def analyze_length(
         writings = [w for path in writings_files for w in load_writings_file(path, items, strict=strict)]
     else:
         writings = load_release_writings(root, tasks, strict=strict, items=items)
-    data = length_data(items, writings)
+    data = length_data(items, writings, empty=empty)
     results = results or {}
     for label, judgments in results.items():
         attach_scores(data, judgments, suffix="" if len(results) == 1 else f" [{label}]")
