@@ -7,9 +7,10 @@ import math
 from pathlib import Path
 from typing import Any
 
+import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
-from inspect_fakes import first_user, leaf_score, mock_judge, mock_writer, schema_of, weights_for
+from inspect_fakes import first_user, leaf_score, mock_judge, mock_writer, schema_of, weights_for, writing_for
 
 from howtobench.inspect_eval.dataset import howtobench_dataset
 from howtobench.inspect_eval.task import howtobench
@@ -111,3 +112,27 @@ def test_rubric_baseline_scores_the_judges_overall(tmp_path: Path, bench_root: P
     score = log.samples[0].scores["rubric"]
     assert score.value == 9.0 and (score.metadata or {})["method"] == "rubric"
     assert {leaf["score"] for leaf in (score.metadata or {})["leaves"].values()} == {4.0}
+
+
+def test_an_empty_writing_follows_the_leaderboards_convention(tmp_path: Path, bench_root: Path) -> None:
+    def writer_with_one_empty(messages: list[Any]) -> str:
+        return "" if marker in messages[-1].text else writing_for(messages)
+
+    marker = (howtobench_dataset(tasks=["guide"], limit=2, data=bench_root)[1].metadata or {})["instruction"][:40]
+    logs = {}
+    for empty in ("exclude", "lowest"):
+        task = howtobench(data=str(bench_root), task="guide", limit=2, empty=empty)
+        [logs[empty]] = inspect_eval(task, model=mock_writer(writer_with_one_empty),
+                                     model_roles={"grader": mock_judge(fixed_reply)},
+                                     log_dir=str(tmp_path / empty), display="none")
+    excluded, lowest = logs["exclude"], logs["lowest"]
+    assert excluded.samples and lowest.samples and excluded.results and lowest.results
+    gone = excluded.samples[1].scores["tow"]
+    assert isinstance(gone.value, float) and math.isnan(gone.value) and gone.reason == "no_response"
+    assert (gone.metadata or {})["status"] == "empty"
+    assert excluded.results.scores[0].unscored_samples == 1
+    written = (4 * 6.9 + 3 * 8.5 + 7) / 8
+    assert excluded.results.scores[0].metrics["all"].value == written
+    floor = lowest.samples[1].scores["tow"].value
+    assert isinstance(floor, float) and floor < 2  # every leaf at its lowest
+    assert lowest.results.scores[0].metrics["all"].value == pytest.approx((written + floor) / 2)

@@ -3,8 +3,9 @@
 `leaderboard()` rebuilds each scored sample's `Judgment` from its Score metadata and hands them to
 `build_leaderboard`, the code behind `howtobench leaderboard`, then reads its cells: `all`, one mean per
 task (`completion`, `guide`, `open`) and per Table 4 genre, and the node means over all items (`content`,
-`format`, `impression`). Unscored samples (failed judgments) never reach a metric — inspect filters them
-and counts them as unscored — which is the leaderboard's own rule (failures are counted, never averaged).
+`format`, `impression`). Unscored samples never reach a metric — inspect filters them and counts them as
+unscored: failed judgments (the leaderboard counts failures, never averages them) and, by default, empty
+writings (the leaderboard's default `--empty exclude`; the scorers' `empty="lowest"` scores them instead).
 
 With `--epochs` > 1 the root of each sample is inspect's reduced value (mean over epochs); the node means
 then come from the first epoch's judgment (inspect keeps the first score's metadata when reducing).
@@ -35,7 +36,8 @@ def leaderboard_means(judgments: list[Judgment]) -> dict[str, float]:
     """{"all", task, genre, node: mean} of one model's judgments, as `build_leaderboard` computes them."""
     if not judgments:
         return {}
-    board = build_leaderboard(judgments, nodes=True, n_boot=0)
+    # empty writings reach a metric only when the scorer counts them (empty="lowest"): count them, then
+    board = build_leaderboard(judgments, nodes=True, n_boot=0, empty="lowest")
     if len(board.columns) != 1:  # an eval judges one model; anything else is not one leaderboard column
         raise DataError(f"expected the judgments of one model, got {', '.join(board.columns)}")
     column = board.columns[0]

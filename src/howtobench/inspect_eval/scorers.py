@@ -34,7 +34,7 @@ from howtobench.generate import split_reasoning
 from howtobench.inspect_eval.client import InspectJudgeClient
 from howtobench.inspect_eval.dataset import item_from_metadata
 from howtobench.inspect_eval.metrics import leaderboard
-from howtobench.judges.base import Judge, Judgment
+from howtobench.judges.base import EMPTY_CONVENTIONS, EmptyConvention, Judge, Judgment, counted_score
 from howtobench.judges.job import NO_MODEL_METHODS, build_judge
 from howtobench.judges.runner import judge_or_fail
 
@@ -80,11 +80,15 @@ def score_metadata(judgment: Judgment) -> dict[str, Any]:
     }
 
 
-def judgment_score(judgment: Judgment) -> Score:
-    """A scored judgment as a Score; a failed one (no score) as an unscored Score — never a number."""
+def judgment_score(judgment: Judgment, empty: EmptyConvention = "exclude") -> Score:
+    """A scored judgment as a Score; a failed one (no score) as an unscored Score — never a number. An empty
+    writing follows the leaderboard's convention: unscored ("no_response") by default, its lowest scores with
+    `empty="lowest"`."""
     metadata = score_metadata(judgment)
     if judgment.status == "failed" or judgment.score is None:
         return Score.unscored(reason="grader_failed", explanation=explanation(judgment), metadata=metadata)
+    if counted_score(judgment, empty) is None:
+        return Score.unscored(reason="no_response", explanation=explanation(judgment), metadata=metadata)
     return Score(value=judgment.score, explanation=explanation(judgment), metadata=metadata)
 
 
@@ -128,16 +132,18 @@ class _Judges:
 
 def judge_scorer(method: str = "tow", *, judge: str | Model | None = None, role: str = JUDGE_ROLE,
                  reasks: int = 2, cache_weights: bool = True, prices: Path | None = None,
-                 **options: Any) -> Scorer:
+                 empty: EmptyConvention = "exclude", **options: Any) -> Scorer:
     """The score function of any registered method (`options` as for `howtobench judge`: tree, with_reference,
-    renormalize, samples, max_tokens)."""
+    renormalize, samples, max_tokens; `empty` as `howtobench leaderboard --empty`)."""
+    if empty not in EMPTY_CONVENTIONS:
+        raise ConfigError(f"empty must be one of {', '.join(EMPTY_CONVENTIONS)}, not {empty!r}")
     judges = _Judges(method, judge, role, options, reasks, cache_weights, prices)
 
     async def score(state: TaskState, target: Target) -> Score:
         item = item_from_metadata(state.metadata)
         text, _ = split_reasoning(state.output.completion, None)
         writing = Writing(infer_id=item.id, model=state.model.name, output=text)
-        return judgment_score(await judge_or_fail(judges.get(), item, writing))
+        return judgment_score(await judge_or_fail(judges.get(), item, writing), empty)
 
     return score
 

@@ -9,8 +9,10 @@ Task arguments (`-T name=value`): `task` (completion, guide, open; comma-separat
 `limit` (first N per task), `data` (the benchmark folder; default $HOWTOBENCH_DATA or the downloaded copy),
 `system_prompt` — the selection and prompts of `howtobench generate`; `method` (tow, rubric, single, autoplan,
 bleu, rouge, sacrebleu), `judge` (the judge model, instead of the `grader` role), `no_reference`,
-`renormalize`, `samples`, `tree`, `judge_max_tokens` — the options of `howtobench judge`. The writer samples
-like `howtobench generate` (temperature 0.7, 4,096 tokens, seed 0) unless inspect's own flags say otherwise.
+`renormalize`, `samples`, `tree`, `judge_max_tokens` — the options of `howtobench judge`; `empty` (exclude: an
+empty writing is an unscored sample, as the leaderboard leaves it out; lowest: it gets the judge's lowest
+scores). The writer samples like `howtobench generate` (temperature 0.7, 4,096 tokens, seed 0) unless inspect's
+own flags say otherwise.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ def howtobench(
     samples: int = 1,
     tree: str | None = None,
     judge_max_tokens: int | None = None,
+    empty: str = "exclude",
 ) -> Task:
     """HoWToBench writing tasks judged by Tree-of-Writing (or a baseline), as `howtobench run` would."""
     settings = GenerateSettings(system_prompt=system_prompt)
@@ -53,7 +56,7 @@ def howtobench(
     return Task(
         dataset=dataset,
         solver=generate(),
-        scorer=scorer_for(method, judge, **options),
+        scorer=scorer_for(method, judge, empty=empty, **options),
         config=GenerateConfig(temperature=s.temperature, max_tokens=s.max_tokens, seed=s.seed),
         version=1,
     )
