@@ -19,20 +19,17 @@ import importlib.util
 import os
 import signal
 import socket
-import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-import aiohttp
 from rich.console import Console
 
 from howtobench.config import EndpointConfig, user_cache_dir
-from howtobench.errors import ConfigError, LLMError
-from howtobench.llm.transport import new_session
+from howtobench.errors import ConfigError
+from howtobench.llm.server_process import ServerProcess, stop_when_it_dies
 
 LOCAL_MODEL = "gemma-3-270m-local"
 N_CTX = 8192
@@ -66,10 +63,12 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def server_command(model: Path, port: int, n_ctx: int = N_CTX) -> list[str]:
-    """llama-cpp-python's server on loopback; prompts sharing a prefix with the previous one reuse its KV cache."""
+def server_command(model: Path, port: int, n_ctx: int = N_CTX, *, extra_buffers: bool = False) -> list[str]:
+    """llama-cpp-python's server on loopback through our entry module, which turns llama.cpp's extra weight buffers
+    (CPU_REPACK, AMX) off unless `extra_buffers` (see local_server.py); prompts sharing a prefix with the previous
+    one reuse its KV cache."""
     return [
-        sys.executable, "-m", "llama_cpp.server",
+        sys.executable, "-m", "howtobench.llm.local_server", "--extra-buffers", "on" if extra_buffers else "off",
         "--model", str(model), "--model_alias", LOCAL_MODEL,
         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx),
         "--chat_format", "gemma",  # the GGUF carries no chat template; llama-2's fallback makes it answer nothing
@@ -79,73 +78,20 @@ def server_command(model: Path, port: int, n_ctx: int = N_CTX) -> list[str]:
     ]
 
 
-def _die_with_parent() -> None:
-    """Linux: the server is killed if this process dies, even by SIGKILL (no orphaned model servers).
-
-    SIGKILL rather than SIGTERM: uvicorn's graceful shutdown waits for in-flight generations, which
-    can take minutes on this CPU, and the server holds nothing worth a clean exit.
-    """
-    with contextlib.suppress(Exception):
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
-async def _healthy(http: aiohttp.ClientSession, base_url: str) -> bool:
-    try:
-        async with http.get(base_url + "/models", timeout=aiohttp.ClientTimeout(total=2)) as resp:
-            return resp.status == 200
-    except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
-        return False
-
-
-async def _wait_until_healthy(proc: subprocess.Popen[bytes], base_url: str, log: Path, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    async with new_session() as http:
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise LLMError(f"the local model server exited with code {proc.returncode} (log {log}):\n{_tail(log)}")
-            if await _healthy(http, base_url):
-                return
-            await asyncio.sleep(0.2)
-    raise LLMError(f"the local model server did not answer within {timeout_s:g} s (log {log}):\n{_tail(log)}")
-
-
-def _tail(log: Path, lines: int = 15) -> str:
-    with contextlib.suppress(OSError):
-        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
-    return "(no server log)"
-
-
-def stop_server(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
-    """Terminate, then kill if it does not exit within `grace_s`."""
-    if proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(grace_s)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
-@contextlib.contextmanager
-def _server_process(model: Path, port: int, log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            server_command(model, port), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,  # noqa: PLW1509
-        )
-    try:
-        yield proc
-    finally:
-        stop_server(proc)
+def _new_log() -> Path:
+    log_dir = user_cache_dir() / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkstemp(prefix="local-model-", suffix=".log", dir=log_dir)[1])
 
 
 @asynccontextmanager
-async def local_endpoint(*, console: Console | None = None, startup_timeout_s: float = 180.0,
-                         quiet: bool = False) -> AsyncIterator[EndpointConfig]:
-    """Start the local model server on a free loopback port, yield its endpoint, stop it on exit (also Ctrl-C)."""
+async def local_server(*, console: Console | None = None, startup_timeout_s: float = 180.0, quiet: bool = False,
+                       extra_buffers: bool = False) -> AsyncIterator[ServerProcess]:
+    """Start the local model server on a free loopback port, wait for a real completion, yield it; stop it on exit.
+
+    If it dies while the block runs, the block is stopped at once and `ServerDied` (with the log tail) raised.
+    Its log is deleted on a clean exit and kept when it failed (the error names it).
+    """
     console = console or Console(stderr=True)
     if importlib.util.find_spec("llama_cpp") is None:
         raise ConfigError("the local model needs llama-cpp-python: pip install 'howtobench[local]' or give an endpoint")
@@ -153,22 +99,36 @@ async def local_endpoint(*, console: Console | None = None, startup_timeout_s: f
         console.print(f"[bold yellow]note:[/] {WARNING}", highlight=False)
     model = await asyncio.to_thread(model_file)
     port = free_port()
-    base_url = f"http://127.0.0.1:{port}/v1"
-    log_dir = user_cache_dir() / "logs"
-    log_dir.mkdir(parents=True, exist_ok=True)
-    log = Path(tempfile.mkstemp(prefix="local-model-", suffix=".log", dir=log_dir)[1])
-    started = False
+    log = _new_log()
+    server = ServerProcess.start(server_command(model, port, extra_buffers=extra_buffers),
+                                 f"http://127.0.0.1:{port}/v1", log)
+    ready = False
     try:
-        with _server_process(model, port, log) as proc:
-            await _wait_until_healthy(proc, base_url, log, startup_timeout_s)
-            started = True
-            yield EndpointConfig(
-                model=LOCAL_MODEL, base_urls=(base_url,), concurrency=2, timeout_s=600.0,
-                response_format="json_object", json_object_schema=True, max_retries=2,
-            )
+        await server.wait_until_ready(LOCAL_MODEL, startup_timeout_s)
+        ready = True
+        async with stop_when_it_dies(server):
+            yield server
     finally:
-        if started:  # the log is kept only when the server failed to start (its path is in the error)
+        failed = not ready or server.dead  # checked before we stop it ourselves
+        server.stop()
+        if not failed:
             log.unlink(missing_ok=True)
+
+
+@asynccontextmanager
+async def local_endpoint(*, console: Console | None = None, startup_timeout_s: float = 180.0,
+                         quiet: bool = False) -> AsyncIterator[EndpointConfig]:
+    """The endpoint of a `local_server` (started here, stopped on exit, also on Ctrl-C)."""
+    async with local_server(console=console, startup_timeout_s=startup_timeout_s, quiet=quiet) as server:
+        yield local_endpoint_config(server)
+
+
+def local_endpoint_config(server: ServerProcess) -> EndpointConfig:
+    """How the client talks to the local server: two calls at once, long timeout, the schema inlined."""
+    return EndpointConfig(
+        model=LOCAL_MODEL, base_urls=(server.base_url,), concurrency=2, timeout_s=600.0,
+        response_format="json_object", json_object_schema=True, max_retries=2,
+    )
 
 
 async def serve_until_interrupted(console: Console) -> None:
