@@ -1,8 +1,9 @@
 """End to end: ToW judges two real release writings with the embedded local model (llama.cpp + Gemma-3-270M).
 
 The 270M model's scores mean nothing; the test shows the pipeline works on a real grammar-constrained server:
-every leaf comes back scored within its scale or recorded as failed with its raw text, weights are negotiated
-once for the item, and a judgment with all leaves scored has a root on the 0-10 footing.
+every leaf comes back parsed and within its scale (greedy decoding: the same replies every run), weights are
+negotiated once for the item, and each root is on the 0-10 footing. A server that crashes or answers nothing
+fails this test: a failed leaf is not an acceptable outcome here.
 """
 
 from __future__ import annotations
@@ -43,11 +44,7 @@ async def test_tow_on_two_release_writings_with_the_local_model(bench_root: Path
         assert judgment.judge_model == LOCAL_MODEL and judgment.tree_hash == tree.hash
         assert [x.name for x in judgment.leaves] == [leaf.id for leaf in tree.leaves_for("completion")]
         for result, leaf in zip(judgment.leaves, tree.leaves_for("completion"), strict=True):
-            if result.status == "ok":
-                assert result.raw_score in leaf.scale and result.score == leaf.score_of(int(result.raw_score or 0))
-            else:
-                assert result.status == "failed" and (result.raw_text or result.error)
-        if judgment.status == "ok":
-            assert judgment.score is not None and 1 <= judgment.score <= 10
-        else:
-            assert judgment.score is None and judgment.failures
+            assert result.status == "ok", (result.name, result.error, result.raw_text)
+            assert result.raw_score in leaf.scale and result.score == leaf.score_of(int(result.raw_score or 0))
+        assert judgment.status == "ok" and judgment.failures == []
+        assert judgment.score is not None and 0 <= judgment.score <= 10

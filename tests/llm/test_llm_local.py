@@ -3,7 +3,14 @@ without llama.cpp's extra buffer types (CPU_REPACK, AMX) — the fix for the AMX
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -56,3 +63,45 @@ async def test_without_our_setting_this_cpu_would_repack(tmp_path: Path) -> None
     async with local_server(quiet=True, extra_buffers=True) as server:
         log = server.log.read_text(errors="replace")
     assert EXTRA_BUFFER.search(log) and "repack tensor" in log
+
+
+def _server_child(pid: int) -> int | None:
+    """The pid of the local model server started by process `pid` (Linux /proc), if it runs yet."""
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    for child in children.read_text().split() if children.exists() else []:
+        with contextlib.suppress(OSError):
+            if b"howtobench.llm.local_server" in Path(f"/proc/{child}/cmdline").read_bytes():
+                return int(child)
+    return None
+
+
+@pytest.mark.timeout(900)
+def test_killing_the_real_server_mid_run_stops_generate_at_once_and_a_rerun_completes(
+        tmp_path: Path, bench_root: Path) -> None:
+    out = tmp_path / "w.jsonl"
+    command = [sys.executable, "-m", "howtobench", "generate", "--data", str(bench_root), "--task", "open",
+               "--limit", "4", "--max-tokens", "24", "-o", str(out), "--workspace", str(tmp_path / "ws"),
+               "--no-progress"]
+    env = {**os.environ, "HOWTOBENCH_DATA": str(bench_root)}
+    with subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True) as proc:
+        while not (out.exists() and out.read_text(encoding="utf-8").strip()):
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            time.sleep(0.1)
+        server = _server_child(proc.pid)
+        assert server is not None
+        os.kill(server, signal.SIGKILL)
+        killed = time.monotonic()
+        status = proc.wait(timeout=60)
+        took = time.monotonic() - killed
+        err = proc.stderr.read() if proc.stderr else ""
+    assert status == 2 and took < 10, (status, took, err)
+    line = next(x for x in err.splitlines() if x.startswith("error:"))
+    assert re.match(r"error: http://127\.0\.0\.1:\d+/v1: the local model server was killed by signal SIGKILL "
+                    r"\(killed: out of memory, or by hand\) during the run; the last lines of its log", line), err
+    assert len(err.split(line, 1)[1].strip().splitlines()) >= 3  # the log tail follows
+    written = len(out.read_text(encoding="utf-8").splitlines())
+    assert 1 <= written < 4 and not (tmp_path / "w.failed.jsonl").exists()  # nothing recorded as failed
+    again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 4 and all(r["output"].strip() for r in rows)

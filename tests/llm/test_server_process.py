@@ -4,6 +4,7 @@ at start, on its first completion (the AMX crash), or mid-run — stops the run 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -125,10 +126,8 @@ async def test_a_block_that_swallows_the_cancellation_still_gets_server_died(tmp
         server = ServerProcess(proc, "http://127.0.0.1:9/v1", tmp_path / "log")
         with pytest.raises(ServerDied, match="exited with code 0 during the run"):
             async with stop_when_it_dies(server):
-                try:
+                with contextlib.suppress(asyncio.CancelledError):  # e.g. serve-local waiting for Ctrl-C
                     await asyncio.sleep(30)
-                except asyncio.CancelledError:
-                    pass  # e.g. serve-local waiting for Ctrl-C
         task = asyncio.current_task()
         assert task is not None and task.cancelling() == 0  # the watcher's cancellation was taken back
         await asyncio.sleep(0)  # and nothing is pending

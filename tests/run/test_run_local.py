@@ -28,8 +28,12 @@ async def test_run_on_the_local_model_is_labelled_smoke(bench_root: Path, tmp_pa
     result = await run_benchmark(settings)
     board = result.leaderboard
     assert board.columns == ("gemma-3-270m-local",)  # its own writing; --release would add the shipped ones
-    assert all(c.judged == 1 for c in board.counts.values())
-    assert result.generation is not None and result.generation.written == 1
+    assert all(c.judged == c.scored == 1 and c.failed == 0 for c in board.counts.values())
+    assert result.failed == 0  # the exit status of `howtobench run` would be 0
+    cells = [cell for (_metric, _row, column), cell in board.cells.items() if column == "gemma-3-270m-local"]
+    assert cells and all(cell.mean is not None and 0 <= cell.mean <= 10 and cell.n_failed == 0 for cell in cells)
+    assert (settings.run_dir / "report.html").is_file()
+    assert result.generation is not None and result.generation.written == 1 and result.generation.failed == 0
     written = json.loads((settings.run_dir / "writings" / "gemma-3-270m-local.jsonl").read_text(encoding="utf-8"))
     assert written["generation"]["sampling"]["max_tokens"] == 128  # the local writer is capped for smoke runs
     markdown = (settings.run_dir / "leaderboard.md").read_text(encoding="utf-8")
