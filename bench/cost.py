@@ -9,16 +9,17 @@ sends them. Prompt tokens are estimated from characters; each call is replayed t
 prefix cache (`llm/pricing.py`: OpenAI 1,024+ tokens in 128-token steps, DeepSeek 64-token units) and
 priced at list, cached, batch and batch + cached rates from the price table.
 
-Completion tokens: `ceiling` (default) takes the bound the reply schema puts on a valid reply (every string
-at its maxLength, counted as Chinese): an upper bound for a judge that does not reason aloud. `max-tokens`
-takes each call's max_tokens, what `--dry-run` charges (it errs high on purpose). `--reason-chars N` makes
-every text field of a reply N characters (at most its maxLength): a judge that writes reasons of typical
-length rather than the longest allowed (the ToW and single prompts ask for at most 80).
+Completion tokens: `ceiling` (default) takes what the reply schema lets a valid reply hold, with every text
+field (a leaf's analysis, a rubric dimension's reason) `--reason-chars` Chinese characters long (default 200,
+an assumption: no real judge was measured here; 0 takes each field's maxLength, and a field without one — the
+analyses are unbounded — falls back to max_tokens). The last table varies that length. `max-tokens`
+takes each call's max_tokens, what `--dry-run` charges (it errs high on purpose).
 
 Then the ToW / rubric ratio per mode (paper: 5.6x at list price; goal <= 2x with caching), the full ToW
 judgment with GPT-4o under batch + caching (goal <= $30), and what each layout of the ToW leaf prompt
 costs: shared-first (ours: system, task, information, reference, writing, then the leaf's criteria) against
-leaf-first (the criteria open the user message, so the leaves of one writing share only the system prompt).
+leaf-first (the leaf's criteria open the user message: calls of one leaf share them across writings, the calls on
+one writing share nothing past the system prompt).
 Everything printed is computed here; no model is called and nothing is written.
 """
 
@@ -45,6 +46,7 @@ from howtobench.llm.types import ChatRequest
 
 METHODS = ("tow", "rubric", "single")
 REASON_LENGTHS = (50, 100, 200, 400, 800)
+DEFAULT_REASON_CHARS = 200  # an assumed typical analysis (~135 tokens); no real judge was measured here
 JUDGES = ("gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-4.1-mini", "deepseek-chat")
 Layout = Callable[[list[ChatRequest]], list[ChatRequest]]
 
@@ -143,9 +145,10 @@ async def main() -> None:
     parser.add_argument("--writer", default="gpt-4o-2024-11-20", help="whose release writings are judged")
     parser.add_argument("--judges", default=",".join(JUDGES), help="price-table names of the judge models")
     parser.add_argument("--completion", choices=("ceiling", "max-tokens"), default="ceiling")
-    parser.add_argument("--reason-chars", type=int, default=None,
+    parser.add_argument("--reason-chars", type=int, default=DEFAULT_REASON_CHARS,
                         help="with --completion ceiling: every text field of a reply this many characters (at most "
-                             "its maxLength) instead of its maxLength — a typical judge instead of the longest")
+                             "its maxLength; 0: each field's maxLength, unbounded fields at max_tokens) — the "
+                             "length of a judge's analysis, the one unknown (the table below varies it)")
     parser.add_argument("--limit", type=int, default=None, help="first N items per task (quick look)")
     args = parser.parse_args()
 
@@ -159,13 +162,14 @@ async def main() -> None:
     ceiling = args.completion == "ceiling"
     recorded = {m: await record(m, pairs) for m in METHODS}
     replayed = {m: replay(recorded[m], shared_first) for m in METHODS}
-    per_method = {m: replayed[m].priced_with(ceiling, args.reason_chars) for m in METHODS}
+    chars = args.reason_chars or None
+    per_method = {m: replayed[m].priced_with(ceiling, chars) for m in METHODS}
     layouts = {"shared-first (ours)": shared_first, "leaf-first": leaf_first}
-    per_layout = {name: replay(recorded["tow"], layout).priced_with(ceiling, args.reason_chars)
+    per_layout = {name: replay(recorded["tow"], layout).priced_with(ceiling, chars)
                   for name, layout in layouts.items()}
     prices = load_prices()
 
-    completion = args.completion + (f", reasons of {args.reason_chars} characters" if args.reason_chars else "")
+    completion = args.completion + (f", text fields of {chars} characters" if chars and ceiling else "")
     print(f"# bench/cost.py — {len(pairs)} writings of {args.writer} ({len(items)} items), completion tokens: "
           f"{completion}")
     print(*summary(per_method), sep="\n")
