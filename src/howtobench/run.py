@@ -64,7 +64,7 @@ log = logging.getLogger(__name__)
 # (a ~350-token prompt suffix after the shared prefix, and grammar-constrained decoding over a 262k vocabulary),
 # so a writing costs 30-60 s and the full "2 items x 10 shipped models" set would take over half an hour. One
 # item per task and three shipped models spanning the paper's Table 4 (ranks 1, 5 and 10) keep it near ten
-# minutes; --limit and --release-model widen it.
+# minutes; --limit and --models widen it.
 SMOKE_PER_TASK = 1
 SMOKE_RELEASE_MODELS = ("deepseek-r1", "gemini-2.0-flash", "Llama-3.3-70B-Instruct")
 SMOKE_MAX_TOKENS = 128
@@ -293,7 +293,7 @@ def run_config(settings: RunSettings) -> dict[str, Any]:
         "workspace": str(settings.workspace), "method": settings.method, "task": listed(settings.tasks),
         "genre": listed(settings.genres), "limit": settings.limit, "subset": settings.subset,
         "ids": listed(settings.ids), "writings": listed(settings.writings), "generate": settings.generate,
-        "release": settings.release, "release_model": listed(settings.release_models),
+        "release": settings.release, "models": listed(settings.release_models),
         "prices": str(settings.prices) if settings.prices else None,
         "temperature": settings.sampling.temperature, "max_tokens": settings.sampling.max_tokens,
         "system_prompt": settings.system_prompt, "seed": settings.seed, "bootstrap": settings.bootstrap,

@@ -31,7 +31,7 @@ analyze_app = typer.Typer(
 
 OutOpt = Annotated[
     Path | None,
-    typer.Option("--out", file_okay=False, help="Folder for the figures (PNG + SVG); no figures without it."),
+    typer.Option("-o", "--out", file_okay=False, help="Folder for the figures (PNG + SVG); no figures without it."),
 ]
 
 

@@ -207,7 +207,7 @@ def export_cmd(build_dir: DirOpt) -> None:
 
 
 def import_cmd(build_dir: DirOpt,
-               out: Annotated[Path, typer.Option("--out", help="Benchmark directory to write "
+               out: Annotated[Path, typer.Option("-o", "--out", help="Benchmark directory to write "
                                                  "(<out>/<task>/aligned.jsonl, the release layout).")],
                review: Annotated[Path | None, typer.Option("--review", help="Edited review file. Default: "
                                                               "05_review.jsonl in --dir.")] = None,

@@ -7,13 +7,13 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from howtobench.config import resolve_data_dir, user_cache_dir
 from howtobench.data.genres import GENRES
-from howtobench.data.stats import ALL, BenchStats, GroupStats, benchmark_stats
+from howtobench.data.stats import BenchStats, GroupStats, benchmark_stats
+from howtobench.report.tables import Table, print_tables
 
-from .options import DataOpt, JsonOpt, StrictOpt
+from .options import DataOpt, FormatOpt, JsonOpt, StrictOpt
 
 data_app = typer.Typer(
     name="data",
@@ -29,44 +29,38 @@ def register(app: typer.Typer) -> None:
 
 
 @data_app.command("stats")
-def stats_cmd(data: DataOpt = None, json_out: JsonOpt = False, strict: StrictOpt = False) -> None:
+def stats_cmd(data: DataOpt = None, fmt: FormatOpt = "table", json_out: JsonOpt = False,
+              strict: StrictOpt = False) -> None:
     """Show the shape of the benchmark: instructions and text lengths per task and genre, writings per model."""
     root = resolve_data_dir(data)
     result = benchmark_stats(root, strict=strict)
-    if json_out:
+    if json_out or fmt == "json":  # the full record, for scripts
         typer.echo(result.model_dump_json(indent=2))
         return
-    console = Console()
-    console.print(_group_table("Instructions per task", "task", result.tasks))
+    tables = [_group_table("Instructions per task", "task", result.tasks)]
     for task, genres in result.genres.items():
         rows = {f"{g} ({GENRES[g].zh})" if g in GENRES else g: s for g, s in genres.items()}
-        console.print(_group_table(f"Genres — {task}", "genre", rows))
-    console.print(_model_table(result))
+        tables.append(_group_table(f"Genres — {task}", "genre", rows))
+    tables.append(_model_table(result))
+    console = Console()
+    print_tables(tables, fmt, console)
     _print_problems(console, result)
 
 
 def _group_table(title: str, key: str, groups: dict[str, GroupStats]) -> Table:
-    table = Table(title=title, title_justify="left")
-    table.add_column(key, no_wrap=True)
-    table.add_column("instructions", justify="right")
-    for col in ("instruction", "information", "reference"):
-        table.add_column(f"{col} chars\nmean / median", justify="right")
+    table = Table(title, [key, "instructions", *(f"{c} chars mean / median" for c in ("instruction",
+                                                                                     "information", "reference"))])
     for name, s in groups.items():
         lengths = (s.instruction_chars, s.information_chars, s.reference_chars)
-        style = "bold" if name == ALL else None
-        table.add_row(
-            name, str(s.instructions), *(f"{ln.mean:,.0f} / {ln.median:,.0f}" for ln in lengths), style=style
-        )
+        table.add_row(name, s.instructions, *(f"{ln.mean:,.0f} / {ln.median:,.0f}" for ln in lengths))
     return table
 
 
 def _model_table(result: BenchStats) -> Table:
-    table = Table(title="Writings per model", title_justify="left")
-    for col in ("task", "model", "writings", "empty", "mean chars"):
-        table.add_column(col, justify="left" if col in ("task", "model") else "right")
+    table = Table("Writings per model", ["task", "model", "writings", "empty", "mean chars"])
     for task, models in result.models.items():
         for model, s in models.items():
-            table.add_row(task, model, str(s.writings), str(s.empty), f"{s.mean_chars:,.0f}")
+            table.add_row(task, model, s.writings, s.empty, round(s.mean_chars))
     return table
 
 

@@ -25,6 +25,7 @@ from .options import (
     DataOpt,
     DryRunOpt,
     GenreOpt,
+    IdsOpt,
     JudgeApiKeyEnvOpt,
     JudgeBaseUrlOpt,
     JudgeConcurrencyOpt,
@@ -34,6 +35,7 @@ from .options import (
     JudgeTimeoutOpt,
     LimitOpt,
     MaxFailedRateOpt,
+    ModelsOpt,
     NoCacheOpt,
     NoProgressOpt,
     ParallelOpt,
@@ -44,20 +46,21 @@ from .options import (
     TaskOpt,
     WorkspaceOpt,
     batch_settings,
+    check_method,
     model_flags,
 )
 from .status import EXIT_STATUSES, finish
 
 console = Console(stderr=True)
 
-MethodOpt = Annotated[str, typer.Option("--method", help="Judge method from the registry: tow (Tree-of-Writing); "
-                                        "bleu (authors' BLEU-1, 0-100), rouge (ROUGE-L F1 as rouge-chinese, 0-1), "
-                                        "sacrebleu (standard sentence BLEU-4, 0-100); or an LLM baseline: single, "
-                                        "autoplan, rubric; or average (needs --from).")]
-OutOpt = Annotated[Path, typer.Option("-o", "--out", help="Output JSONL, one judgment per (method, item, model). "
-                                      "Re-running with the same file resumes: finished judgments are skipped.")]
-ModelsOpt = Annotated[list[str] | None, typer.Option("--models", help="Only writings of these models (release "
-                                                     "file names such as gpt-4o-2024-11-20); repeatable.")]
+MethodOpt = Annotated[str, typer.Option(
+    "--method", callback=check_method,
+    help="Judge method from the registry (`howtobench list methods`): tow (Tree-of-Writing); bleu (authors' BLEU-1, "
+    "0-100), rouge (ROUGE-L F1 as rouge-chinese, 0-1), sacrebleu (standard sentence BLEU-4, 0-100); or an LLM "
+    "baseline: single, autoplan, rubric; or average (needs --from).")]
+OutOpt = Annotated[Path | None, typer.Option("-o", "--out", help="Output JSONL, one judgment per (method, item, "
+                                             "model); default judgments/<method>.jsonl. Re-running with the same "
+                                             "file resumes: finished judgments are skipped.")]
 WritingsOpt = Annotated[list[Path] | None, typer.Option("--writings", help="Judge the writings in this JSONL file "
                         "(infer_id, model, output per line) instead of the release's; repeatable. Bad rows are "
                         "skipped and counted with file:line (--strict stops at the first); rows of items or models "
@@ -90,7 +93,7 @@ def _summary(judgments: list[Judgment], out: Path) -> None:
 
 
 def judge(
-    out: OutOpt,
+    out: OutOpt = None,
     method: MethodOpt = "tow",
     data: DataOpt = None,
     task: TaskOpt = None,
@@ -98,6 +101,7 @@ def judge(
     models: ModelsOpt = None,
     limit: LimitOpt = None,
     subset: SubsetOpt = None,
+    ids: IdsOpt = None,
     seed: SeedOpt = 0,
     writings: WritingsOpt = None,
     no_reference: NoReferenceOpt = False,
@@ -136,6 +140,7 @@ def judge(
     Every call is cached in the workspace, so a killed run resumes without repeating a finished call.
     """  # noqa: E501
     flags = model_flags(locals())
+    out = out or Path("judgments") / f"{method}.jsonl"
     job = JudgeJob(
         data_dir=resolve_data_dir(data),
         out_path=out,
@@ -146,6 +151,7 @@ def judge(
         models=tuple(models) if models else None,
         limit=limit,
         subset=subset,
+        ids=tuple(ids) if ids else None,
         seed=seed,
         writings=tuple(writings or ()),
         endpoint=flags.judge,

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from howtobench.cli.options import FormatOpt
 from howtobench.config import resolve_data_dir
 from howtobench.data.loader import load_items
 from howtobench.data.models import Item
@@ -27,14 +28,6 @@ class By(str, Enum):
     genre = "genre"
 
 
-class Format(str, Enum):
-    table = "table"
-    rich = "rich"  # the shared --format of other commands calls the terminal table "rich"
-    markdown = "markdown"
-    csv = "csv"
-    json = "json"
-
-
 def _items_for(data: Path | None, judgments: list[Judgment]) -> list[Item] | None:
     if data is None:
         return None
@@ -50,9 +43,6 @@ ByOpt = Annotated[
 ]
 NodesOpt = Annotated[
     bool, typer.Option("--nodes", help="Also tabulate each tree node (content / format / impression).")
-]
-FormatOpt = Annotated[
-    Format, typer.Option("--format", help="table (terminal; alias rich), markdown, csv (long form) or json.")
 ]
 PaperOpt = Annotated[
     bool, typer.Option("--paper", help="Add the paper's Table 4 ToW scores (GPT-4o judge) as reference columns.")
@@ -93,14 +83,14 @@ EmptyOpt = Annotated[
         "means and counted. lowest: the lowest score the judge recorded for them. Their number is always shown.",
     ),
 ]
-OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of the terminal.")]
+OutputOpt = Annotated[Path | None, typer.Option("-o", "--out", help="Write to this file instead of the terminal.")]
 
 
 def leaderboard(
     results: ResultsArg,
     by: ByOpt = By.both,
     nodes: NodesOpt = False,
-    fmt: FormatOpt = Format.table,
+    fmt: FormatOpt = "table",
     paper: PaperOpt = False,
     seed: SeedOpt = 0,
     bootstrap: BootstrapOpt = 1000,
@@ -132,7 +122,7 @@ def leaderboard(
             order=order.value,
             empty=empty.value,
         )
-    if fmt in (Format.table, Format.rich):
+    if fmt == "table":
         if output is None:
             Console().print(to_rich(board))
             return
@@ -140,7 +130,7 @@ def leaderboard(
         Console(file=rendered, width=200).print(to_rich(board))
         write_text_atomic(output_file(output), rendered.getvalue())
         return
-    text = {Format.markdown: to_markdown, Format.csv: to_csv, Format.json: to_json}[fmt](board)
+    text = {"markdown": to_markdown, "csv": to_csv, "json": to_json}[fmt](board)
     if output:
         write_text_atomic(output_file(output), text)
     else:

@@ -8,13 +8,13 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from howtobench.config import resolve_workspace
 from howtobench.llm.accounting import UsageRow, usage_from_log
 from howtobench.llm.pricing import MODES, Mode, modes_from_log
+from howtobench.report.tables import Table, print_tables
 
-from .options import JsonOpt, WorkspaceOpt
+from .options import FormatOpt, JsonOpt, PricesOpt, WorkspaceOpt
 
 llm_app = typer.Typer(
     name="llm",
@@ -33,19 +33,19 @@ def register(app: typer.Typer) -> None:
 def usage_cmd(
     workspace: WorkspaceOpt = None,
     run: Annotated[str | None, typer.Option("--run", help="Only this run id (default: every run).")] = None,
+    fmt: FormatOpt = "table",
     json_out: JsonOpt = False,
+    prices: PricesOpt = None,
 ) -> None:
-    """Calls, cache hits, failures, retries, tokens and cost per run and purpose, from the workspace's call log."""
-    rows = usage_from_log(resolve_workspace(workspace), run)
-    modes = modes_from_log(resolve_workspace(workspace), run)
-    if json_out:
+    """Calls, cache hits, failures, retries, tokens and cost per run and purpose, from the workspace's call log.
+
+    A model without a price (in the built-in table or --prices) shows its cost as unknown, never $0."""
+    rows = usage_from_log(resolve_workspace(workspace), run, prices)
+    modes = modes_from_log(resolve_workspace(workspace), run, prices)
+    if json_out or fmt == "json":
         typer.echo(json.dumps([_row_dict(r, modes.get((r.run_id, r.purpose), {})) for r in rows], indent=2))
         return
-    console = Console()
-    console.print(_usage_table(rows))
-    console.print(_modes_table(rows, modes))
-    console.print("list: no prompt cache; cached: with the cache hits the server reported; batch: at the batch API's "
-                  "rate (n/a: the model has none).", highlight=False)
+    print_tables([_usage_table(rows), _modes_table(rows, modes)], fmt, Console())
 
 
 def _row_dict(row: UsageRow, modes: dict[Mode, float | None]) -> dict[str, object]:
@@ -53,33 +53,23 @@ def _row_dict(row: UsageRow, modes: dict[Mode, float | None]) -> dict[str, objec
             **row.usage.model_dump(), "cost_by_mode": modes}
 
 
-def _money(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4f}"
-
-
 def _usage_table(rows: list[UsageRow]) -> Table:
-    table = Table(title="Model calls per run and purpose", title_justify="left")
-    for name in ("run", "purpose"):
-        table.add_column(name, no_wrap=True)
-    for name in ("calls", "from cache", "failed", "retries", "prompt tok", "cached tok", "completion tok", "cost USD"):
-        table.add_column(name, justify="right")
+    table = Table("Model calls per run and purpose", ["run", "purpose", "calls", "from cache", "failed", "retries",
+                                                      "prompt tok", "cached tok", "completion tok", "cost USD"])
     for r in rows:
         u = r.usage
-        cost = u.cost_text().lstrip("$")
-        table.add_row(r.run_id, r.purpose, f"{u.calls:,}", f"{u.cached_calls:,}", f"{r.failed:,}", f"{r.retries:,}",
-                      f"{u.prompt_tokens:,}", f"{u.cached_tokens:,}", f"{u.completion_tokens:,}", cost)
+        table.add_row(r.run_id, r.purpose, u.calls, u.cached_calls, r.failed, r.retries, u.prompt_tokens,
+                      u.cached_tokens, u.completion_tokens, u.cost_text().lstrip("$"))
     return table
 
 
 def _modes_table(rows: list[UsageRow], modes: dict[tuple[str, str], dict[Mode, float | None]]) -> Table:
-    table = Table(title="The same tokens in each pricing mode (USD)", title_justify="left")
-    for name in ("run", "purpose"):
-        table.add_column(name, no_wrap=True)
-    for mode in MODES:
-        table.add_column(mode, justify="right")
+    table = Table("The same tokens in each pricing mode (USD)", ["run", "purpose", *MODES], digits=4)
     for r in rows:
         m = modes.get((r.run_id, r.purpose), {})
-        table.add_row(r.run_id, r.purpose, *(_money(m.get(mode)) for mode in MODES))
+        table.add_row(r.run_id, r.purpose, *(m.get(mode) for mode in MODES))
+    table.notes.append("list: no prompt cache; cached: with the cache hits the server reported; batch: at the batch "
+                       "API's rate (- : the model has none).")
     return table
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,14 +47,56 @@ StrictOpt = Annotated[
     bool,
     typer.Option("--strict", help="Stop at the first bad input row instead of skipping and counting bad rows."),
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of a table.")]
+JsonOpt = Annotated[bool, typer.Option("--json", hidden=True, help="Same as --format json (older spelling).")]
+
+
+# ------------------------------------------------------------------ names checked when the command line is read
+# Each callback runs while click parses the arguments, so a typo stops the command before any data is loaded or
+# any model is started, with a did-you-mean.
+
+
+def _checked(what: str, known: Callable[[], Sequence[str]]) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        names = known()
+        for name in [value] if isinstance(value, str) else value or []:
+            if name not in names:
+                raise typer.BadParameter(unknown_name(what, name, names))
+        return value
+
+    return check
+
+
+def _tasks() -> Sequence[str]:
+    from howtobench.data.models import TASKS
+
+    return TASKS
+
+
+def _genres() -> Sequence[str]:
+    from howtobench.data.genres import GENRES
+
+    return list(GENRES)
+
+
+def judge_methods() -> Sequence[str]:
+    """The registered judge methods (importing the judge modules fills the registry)."""
+    from howtobench.judges.base import JUDGES
+    from howtobench.judges.job import import_judges
+
+    import_judges()
+    return sorted(JUDGES)
+
+
+check_method = _checked("judge method", judge_methods)
 TaskOpt = Annotated[
     list[str] | None,
-    typer.Option("--task", help="Only these tasks (completion, guide, open); repeatable."),
+    typer.Option("--task", callback=_checked("task", _tasks),
+                 help="Only these tasks (completion, guide, open); repeatable."),
 ]
 GenreOpt = Annotated[
     list[str] | None,
-    typer.Option("--genre", help="Only these genres (English ids such as fiction, letters); repeatable."),
+    typer.Option("--genre", callback=_checked("genre", _genres),
+                 help="Only these genres (ids such as fiction, letters: `howtobench list genres`); repeatable."),
 ]
 LimitOpt = Annotated[
     int | None,
@@ -170,6 +212,8 @@ MaxFailedRateOpt = Annotated[
                  "of them when fewer are selected). What finished is saved and re-running resumes."),
 ]
 IdsOpt = Annotated[list[str] | None, typer.Option("--ids", help="Only these item ids (infer_id); repeatable.")]
+ModelsOpt = Annotated[list[str] | None, typer.Option("--models", help="Only the writings of these shipped models "
+                      "(release file names such as gpt-4o-2024-11-20; `howtobench list models`); repeatable.")]
 NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="Do not draw progress bars.")]
 JudgeMaxTokensOpt = Annotated[
     int | None,
@@ -191,6 +235,7 @@ SystemPromptOpt = Annotated[
 
 # The endpoint flags' parameter names (judge flags carry the prefix judge_): the ones each command declares, then
 # the server-quirk settings that `add_endpoint_settings` adds to every command that declares the first ones.
+RESPONSE_FORMATS = ("json_schema", "json_object", "none")
 _DECLARED = ("base_url", "model", "api_key_env", "concurrency", "rpm", "timeout")
 _SETTINGS = ("max_retries", "reasks", "response_format", "use_max_completion_tokens", "json_object_schema")
 _ENDPOINT_FLAGS = (*_DECLARED, *_SETTINGS)
@@ -205,7 +250,8 @@ def _setting_options(prefix: str) -> dict[str, Any]:
                                  f"call to {who} on 429 / 5xx / timeouts, with backoff (default 6).")],
         "reasks": Annotated[int | None, typer.Option(f"{flag}reasks", min=0, help=f"Times {who} is asked again "
                             "when its reply does not match the JSON schema (default 2).")],
-        "response_format": Annotated[str | None, typer.Option(f"{flag}response-format", help=f"How {who} is asked "
+        "response_format": Annotated[str | None, typer.Option(f"{flag}response-format", callback=_checked(
+                                     "response format", lambda: RESPONSE_FORMATS), help=f"How {who} is asked "
                                      "for JSON: json_schema (OpenAI, vLLM, SGLang, llama.cpp; default), json_object "
                                      "(DeepSeek, Ollama: the schema goes into the prompt) or none.")],
         "use_max_completion_tokens": Annotated[bool | None, typer.Option(

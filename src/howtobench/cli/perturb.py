@@ -48,7 +48,7 @@ InputArg = Annotated[
     ),
 ]
 OutOpt = Annotated[
-    Path, typer.Option("--output", "-o", help="Where to write the perturbed writings (JSONL, release layout).")
+    Path, typer.Option("-o", "--out", help="Where to write the perturbed writings (JSONL, release layout).")
 ]
 DataForPerturbOpt = Annotated[
     Path | None,

@@ -20,7 +20,7 @@ SourcesArg = Annotated[
         show_default=False,
     ),
 ]
-OutOpt = Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")]
+OutOpt = Annotated[Path, typer.Option("-o", "--out", help="The HTML file to write.")]
 ReportDataOpt = Annotated[
     Path | None,
     typer.Option(

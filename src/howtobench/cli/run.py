@@ -39,6 +39,7 @@ from .options import (
     LimitOpt,
     MaxFailedRateOpt,
     ModelOpt,
+    ModelsOpt,
     NoCacheOpt,
     NoProgressOpt,
     ParallelOpt,
@@ -53,6 +54,7 @@ from .options import (
     WorkspaceOpt,
     WriterMaxTokensOpt,
     WriterTemperatureOpt,
+    check_method,
     model_flags,
 )
 from .status import EXIT_STATUSES, finish
@@ -66,7 +68,8 @@ RunDirOpt = Annotated[
     typer.Option("--run-dir", help="Folder of the run (default runs/<name>). Re-running with the same folder resumes."),
 ]
 MethodOpt = Annotated[
-    str, typer.Option("--method", help="Judge method: tow (Tree-of-Writing), bleu, rouge, or a baseline.")
+    str, typer.Option("--method", callback=check_method, help="Judge method: tow (Tree-of-Writing), bleu, rouge, "
+                      "or a baseline (`howtobench list methods`).")
 ]
 WritingsOpt = Annotated[
     list[Path] | None,
@@ -96,8 +99,7 @@ ReleaseOpt = Annotated[
     ),
 ]
 ReleaseModelOpt = Annotated[
-    list[str] | None,
-    typer.Option("--release-model", help="Only these shipped models (release file names); repeatable."),
+    list[str] | None, typer.Option("--release-model", hidden=True, help="Older spelling of --models.")
 ]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the writer's sampling, the bootstrap and --subset.")]
 BootstrapOpt = Annotated[int, typer.Option("--bootstrap", min=0, help="Bootstrap replicates for the 95% intervals.")]
@@ -146,6 +148,7 @@ def run(
     writings: WritingsOpt = None,
     generate: GenerateOpt = None,
     release: ReleaseOpt = None,
+    models: ModelsOpt = None,
     release_model: ReleaseModelOpt = None,
     temperature: WriterTemperatureOpt = 0.7,
     max_tokens: WriterMaxTokensOpt = 4096,
@@ -194,7 +197,7 @@ def run(
     With no endpoint at all, the embedded local model (Gemma-3-270M) writes and judges a small subset — the
     shortest item of each task, with the writings of three of the paper's models — in about ten minutes on two
     cores: a smoke test of the pipeline whose scores mean nothing, and the leaderboard says so. --limit and
-    --release-model widen it.
+    --models widen it.
     """
     flags = model_flags(locals())
     writer, judge = flags.writer, flags.judge
@@ -218,7 +221,7 @@ def run(
         writings=tuple(writings or ()),
         generate=do_generate,
         release=release,
-        release_models=tuple(release_model) if release_model else None,
+        release_models=tuple(models or release_model or ()) or None,
         sampling=SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed),
         system_prompt=system_prompt,
         seed=seed,

@@ -48,6 +48,7 @@ class JudgeJob:
     models: tuple[str, ...] | None = None
     limit: int | None = None
     subset: int | None = None
+    ids: tuple[str, ...] | None = None
     seed: int = 0
     writings: tuple[Path, ...] = ()
     endpoint: EndpointConfig | None = None
@@ -126,7 +127,7 @@ def select_pairs(job: JudgeJob) -> list[tuple[Item, Writing]]:
     (`strict`: stops at the first); a row of an item or model the filters left out is simply not selected.
     """
     task_items = load_items(job.data_dir, job.tasks)
-    items = select_items(task_items, job.tasks, job.genres, job.limit, subset=job.subset, seed=job.seed)
+    items = select_items(task_items, job.tasks, job.genres, job.limit, job.ids, subset=job.subset, seed=job.seed)
     by_id = {it.id: it for it in items}
     if job.writings:
         every_item = load_items(job.data_dir)  # a writing of another task is outside the selection, not bad
