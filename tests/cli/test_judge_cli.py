@@ -62,7 +62,7 @@ def test_unknown_method_is_a_clear_error(tmp_path: Path, bench_root: Path) -> No
     result = CliRunner().invoke(app, ["judge", "--data", str(bench_root), "--method", "nope", "--task", "guide",
                                       "--limit", "1", "-o", str(tmp_path / "x.jsonl"), "--judge-base-url",
                                       "http://127.0.0.1:9", "--judge-model", "m", "--no-progress"])
-    assert result.exit_code != 0 and "unknown judge method 'nope'" in str(result.exception)
+    assert result.exit_code == 2 and "unknown judge method 'nope'" in result.output  # caught by the argument check
 
 
 def test_redo_failed(fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:
