@@ -14,7 +14,7 @@ optionally on several processes.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,9 +29,9 @@ import sacrebleu
 from howtobench.data.models import Item, Language, Writing
 from howtobench.judges.base import Judge, Judgment, register_judge
 from howtobench.judges.overlap_metrics import (
+    BleuIndex,
     LcsIndex,
     TextTokens,
-    bleu1,
     rouge_l,
     sacrebleu_corpus,
     sacrebleu_sentence,
@@ -45,19 +45,19 @@ OVERLAP_METHODS: tuple[str, ...] = ("bleu", "rouge", "sacrebleu")
 
 @dataclass(frozen=True)
 class PreparedReference:
-    """A reference tokenized once: unigram counts for BLEU-1, LCS masks for ROUGE-L."""
+    """A reference tokenized once: unigram vocabulary and counts for BLEU-1, LCS masks for ROUGE-L."""
 
     text: str
     language: Language
     tokens: TextTokens
-    counts: Counter[str]
+    unigrams: BleuIndex
     lcs: LcsIndex
 
 
 def prepare_reference(text: str, language: Language, tokens: TextTokens | None = None) -> PreparedReference:
     """Tokenize (unless given) and index one reference."""
     toks = tokens if tokens is not None else tokenize(text, language)
-    return PreparedReference(text, language, toks, Counter(toks.bleu), LcsIndex(toks.rouge))
+    return PreparedReference(text, language, toks, BleuIndex(toks.bleu), LcsIndex(toks.rouge))
 
 
 @lru_cache(maxsize=512)
@@ -71,7 +71,7 @@ def _tokenizer_name(language: Language) -> str:
 
 
 def _bleu(ref: PreparedReference, hyp: TextTokens, text: str) -> tuple[float, dict[str, Any]]:
-    score = bleu1(hyp.bleu, ref.counts)
+    score = ref.unigrams.bleu1(hyp.bleu)
     return score, {"scale": "0-100", "tokenizer": _tokenizer_name(ref.language), "hyp_len": len(hyp.bleu),
                    "ref_len": len(ref.tokens.bleu)}
 
