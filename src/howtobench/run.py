@@ -70,10 +70,12 @@ SMOKE_RELEASE_MODELS = ("deepseek-r1", "gemini-2.0-flash", "Llama-3.3-70B-Instru
 SMOKE_MAX_TOKENS = 128
 # Greedy decoding of the 270M model can fill a free-text field for hundreds of tokens (measured: 414 tokens, ~4
 # minutes on a busy machine). On the local judge a reply is capped at 96 tokens and its analysis at 60 characters
-# in the schema (`analysis_max_chars`, a smoke-only option: the paper's judge has no cap), and not re-asked; a cut
-# reply is a failed leaf, and the root is renormalised over the other leaves and flagged `renormalized` — visible
+# in the schema (`analysis_max_chars`, a smoke-only option: the paper's judge has no cap), and nothing is re-asked
+# (neither by the client nor by the weight negotiator: the 270M model rarely gives weights summing to 1 without an
+# example to copy, and the paper-faithful prompt shows none); a cut reply is a failed leaf, and the root is
+# renormalised over the other leaves and flagged `renormalized`; broken weights are repaired and counted — visible
 # in the table, never a made-up score.
-SMOKE_JUDGE_OPTIONS: dict[str, Any] = {"max_tokens": 96, "renormalize": True, "analysis_max_chars": 60}
+SMOKE_JUDGE_OPTIONS: dict[str, Any] = {"max_tokens": 96, "renormalize": True, "analysis_max_chars": 60, "reasks": 0}
 SMOKE_JUDGE_REASKS = 0
 SMOKE_NOTE = (
     "SMOKE JUDGE: every score here comes from the embedded Gemma-3-270M base model, run offline to show that the "
