@@ -69,7 +69,7 @@ def test_quickstart_runs_as_written(fake_server: FakeServer, tmp_path: Path, ben
                               capture_output=True, text=True, timeout=600, input="y\n")
         assert done.returncode == 0, done.stderr[-3000:]
     assert done.stderr.startswith("howtobench run — estimate before the first call")
-    assert "gpt-4o-2024-11-20" in done.stderr and "Spend up to ~$" in done.stderr  # above $5: it asked
+    assert "gpt-4o-2024-11-20" in done.stderr and "Go ahead and spend at most ~$" in done.stderr  # above $5: it asked
     runs = list((tmp_path / "runs").iterdir())
     board = json.loads((runs[0] / "leaderboard.json").read_text(encoding="utf-8"))
     assert board["columns"] == ["my-model"]

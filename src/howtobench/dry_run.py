@@ -153,4 +153,7 @@ def difference(role: str, whole: Estimate, part: Estimate) -> Estimate:
     a, b = whole.total, part.total
     rest = Usage(calls=a.calls - b.calls, prompt_tokens=a.prompt_tokens - b.prompt_tokens,
                  completion_tokens=a.completion_tokens - b.completion_tokens, cost_usd=a.cost_usd - b.cost_usd)
-    return Estimate(role=role, model=whole.model, priced=whole.priced, by_purpose={"all": rest})
+    within = None if whole.within_schema_usd is None or part.within_schema_usd is None else \
+        whole.within_schema_usd - part.within_schema_usd
+    return Estimate(role=role, model=whole.model, priced=whole.priced, by_purpose={"all": rest},
+                    within_schema_usd=within)

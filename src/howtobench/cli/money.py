@@ -59,6 +59,6 @@ def money_first(command: str, estimates: Sequence[Estimate], in_flight: dict[str
     if not stdin_is_terminal():
         raise ConfigError(f"estimated {total}, above --confirm-above ${confirm_above:,.2f}, and there is no "
                           "terminal to ask on: nothing was sent. Pass --yes to go ahead (--max-cost USD caps it).")
-    if not typer.confirm(f"Spend up to {total}?", default=False, err=True):
+    if not typer.confirm(f"Go ahead and spend {total}?", default=False, err=True):
         console.print("nothing was sent", highlight=False)
         raise typer.Exit(1)

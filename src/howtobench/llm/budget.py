@@ -18,7 +18,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from howtobench.errors import BudgetExceeded
-from howtobench.llm.dryrun import Estimate
+from howtobench.llm.dryrun import TYPICAL_REASON_CHARS, Estimate
 
 # Time guesses when nothing better is known: a fixed cost per call plus its completion at a typical decode speed.
 SECONDS_PER_CALL = 1.0
@@ -36,6 +36,7 @@ class Lane:
     completion_tokens: int
     dollars: float | None
     in_flight: int
+    within_schema: float | None = None  # dollars when replies stop at their schema's bound (see dryrun.Estimate)
 
     @property
     def seconds(self) -> float:
@@ -57,7 +58,7 @@ class Quote:
             total = est.total
             dollars = total.cost_usd if est.priced else None
             lanes.append(Lane(est.role, est.model, total.calls, total.prompt_tokens, total.completion_tokens,
-                              dollars, in_flight.get(est.role, 1)))
+                              dollars, in_flight.get(est.role, 1), est.within_schema_usd if est.priced else None))
         return cls(tuple(lane for lane in lanes if lane.calls))
 
     @property
@@ -78,12 +79,17 @@ class Quote:
         return sum(lane.seconds for lane in self.lanes)
 
 
-def dollars_text(dollars: float | None) -> str:
-    return "cost unknown" if dollars is None else f"~${dollars:,.2f}"
+def dollars_text(dollars: float | None, within_schema: float | None = None) -> str:
+    if dollars is None:
+        return "cost unknown"
+    if within_schema is not None and within_schema < dollars * 0.95:
+        return (f"at most ~${dollars:,.2f}; ~${within_schema:,.2f} if each JSON reply carries "
+                f"~{TYPICAL_REASON_CHARS}-character reasons (no reasoning aloud)")
+    return f"at most ~${dollars:,.2f}"
 
 
 def total_text(quote: Quote) -> str:
-    known = f"~${quote.known_dollars:,.2f}"
+    known = f"at most ~${quote.known_dollars:,.2f}"
     if not quote.unpriced:
         return known
     unknown = ", ".join(quote.unpriced)
@@ -100,16 +106,17 @@ def duration_text(seconds: float) -> str:
 
 
 def first_screen(command: str, quote: Quote) -> str:
-    """The lines printed before the first call of a paid command."""
+    """The lines printed before the first call of a paid command: one block per model, then the total."""
     lines = [f"howtobench {command} — estimate before the first call (nothing has been sent yet)"]
     for lane in quote.lanes:
-        lines.append(f"  {lane.role:<7} {lane.model:<28} {lane.calls:>8,} calls  ~{lane.prompt_tokens:>12,} prompt  "
-                     f"~{lane.completion_tokens:>11,} completion tokens  {dollars_text(lane.dollars)}")
-    flight = ", ".join(f"{lane.in_flight} {lane.role} calls at once" for lane in quote.lanes)
-    lines.append(f"  {'total':<7} {'':<28} {quote.calls:>8,} calls  {total_text(quote)}")
-    lines.append(f"  time    at most ~{duration_text(quote.seconds)} ({flight}; every reply at its max_tokens, "
-                 f"{TOKENS_PER_SECOND:.0f} tokens/s)")
-    lines.append("  the estimate errs high: tokens counted from characters, no cache hits, every reply at its budget")
+        lines.append(f"  {lane.role} · {lane.model}: {lane.calls:,} calls, ~{lane.prompt_tokens:,} prompt + "
+                     f"~{lane.completion_tokens:,} completion tokens")
+        lines.append(f"      {dollars_text(lane.dollars, lane.within_schema)}")
+    flight = " / ".join(dict.fromkeys(f"{lane.in_flight} {lane.role.split(' ')[0]}" for lane in quote.lanes))
+    lines.append(f"  total: {quote.calls:,} calls, {total_text(quote)}")
+    lines.append(f"  time: at most ~{duration_text(quote.seconds)} with {flight} calls at once (every reply at its "
+                 f"max_tokens, {TOKENS_PER_SECOND:.0f} tokens/s)")
+    lines.append("  (upper bounds: tokens counted from characters, no cache hits, every reply at its max_tokens)")
     return "\n".join(lines)
 
 

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from howtobench.llm.accounting import estimate, load_prices, price_for
-from howtobench.llm.pricing import MODES, Mode, call_tokens, completion_budget, mode_costs
+from howtobench.llm.pricing import MODES, Mode, call_tokens, completion_budget, mode_costs, prompt_tokens
 from howtobench.llm.types import ChatRequest, ChatResult, Usage
 
 NOT_SENT = "dry run: not sent"
+TYPICAL_REASON_CHARS = 400
 
 
 class RecordingClient:
@@ -46,6 +47,10 @@ class Estimate:
     by_purpose: dict[str, Usage] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     modes: dict[Mode, float | None] = field(default_factory=dict)  # total dollars per pricing mode (llm/pricing.py)
+    # list-price dollars when each JSON reply is as long as its schema allows with reasons of TYPICAL_REASON_CHARS
+    # characters, instead of max_tokens (None: no price): a typical judge that does not reason aloud, shown on the
+    # first screen of a paid run next to the upper bound
+    within_schema_usd: float | None = None
 
     @property
     def total(self) -> Usage:
@@ -61,10 +66,15 @@ def price_plan(role: str, model: str, requests: Iterable[ChatRequest], prices: P
         groups.setdefault(request.purpose, []).append(request)
     by_purpose = {purpose: estimate(reqs, price) for purpose, reqs in sorted(groups.items())}
     modes: dict[Mode, float | None] = {}
+    within: float | None = None
     if price is not None:  # the calls replayed in the order the step makes them, through the provider's cache
         budget = [completion_budget(r, ceiling=False) for r in ordered]
         modes = mode_costs(price, call_tokens(ordered, budget))
-    return Estimate(role=role, model=model, priced=price is not None, by_purpose=by_purpose, modes=modes)
+        within = sum(price.cost(prompt_tokens(r.messages), completion_budget(r, ceiling=True,
+                                                                             text_chars=TYPICAL_REASON_CHARS))
+                     for r in ordered)
+    return Estimate(role=role, model=model, priced=price is not None, by_purpose=by_purpose, modes=modes,
+                    within_schema_usd=within)
 
 
 def _line(label: str, usage: Usage, priced: bool = True) -> str:
