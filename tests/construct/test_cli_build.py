@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import typer
@@ -38,12 +39,12 @@ def test_pipeline_on_fake_server(fake_server, tmp_path: Path) -> None:
         return result.output
 
     assert "kept 2 (zh 1, en 1)" in run("ingest", str(src), "--dir", d, "--min-chars", "50")
-    assert "classify: 2 calls" in run("classify", "--dir", d, *endpoint, "--dry-run")
+    assert re.search(r"total\s+2 calls", run("classify", "--dir", d, *endpoint, "--dry-run"))
     assert fake_server.requests == []  # a dry run calls nothing
     assert "classified 2 texts" in run("classify", "--dir", d, *endpoint)
     out = run("filter", "--dir", d, "--min-quality", "1", *endpoint)
     assert "site-a" in out and "site-b" in out and "Quality scores per source" in out
-    assert "make: 2 calls" in run("make", "--dir", d, *endpoint, "--dry-run")
+    assert re.search(r"total\s+2 calls", run("make", "--dir", d, *endpoint, "--dry-run"))
     assert "made: completion 2, guide 2, open 2" in run("make", "--dir", d, *endpoint)
     calls = len(fake_server.requests)
     assert "made: completion 2, guide 2, open 2" in run("make", "--dir", d, *endpoint)  # resumed: nothing to do
@@ -80,3 +81,20 @@ def test_other_commands_run_on_the_built_benchmark(fake_server, tmp_path: Path) 
     assert judged.exit_code == 0, (judged.output, judged.exception)
     scores = [json.loads(line)["score"] for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(scores) == 6 and min(scores) > 0.99  # the reference scores ROUGE-L 1 against itself
+
+
+def test_build_steps_show_the_estimate_and_refuse_above_the_threshold(fake_server, tmp_path: Path) -> None:
+    runner, app = CliRunner(), _app()
+    src = write_inputs(tmp_path / "in.jsonl", [(ZH_TEXT, "site-a"), (EN_TEXT, "site-b")])
+    d = str(tmp_path / "b")
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("fake: {input: 100.0, output: 100.0}\n", encoding="utf-8")
+    endpoint = ["--base-url", fake_server.base_url, "--model", "fake", "--workspace", str(tmp_path / "ws"),
+                "--prices", str(prices)]
+    assert runner.invoke(app, ["build", "ingest", str(src), "--dir", d, "--min-chars", "50"]).exit_code == 0
+    refused = runner.invoke(app, ["build", "classify", "--dir", d, *endpoint, "--confirm-above", "0"])
+    assert refused.exit_code != 0 and fake_server.requests == []
+    assert "howtobench build classify — estimate before the first call" in refused.output
+    done = runner.invoke(app, ["build", "classify", "--dir", d, *endpoint, "--confirm-above", "0", "--yes"])
+    assert done.exit_code == 0, done.output
+    assert len(fake_server.requests) == 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -25,9 +26,13 @@ from howtobench.construct.quality import SCORES, ScoreTable
 from howtobench.construct.review import export_review, import_review
 from howtobench.construct.workfile import REVIEW, REVIEW_HTML
 from howtobench.data.models import TASKS
+from howtobench.dry_run import model_name
+from howtobench.llm.budget import spending_limit
+from howtobench.llm.dryrun import price_plan, render
 from howtobench.locks import output_lock
 from howtobench.outputs import output_dir
 
+from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, YesOpt, money_first
 from .options import (
     ApiKeyEnvOpt,
     BaseUrlOpt,
@@ -57,32 +62,44 @@ RetryOpt = Annotated[bool, typer.Option("--retry-failed", help="Ask again for te
                                         "for it add --no-cache.")]
 
 
+@dataclass(frozen=True)
+class Money:
+    """The money-first flags of a model-backed step (cli.money)."""
+
+    yes: bool
+    max_cost: float | None
+    confirm_above: float
+
+
 def build_lock(build_dir: Path) -> contextlib.AbstractContextManager[None]:
     """One process per build directory: a second one refuses, naming the first (howtobench.locks)."""
     return output_lock(output_dir(build_dir), folder=True)
 
 
 def _run(step: pipeline.Step, build_dir: Path, opts: pipeline.StepOptions, flags: ModelFlags,
-         prices: Path | None, dry_run: bool) -> Any:
+         prices: Path | None, dry_run: bool, money: Money) -> Any:
     """Estimate (dry run) or run a model-backed step with a progress bar; None for a dry run.
 
-    No endpoint in `flags.writer` means the embedded local model.
+    No endpoint in `flags.writer` means the embedded local model. A configured endpoint sees the estimate first
+    (and the --confirm-above / --max-cost rules) like generate, judge and run.
     """
     writer = flags.writer
-    if dry_run:
-        requests = pipeline.plan(step, build_dir, opts)
-        model = writer.model if writer else "local model"
-        usage = pipeline.estimate_cost(requests, model, prices)
-        console.print(f"{step}: {usage.calls} calls, ~{usage.prompt_tokens} prompt + ~{usage.completion_tokens} "
-                      f"completion tokens (upper bound), ~${usage.cost_usd:.4f} for {model}", highlight=False)
-        return None
+    if dry_run or (writer is not None and flags.cache_mode != "replay" and pipeline.needs_model(step, opts)):
+        estimate = price_plan("writer", model_name(writer), pipeline.plan(step, build_dir, opts), prices)
+        if dry_run:
+            console.print(render([estimate]), highlight=False, soft_wrap=True)
+            return None
+        assert writer is not None
+        money_first(f"build {step}", [estimate], {"writer": writer.capacity}, yes=money.yes,
+                    max_cost=money.max_cost, confirm_above=money.confirm_above)
     total = pipeline.pending_count(step, build_dir, opts)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with build_lock(build_dir), Progress(*columns, console=console, transient=True) as progress:
         bar = progress.add_task(f"{step} texts", total=total)
-        return asyncio.run(pipeline.run(
-            step, build_dir, opts, endpoint=writer, local=writer is None, workspace=flags.workspace,
-            cache_mode=flags.cache_mode, on_done=lambda _: progress.advance(bar)))
+        with spending_limit(money.max_cost):
+            return asyncio.run(pipeline.run(
+                step, build_dir, opts, endpoint=writer, local=writer is None, workspace=flags.workspace,
+                cache_mode=flags.cache_mode, on_done=lambda _: progress.advance(bar), prices=prices))
 
 
 def ingest_cmd(
@@ -128,12 +145,14 @@ def classify_cmd(
     build_dir: DirOpt, model: ModelOpt = None, base_url: BaseUrlOpt = None, api_key_env: ApiKeyEnvOpt = None,
     concurrency: ConcurrencyOpt = None, config: ConfigOpt = None, workspace: WorkspaceOpt = None,
     no_cache: NoCacheOpt = False, replay: ReplayOpt = False, prices: PricesOpt = None,
-    retry_failed: RetryOpt = False, dry_run: DryRunOpt = False,
+    retry_failed: RetryOpt = False, dry_run: DryRunOpt = False, yes: YesOpt = False, max_cost: MaxCostOpt = None,
+    confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
 ) -> None:
     """Step 2: an LLM gives each text one genre and a reason; correct 02_classify.jsonl by hand if needed."""
     flags = model_flags(locals())
     opts = pipeline.StepOptions(retry_failed=retry_failed)
-    report: ClassifyReport | None = _run("classify", build_dir, opts, flags, prices, dry_run)
+    report: ClassifyReport | None = _run("classify", build_dir, opts, flags, prices, dry_run,
+                                                Money(yes, max_cost, confirm_above))
     if report is not None:
         genres = ", ".join(f"{g} {n}" for g, n in sorted(report.by_genre.items()))
         console.print(f"classified {report.classified} texts ({genres}); {report.failed} failed (genre null, "
@@ -146,12 +165,14 @@ def filter_cmd(build_dir: DirOpt, min_quality: Annotated[int, typer.Option(
     model: ModelOpt = None, base_url: BaseUrlOpt = None, api_key_env: ApiKeyEnvOpt = None,
     concurrency: ConcurrencyOpt = None, config: ConfigOpt = None, workspace: WorkspaceOpt = None,
     no_cache: NoCacheOpt = False, replay: ReplayOpt = False, prices: PricesOpt = None,
-    retry_failed: RetryOpt = False, dry_run: DryRunOpt = False,
+    retry_failed: RetryOpt = False, dry_run: DryRunOpt = False, yes: YesOpt = False, max_cost: MaxCostOpt = None,
+    confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
 ) -> None:
     """Step 3: score each text 1-5 against its genre's rubric and keep those at or above --min-quality."""
     flags = model_flags(locals())
     opts = pipeline.StepOptions(threshold=min_quality, retry_failed=retry_failed)
-    table: ScoreTable | None = _run("filter", build_dir, opts, flags, prices, dry_run)
+    table: ScoreTable | None = _run("filter", build_dir, opts, flags, prices, dry_run,
+                                                Money(yes, max_cost, confirm_above))
     if table is not None:
         console.print(score_table(table))
 
@@ -183,13 +204,15 @@ def make_cmd(build_dir: DirOpt,
     model: ModelOpt = None, base_url: BaseUrlOpt = None, api_key_env: ApiKeyEnvOpt = None,
     concurrency: ConcurrencyOpt = None, config: ConfigOpt = None, workspace: WorkspaceOpt = None,
     no_cache: NoCacheOpt = False, replay: ReplayOpt = False, prices: PricesOpt = None,
-    retry_failed: RetryOpt = False, dry_run: DryRunOpt = False,
+    retry_failed: RetryOpt = False, dry_run: DryRunOpt = False, yes: YesOpt = False, max_cost: MaxCostOpt = None,
+    confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
 ) -> None:
     """Step 4: Completion items by blanking 1-10 paragraphs; Guide/Open items by back-construction (S, T, G)."""
     flags = model_flags(locals())
     opts = pipeline.StepOptions(tasks=tuple(task) if task else TASKS, seed=seed, retry_failed=retry_failed,
                                 split=split)
-    report: MakeReport | None = _run("make", build_dir, opts, flags, prices, dry_run)
+    report: MakeReport | None = _run("make", build_dir, opts, flags, prices, dry_run,
+                                                Money(yes, max_cost, confirm_above))
     if report is not None:
         made = ", ".join(f"{t} {n}" for t, n in report.made.items()) or "none"
         failed = ", ".join(f"{t} {n}" for t, n in report.failed.items()) or "none"

@@ -1,7 +1,7 @@
 """Run one model-backed build step with a client, or plan it for a cost estimate (the CLI's one call).
 
 `plan` lists the requests a step would send now (only pending texts, so a resumed run is priced for what is
-left); `estimate_cost` prices them with the client layer's accounting. `run` opens the client — an endpoint
+left); the CLI prices them with the dry-run machinery (`llm/dryrun.price_plan`). `run` opens the client — an endpoint
 from flags, or the embedded local model — and runs the step; calls are cached by the client layer, so a
 killed run resumes from the stage file and the cache without repeating a finished call.
 """
@@ -18,7 +18,7 @@ from howtobench.config import EndpointConfig
 from howtobench.construct import classify, make, quality
 from howtobench.data.models import TASKS
 from howtobench.errors import ConfigError
-from howtobench.llm.types import ChatRequest, LLMClient, Usage
+from howtobench.llm.types import ChatRequest, LLMClient
 
 Step = Literal["classify", "filter", "make"]
 CacheMode = Literal["on", "off", "replay"]
@@ -52,35 +52,31 @@ def pending_count(step: Step, build_dir: Path, opts: StepOptions) -> int:
     return len(make.pending(build_dir, opts.tasks, retry_failed=opts.retry_failed, split=opts.split, seed=opts.seed))
 
 
-def estimate_cost(requests: list[ChatRequest], model: str, prices: Path | None = None) -> Usage:
-    from howtobench.llm.accounting import estimate, load_prices, price_for
-
-    return estimate(requests, price_for(model, load_prices(prices)))
-
-
 def needs_model(step: Step, opts: StepOptions) -> bool:
     return step != "make" or bool({"guide", "open"} & set(opts.tasks))
 
 
 @contextlib.asynccontextmanager
-async def client_for(endpoint: EndpointConfig | None, *, local: bool, workspace: Path, cache_mode: CacheMode
-                     ) -> AsyncIterator[LLMClient]:
+async def client_for(endpoint: EndpointConfig | None, *, local: bool, workspace: Path, cache_mode: CacheMode,
+                     prices: Path | None = None) -> AsyncIterator[LLMClient]:
     """A client on the given endpoint, or on the embedded local model when `local`."""
     from howtobench.session import model_client
 
     if not local and endpoint is None:
         raise ConfigError("this step calls a model: pass --model and --base-url, or --local")
-    async with model_client(None if local else endpoint, workspace=workspace, cache_mode=cache_mode) as client:
+    async with model_client(None if local else endpoint, workspace=workspace, cache_mode=cache_mode,
+                            prices=prices) as client:
         yield client
 
 
 async def run(step: Step, build_dir: Path, opts: StepOptions, *, endpoint: EndpointConfig | None, local: bool,
-              workspace: Path, cache_mode: CacheMode = "on", on_done: Callable[[Any], None] | None = None) -> Any:
+              workspace: Path, cache_mode: CacheMode = "on", on_done: Callable[[Any], None] | None = None,
+              prices: Path | None = None) -> Any:
     """Run the step and return its report (ClassifyReport, ScoreTable or MakeReport)."""
     if not needs_model(step, opts):
         return await make.make(build_dir, None, tasks=opts.tasks, seed=opts.seed, retry_failed=opts.retry_failed,
                                split=opts.split, on_done=on_done)
-    async with client_for(endpoint, local=local, workspace=workspace, cache_mode=cache_mode) as client:
+    async with client_for(endpoint, local=local, workspace=workspace, cache_mode=cache_mode, prices=prices) as client:
         if step == "classify":
             return await classify.classify(build_dir, client, retry_failed=opts.retry_failed, on_done=on_done)
         if step == "filter":
