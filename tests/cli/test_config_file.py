@@ -44,8 +44,9 @@ def test_judge_section_reaches_the_judge_and_flags_win(fake_server: FakeServer, 
                          "--workspace", str(tmp_path / "ws"), "-o", str(out), "--no-progress",
                          "--judge-reasks", "0"])
     assert code == 3, text  # the fake echoes text, no valid judgment: a writing-level failure (exit status 3)
-    assert len(fake_server.requests) == 1
-    body = fake_server.requests[0]
+    assert len(fake_server.requests) == 2
+    ping, body = fake_server.requests  # the preflight is sent with the endpoint's own settings too
+    assert ping["model"] == "from-file" and ping["max_completion_tokens"] == 1 and "max_tokens" not in ping
     assert body["model"] == "from-file" and "max_completion_tokens" in body and "max_tokens" not in body
     assert body["response_format"]["type"] == "json_object"
     code, text = invoke(["judge", "--config", str(config), "--method", "single", "--data", str(bench_root),
@@ -78,6 +79,7 @@ def test_a_runs_config_yaml_repeats_the_run(fake_server: FakeServer, tmp_path: P
     assert saved["subset"] == 3 and saved["judge"]["model"] == "j" and saved["judge"]["reasks"] == 1
     code, text = invoke(["run", "--config", str(run_dir / "config.yaml"), "--no-progress"])
     assert code == 0, text
-    assert len(fake_server.requests) == calls  # the same run: everything resumed, nothing called again
+    # the same run: everything resumed, nothing called again but the writer's and the judge's preflight
+    assert [r["messages"] for r in fake_server.requests[calls:]] == [[{"role": "user", "content": "ping"}]] * 2
     again = json.loads((run_dir / "leaderboard.json").read_text(encoding="utf-8"))
     assert again["cells"] == first["cells"] and again["columns"] == ["w"]

@@ -68,7 +68,8 @@ def test_judge_dry_run_counts_the_calls_of_the_real_run(fake_server: FakeServer,
     planned = counted(output)
     assert re.search(r"total .*~\$\d+\.\d*[1-9]", output)  # gpt-4o is in the price table: a non-zero cost
     invoke(args)
-    assert planned == len(fake_server.requests) == 2 + 4 * 7  # weights + 7 LLM leaves per writing (formatting: rule)
+    # weights + 7 LLM leaves per writing (formatting: rule), and the preflight before them
+    assert planned + 1 == len(fake_server.requests) == 1 + 2 + 4 * 7
     assert counted(invoke(args + ["--dry-run"])) == 0  # resumed: nothing left to judge
 
 
@@ -82,7 +83,7 @@ def test_generate_dry_run_counts_the_calls_of_the_real_run(fake_server: FakeServ
     assert fake_server.requests == [] and not out.exists()
     assert counted(output, "generation") == 3 and "no price known" in output
     assert re.search(r"generation\s+3 calls\s+~\s*[\d,]+ prompt\s+~\s*900 completion", output)
-    invoke(args)
+    invoke(args + ["--no-preflight"])
     assert len(fake_server.requests) == 3
     assert counted(invoke(args + ["--dry-run"])) == 0
 
@@ -101,4 +102,4 @@ def test_run_dry_run_counts_generation_and_judging(fake_server: FakeServer, tmp_
     assert "2 writing(s) not generated yet" in output
     planned = counted(output, "ALL")
     invoke(args)
-    assert planned == len(fake_server.requests) == 2 + 2 + 4 * 7
+    assert planned + 2 == len(fake_server.requests) == 2 + 2 + 2 + 4 * 7  # + the writer's and the judge's preflight

@@ -36,7 +36,8 @@ def test_overlap_methods_need_no_model_and_resume(tmp_path: Path, bench_root: Pa
 def test_llm_baseline_with_samples(fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:
     fake_server.handler = lambda req: Reply.json({"reason": "r", "score": 3 + req["seed"]})
     rows = judge(bench_root, tmp_path / "single.jsonl", "--method", "single", "--samples", "3", "--judge-base-url",
-                 fake_server.base_url, "--judge-model", "fake-judge", "--workspace", str(tmp_path / "ws"))
+                 fake_server.base_url, "--judge-model", "fake-judge", "--workspace", str(tmp_path / "ws"),
+                 "--no-preflight")
     assert len(rows) == 4 and len(fake_server.requests) == 12
     assert all(r["score"] == 4.0 and [s["score"] for s in r["samples"]] == [3.0, 4.0, 5.0] for r in rows)
 

@@ -36,7 +36,7 @@ def run(server: FakeServer, data: Path, tmp_path: Path, *extra: str) -> list[dic
 
 
 def weights_calls(server: FakeServer) -> int:
-    return sum(r["response_format"]["json_schema"]["name"] == "weights" for r in server.requests)
+    return sum(r.get("response_format", {}).get("json_schema", {}).get("name") == "weights" for r in server.requests)
 
 
 def test_judge_release_writings_and_resume(fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:
@@ -45,9 +45,10 @@ def test_judge_release_writings_and_resume(fake_server: FakeServer, tmp_path: Pa
     assert weights_calls(fake_server) == 2  # one per instruction, shared by both models
     assert all(r["method"] == "tow" and r["status"] == "ok" and r["score"] is not None for r in rows)
     assert all(len(r["leaves"]) == 8 and r["tree_hash"] and r["prompt_hash"] for r in rows)
+    assert fake_server.requests[0]["messages"] == [{"role": "user", "content": "ping"}]  # the preflight, first
     before = len(fake_server.requests)
     again = run(fake_server, bench_root, tmp_path)
-    assert len(again) == 4 and len(fake_server.requests) == before  # resumed: nothing judged twice
+    assert len(again) == 4 and len(fake_server.requests) == before + 1  # resumed: only the preflight was sent
 
 
 def test_no_reference_sends_no_reference(fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:

@@ -42,13 +42,14 @@ def test_pipeline_on_fake_server(fake_server, tmp_path: Path) -> None:
     assert re.search(r"total\s+2 calls", run("classify", "--dir", d, *endpoint, "--dry-run"))
     assert fake_server.requests == []  # a dry run calls nothing
     assert "classified 2 texts" in run("classify", "--dir", d, *endpoint)
+    assert fake_server.requests[0]["messages"] == [{"role": "user", "content": "ping"}]  # the preflight comes first
     out = run("filter", "--dir", d, "--min-quality", "1", *endpoint)
     assert "site-a" in out and "site-b" in out and "Quality scores per source" in out
     assert re.search(r"total\s+2 calls", run("make", "--dir", d, *endpoint, "--dry-run"))
     assert "made: completion 2, guide 2, open 2" in run("make", "--dir", d, *endpoint)
     calls = len(fake_server.requests)
     assert "made: completion 2, guide 2, open 2" in run("make", "--dir", d, *endpoint)  # resumed: nothing to do
-    assert len(fake_server.requests) == calls
+    assert len(fake_server.requests) == calls  # not even a preflight: no text was pending
     assert (tmp_path / "b" / ITEMS).exists()
     assert "6 items for review (6 new)" in run("export", "--dir", d)
     assert (tmp_path / "b" / REVIEW).exists()

@@ -44,9 +44,11 @@ def test_generate_cli_writes_release_format_and_resumes(
     assert [r["task_type"] for r in rows] == ["open", "open"] and rows[0]["model"] == "fake-writer"
     assert rows[0]["generation"]["system_prompt"] == "你是一位作家。"
     assert rows[0]["generation"]["sampling"]["max_tokens"] == 100
-    assert fake_server.requests[0]["messages"][0] == {"role": "system", "content": "你是一位作家。"}
+    ping, first_writing = fake_server.requests[:2]  # the preflight, then the work
+    assert ping["messages"] == [{"role": "user", "content": "ping"}] and ping["max_tokens"] == 1
+    assert first_writing["messages"][0] == {"role": "system", "content": "你是一位作家。"}
     assert rows[0]["output"].startswith("echo: ")  # the fake server echoes the prompt
     calls = len(fake_server.requests)
-    again = CliRunner().invoke(app, args)
+    again = CliRunner().invoke(app, args + ["--no-preflight"])
     assert again.exit_code == 0 and len(fake_server.requests) == calls
     assert len(out.read_text(encoding="utf-8").splitlines()) == 2

@@ -31,7 +31,7 @@ def test_judge_concurrency_alone_fills_the_slots(tmp_path: Path, bench_root: Pat
     with FakeServer(slow) as server:
         args = ["judge", "--method", "single", "--data", str(bench_root), "--task", "open", "--limit", "3",
                 "--judge-base-url", server.base_url, "--judge-model", "j", "--judge-concurrency", "24",
-                "--workspace", str(tmp_path / "ws"), "-o", str(tmp_path / "o.jsonl"), "--no-progress"]
+                "--workspace", str(tmp_path / "ws"), "-o", str(tmp_path / "o.jsonl"), "--no-progress", "--no-preflight"]
         result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert len(arrivals) == 30  # 3 items x 10 shipped writings

@@ -105,7 +105,8 @@ async def test_nothing_listening_stops_within_seconds_with_default_retries(tmp_p
     assert time.monotonic() - start < 4
     assert all(isinstance(o, Unreachable) for o in outcomes), outcomes
     assert all(is_run_level(o) for o in outcomes if isinstance(o, BaseException))
-    assert any(f"nothing answers at any base URL: {url} (connect: cannot connect to {url}" in str(o) for o in outcomes)
+    assert any(f"nothing answers at any base URL: {url} (cannot connect to {url}/chat/completions: Connect call failed"
+               in str(o) for o in outcomes)
 
 
 async def test_one_call_alone_against_a_dead_url_stops_within_seconds(tmp_path: Path) -> None:

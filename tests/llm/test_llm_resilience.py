@@ -36,7 +36,9 @@ def truthful(body: dict[str, Any]) -> Reply:
 
 async def test_500_calls_with_20_percent_faults(fake_server: FakeServer, tmp_path: Path) -> None:
     fake_server.handler = fault_handler(0.2, seed=7, base=truthful)
-    endpoint = EndpointConfig(model="m", base_urls=(fake_server.base_url,), timeout_s=1.0, concurrency=32)
+    # 2 s: a loaded machine can starve the in-process server for a second; a request the server never read
+    # is then an attempt it cannot count
+    endpoint = EndpointConfig(model="m", base_urls=(fake_server.base_url,), timeout_s=2.0, concurrency=32)
     async with open_client(endpoint, workspace=tmp_path, retry=FAST_RETRY, seed=1) as client:
         results = await asyncio.gather(*(
             client.chat(req(f"item {i}", response_schema=SCORE_SCHEMA, purpose="leaf")) for i in range(500)))

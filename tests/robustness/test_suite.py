@@ -96,9 +96,10 @@ def test_robustness_command_with_tow_and_transfer_on_fake_server(fake_server, da
     assert all(w["output"].startswith("echo: 请把下面这篇文章改写成一篇诗歌") for w in rewritten)
     models = {r["model"] for r in fake_server.requests}
     assert models == {"fake-judge", "fake-writer"}
+    assert [r["model"] for r in fake_server.requests[:2]] == ["fake-writer", "fake-judge"]  # the two preflights
     calls = len(fake_server.requests)
-    again = CliRunner().invoke(app, args)  # resumed: every stage is on disk, no call is made again
-    assert again.exit_code == 0 and len(fake_server.requests) == calls
+    again = CliRunner().invoke(app, args)  # resumed: every stage is on disk, nothing is called but the preflights
+    assert again.exit_code == 0 and [r["messages"][0]["content"] for r in fake_server.requests[calls:]] == ["ping"] * 2
 
 
 def test_unchanged_writings_are_recognised() -> None:

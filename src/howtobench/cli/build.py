@@ -46,6 +46,7 @@ from .options import (
     ReplayOpt,
     WorkspaceOpt,
     model_flags,
+    preflight,
 )
 
 console = Console()
@@ -93,6 +94,8 @@ def _run(step: pipeline.Step, build_dir: Path, opts: pipeline.StepOptions, flags
         money_first(f"build {step}", [estimate], {"writer": writer.capacity}, yes=money.yes,
                     max_cost=money.max_cost, confirm_above=money.confirm_above)
     total = pipeline.pending_count(step, build_dir, opts)
+    if total:
+        preflight(flags, writer=writer)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with build_lock(build_dir), Progress(*columns, console=console, transient=True) as progress:
         bar = progress.add_task(f"{step} texts", total=total)

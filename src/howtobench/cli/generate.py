@@ -59,6 +59,7 @@ from .options import (
     WriterTemperatureOpt,
     batch_settings,
     model_flags,
+    preflight,
 )
 from .status import EXIT_STATUSES, finish
 
@@ -197,6 +198,7 @@ def generate(
     if flags.writer is not None and flags.cache_mode != "replay":
         money_first("generate", [_plan(flags.writer, items, out, settings, prices)],
                     {"writer": flags.writer.capacity}, yes=yes, max_cost=max_cost, confirm_above=confirm_above)
+    preflight(flags, writer=None if batch else flags.writer)  # a batch's upload is its own cheap check
     with spending_limit(max_cost):
         summary = asyncio.run(
             _generate(flags.writer, items, out, flags.workspace, flags.cache_mode, settings, not no_progress,

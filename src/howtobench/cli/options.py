@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
@@ -263,6 +264,14 @@ def _setting_options(prefix: str) -> dict[str, Any]:
     }
 
 
+NoPreflightOpt = Annotated[
+    bool | None,
+    typer.Option("--no-preflight", help="Skip the preflight: one tiny request per endpoint before the first item, "
+                 "which stops a wrong key, model name or URL with one line before anything is spent (never made "
+                 "for --replay or --dry-run)."),
+]
+
+
 def add_endpoint_settings(command: Callable[..., Any]) -> Callable[..., Any]:
     """Give a command that declares --base-url (or --judge-base-url) every other endpoint setting as a flag too.
 
@@ -277,6 +286,9 @@ def add_endpoint_settings(command: Callable[..., Any]) -> Callable[..., Any]:
         for prefix in prefixes for name, annotation in _setting_options(prefix).items()
         if prefix + name not in signature.parameters
     ]
+    if prefixes and "no_preflight" not in signature.parameters:
+        extra.append(inspect.Parameter("no_preflight", inspect.Parameter.KEYWORD_ONLY, default=None,
+                                       annotation=NoPreflightOpt))
     if not extra:
         return command
     names = {p.name for p in extra}
@@ -358,6 +370,7 @@ class ModelFlags:
     judge: EndpointConfig | None
     workspace: Path
     cache_mode: CacheMode
+    preflight: bool = True
 
 
 def model_flags(params: Mapping[str, Any]) -> ModelFlags:
@@ -382,7 +395,18 @@ def model_flags(params: Mapping[str, Any]) -> ModelFlags:
         judge=endpoint("judge_"),
         workspace=resolve_workspace(params.get("workspace")),
         cache_mode=cache_mode(bool(params.get("no_cache")), bool(params.get("replay"))),
+        preflight=not given.get("no_preflight"),
     )
+
+
+def preflight(flags: ModelFlags, *, run_id: str | None = None, **endpoints: EndpointConfig | None) -> None:
+    """One tiny request per configured endpoint (`role=endpoint`) before any work (`llm/preflight.py`); nothing
+    with --no-preflight or --replay (a replay calls nothing). Commands call it after their --dry-run branch."""
+    if not flags.preflight or flags.cache_mode == "replay":
+        return
+    from howtobench.llm.preflight import check_endpoints
+
+    asyncio.run(check_endpoints(endpoints, workspace=flags.workspace, run_id=run_id))
 
 
 BatchOpt = Annotated[bool, typer.Option(

@@ -21,10 +21,12 @@ from howtobench.cli.options import (
     TimeoutOpt,
     WorkspaceOpt,
     model_flags,
+    preflight,
 )
 from howtobench.config import resolve_data_dir
 from howtobench.robustness.apply import ALL_KINDS
 from howtobench.robustness.perturb_file import perturb_file
+from howtobench.robustness.transfer import TRANSFER_KINDS
 
 KIND_HELP = (
     "Perturbation: drop (1-3 paragraphs, or sentences in texts under 4 paragraphs), repeat (1-3 paragraphs copied "
@@ -89,6 +91,8 @@ def perturb(
     local model rewrites (fine for trying the pipeline, not for real results). Every call is cached.
     """
     flags = model_flags(locals())
+    if kind in TRANSFER_KINDS:
+        preflight(flags, writer=flags.writer)
     summary = asyncio.run(
         perturb_file(
             source, kind, seed, output,

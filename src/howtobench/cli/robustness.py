@@ -31,6 +31,7 @@ from howtobench.cli.options import (
     TimeoutOpt,
     WorkspaceOpt,
     model_flags,
+    preflight,
 )
 from howtobench.config import resolve_data_dir
 from howtobench.report.tables import print_tables
@@ -120,6 +121,7 @@ def robustness(
         tasks=tuple(task) if task else None,
         n_boot=bootstrap,
     )
+    preflight(flags, writer=flags.writer, judge=flags.judge)
     table = asyncio.run(
         run_suite(
             suite, data_root=resolve_data_dir(data), run_dir=run_dir, workspace=flags.workspace,

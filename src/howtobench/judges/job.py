@@ -88,6 +88,12 @@ def import_judges() -> None:
                 raise
 
 
+def calls_a_model(method: str) -> bool:
+    """True for a registered judge method that calls a model (False for overlap metrics and unknown names)."""
+    import_judges()
+    return method in JUDGES and method not in NO_MODEL_METHODS
+
+
 def build_judge(method: str, client: LLMClient | None, options: dict[str, Any]) -> Judge:
     """A judge from the registry; an option the method does not take is a clear error, not ignored."""
     import_judges()

@@ -191,6 +191,11 @@ class OpenAIClient:
     def model(self) -> str:
         return self.endpoint.model
 
+    @property
+    def public_urls(self) -> tuple[str, ...]:
+        """The base URLs as they may be shown or stored (credentials redacted)."""
+        return self._public
+
     def usage_by_purpose(self) -> dict[str, Usage]:
         """What this client spent so far (this run), per request purpose."""
         return dict(self._usage)
@@ -368,7 +373,7 @@ class OpenAIClient:
             if fatal is not None:
                 raise fatal(f"model {self.model} at {url}: {self._scrub(str(failure))}")
             kind = "connect" if failure.kind == "connect" else "transient"
-            return None, _Retry(kind, f"{url}: {self._scrub(str(failure))}")
+            return None, _Retry(kind, self._scrub(str(failure)))
         return self._read(resp, slot, attempt)
 
     def _read(self, resp: HttpResponse, slot: int, attempt: int) -> tuple[_Answer | None, _Retry]:

@@ -55,7 +55,7 @@ class TransportError(Exception):
 
     def __init__(self, kind: str, detail: str) -> None:
         self.kind = kind
-        super().__init__(f"{kind}: {detail}")
+        super().__init__(detail)
 
 
 class Transport(Protocol):
@@ -88,7 +88,8 @@ def classify(exc: BaseException, url: str, timeout_s: float) -> TransportError:
     if isinstance(exc, (aiohttp.ClientConnectorCertificateError, aiohttp.ClientSSLError)):
         return TransportError("tls", f"{where}: {detail} (a private CA? point SSL_CERT_FILE at its certificate)")
     if isinstance(exc, aiohttp.ClientConnectorError):
-        return TransportError("connect", f"cannot connect to {where}: {detail}")
+        reason = exc.os_error.strerror or str(exc.os_error)
+        return TransportError("connect", f"cannot connect to {where}: {redact_text(reason)}")
     if isinstance(exc, asyncio.TimeoutError):
         return TransportError("timeout", f"no complete response from {where} within {timeout_s:g} s")
     if isinstance(exc, aiohttp.ClientHttpProxyError):
