@@ -123,6 +123,8 @@ def test_different_outputs_share_one_workspace(fake_server: FakeServer, tmp_path
         assert len(rows) == 6 and all(r["status"] == "ok" for r in rows)
     db = sqlite3.connect(workspace / "calls.sqlite")
     assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    logged = db.execute("SELECT count(*), sum(from_cache = 0) FROM calls").fetchone()
+    logged = db.execute("SELECT count(*), sum(from_cache = 0) FROM calls WHERE purpose != 'preflight'").fetchone()
     assert logged[0] == 36  # 2 processes x 6 writings x 3 samples, each logged once
+    logged = db.execute("SELECT count(*), sum(from_cache = 0) FROM calls").fetchone()
+    assert logged[0] == 36 + 2  # and one preflight per process
     assert logged[1] == len(fake_server.requests)  # a fresh row for every request the server saw, none lost

@@ -43,11 +43,12 @@ from howtobench.generate import (
     template_hash,
 )
 from howtobench.judges.base import Judgment
-from howtobench.judges.job import NO_MODEL_METHODS, build_judge, writings_in_flight
+from howtobench.judges.job import NO_MODEL_METHODS, build_judge, calls_a_model, writings_in_flight
 from howtobench.judges.runner import run_judge
 from howtobench.llm.accounting import usage_from_log
 from howtobench.llm.cache import DB_NAME
 from howtobench.llm.client import open_client
+from howtobench.llm.preflight import preflight_endpoints
 from howtobench.llm.types import LLMClient, SamplingParams, Usage
 from howtobench.locks import output_lock
 from howtobench.outputs import output_dir, write_text_atomic
@@ -112,6 +113,7 @@ class RunSettings(BaseModel):
     cache_mode: Literal["on", "off", "replay"] = "on"
     concurrency: int | None = Field(default=None, ge=1)  # writings judged at once; None: the judge's capacity
     max_failed_rate: float | None = Field(default=None, ge=0.0, le=1.0)
+    preflight: bool = False  # one tiny request per configured endpoint before the first item (llm/preflight.py)
     paper: bool = True
     progress: bool = True
     strict: bool = False  # a bad --writings row stops the run (default: skipped and counted with file:line)
@@ -395,6 +397,10 @@ async def _run_locked(settings: RunSettings) -> RunResult:
         raise DataError("the filters select no item")
     given = user_writings(settings, items)
     copy_given_writings(settings, given)
+    await preflight_endpoints({"writer": settings.writer if settings.generate else None,
+                               "judge": settings.judge if calls_a_model(settings.method) else None},
+                              enabled=settings.preflight, cache_mode=settings.cache_mode, workspace=settings.workspace,
+                              run_id=settings.run_id)
     async with _endpoints(settings) as (writer, judge_ep):
         generation, generated = await _generate(settings, writer, items)
         writings = [*release, *(w for rows in given for w in rows), *generated]

@@ -26,10 +26,10 @@ def test_a_wrong_key_stops_judge_with_one_line_and_one_request(fake_server: Fake
     fake_server.handler = lambda _r: Reply.error(401, "Incorrect API key provided")
     done = subprocess.run([sys.executable, "-m", "howtobench", *_judge_args(fake_server, bench_root, tmp_path)],
                           capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
-    assert done.stderr == (f"error: {fake_server.base_url}/chat/completions answered HTTP 401 for model fake-judge: "
-                           "Incorrect API key provided. Check the base URL, the model name and the API key variable "
-                           "(none).\n")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.splitlines()[-1] == (  # after the cost estimate: one line
+        f"error: {fake_server.base_url}/chat/completions answered HTTP 401 for model fake-judge: "
+        "Incorrect API key provided. Check the base URL, the model name and the API key variable (none).")
     assert [r["messages"] for r in fake_server.requests] == [PING]
     assert not (tmp_path / "out.jsonl").exists()
 

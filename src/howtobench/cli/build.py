@@ -46,7 +46,7 @@ from .options import (
     ReplayOpt,
     WorkspaceOpt,
     model_flags,
-    preflight,
+    run_preflight,
 )
 
 console = Console()
@@ -94,15 +94,16 @@ def _run(step: pipeline.Step, build_dir: Path, opts: pipeline.StepOptions, flags
         money_first(f"build {step}", [estimate], {"writer": writer.capacity}, yes=money.yes,
                     max_cost=money.max_cost, confirm_above=money.confirm_above)
     total = pipeline.pending_count(step, build_dir, opts)
-    if total:
-        preflight(flags, writer=writer)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with build_lock(build_dir), Progress(*columns, console=console, transient=True) as progress:
-        bar = progress.add_task(f"{step} texts", total=total)
-        with spending_limit(money.max_cost):
-            return asyncio.run(pipeline.run(
-                step, build_dir, opts, endpoint=writer, local=writer is None, workspace=flags.workspace,
-                cache_mode=flags.cache_mode, on_done=lambda _: progress.advance(bar), prices=prices))
+    with build_lock(build_dir):
+        if total:  # after the lock: a second process refused on this build directory spends nothing
+            run_preflight(flags, writer=writer)
+        with Progress(*columns, console=console, transient=True) as progress:
+            bar = progress.add_task(f"{step} texts", total=total)
+            with spending_limit(money.max_cost):
+                return asyncio.run(pipeline.run(
+                    step, build_dir, opts, endpoint=writer, local=writer is None, workspace=flags.workspace,
+                    cache_mode=flags.cache_mode, on_done=lambda _: progress.advance(bar), prices=prices))
 
 
 def ingest_cmd(

@@ -25,6 +25,7 @@ from howtobench.llm.batch import BatchSettings
 from howtobench.llm.budget import spending_limit
 from howtobench.llm.client import CacheMode, open_client
 from howtobench.llm.dryrun import Estimate, render
+from howtobench.llm.preflight import preflight_endpoints
 from howtobench.llm.types import SamplingParams
 from howtobench.locks import output_lock
 from howtobench.outputs import output_file
@@ -59,7 +60,6 @@ from .options import (
     WriterTemperatureOpt,
     batch_settings,
     model_flags,
-    preflight,
 )
 from .status import EXIT_STATUSES, finish
 
@@ -105,9 +105,12 @@ async def _generate(
     batch: BatchSettings | None = None,
     max_failed_rate: float | None = None,
     prices: Path | None = None,
+    preflight: bool = False,
 ) -> GenerateSummary:
     path = _out_path(out, settings, model_name(endpoint))
     with output_lock(output_file(path)):  # before the file is read back: one process per output
+        if batch is None:  # a batch's upload is its own cheap check
+            await preflight_endpoints({"writer": endpoint}, enabled=preflight, cache_mode=mode, workspace=workspace)
         if batch is not None:  # every item in flight at once: the calls wait for their batch, not for a slot
             async with batch_client(endpoint, workspace=workspace, settings=batch, cache_mode=mode, purpose="writer",
                                     report=lambda line: console.print(line, highlight=False)) as batched:
@@ -198,11 +201,10 @@ def generate(
     if flags.writer is not None and flags.cache_mode != "replay":
         money_first("generate", [_plan(flags.writer, items, out, settings, prices)],
                     {"writer": flags.writer.capacity}, yes=yes, max_cost=max_cost, confirm_above=confirm_above)
-    preflight(flags, writer=None if batch else flags.writer)  # a batch's upload is its own cheap check
     with spending_limit(max_cost):
         summary = asyncio.run(
             _generate(flags.writer, items, out, flags.workspace, flags.cache_mode, settings, not no_progress,
-                      batch_settings(batch, batch_poll), max_failed_rate, prices)
+                      batch_settings(batch, batch_poll), max_failed_rate, prices, flags.preflight)
         )
     console.print(
         f"{summary.model}: {summary.written} written ({summary.empty} empty, {summary.truncated} truncated), "

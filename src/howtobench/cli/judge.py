@@ -13,7 +13,7 @@ from rich.console import Console
 from howtobench.config import resolve_data_dir
 from howtobench.dry_run import plan_judge
 from howtobench.judges.base import Judgment
-from howtobench.judges.job import NO_MODEL_METHODS, JudgeJob, calls_a_model, judge_job, judge_options
+from howtobench.judges.job import NO_MODEL_METHODS, JudgeJob, judge_job, judge_options
 from howtobench.llm.budget import spending_limit
 from howtobench.llm.dryrun import render
 
@@ -48,7 +48,6 @@ from .options import (
     batch_settings,
     check_method,
     model_flags,
-    preflight,
 )
 from .status import EXIT_STATUSES, finish
 
@@ -167,6 +166,7 @@ def judge(
         strict=strict,
         max_failed_rate=max_failed_rate,
         prices=prices,
+        preflight=flags.preflight,
     )
     if dry_run:
         console.print(render([asyncio.run(plan_judge(job, prices))]), highlight=False, soft_wrap=True)
@@ -174,8 +174,6 @@ def judge(
     if job.endpoint is not None and method not in NO_MODEL_METHODS and job.cache_mode != "replay":
         money_first("judge", [asyncio.run(plan_judge(job, prices))], {"judge": job.endpoint.capacity}, yes=yes,
                     max_cost=max_cost, confirm_above=confirm_above)
-    if calls_a_model(method):
-        preflight(flags, judge=None if batch else flags.judge)  # a batch's upload is its own cheap check
     with spending_limit(max_cost):
         judgments = asyncio.run(judge_job(job))
     _summary(judgments, out)

@@ -399,14 +399,14 @@ def model_flags(params: Mapping[str, Any]) -> ModelFlags:
     )
 
 
-def preflight(flags: ModelFlags, *, run_id: str | None = None, **endpoints: EndpointConfig | None) -> None:
-    """One tiny request per configured endpoint (`role=endpoint`) before any work (`llm/preflight.py`); nothing
-    with --no-preflight or --replay (a replay calls nothing). Commands call it after their --dry-run branch."""
-    if not flags.preflight or flags.cache_mode == "replay":
-        return
-    from howtobench.llm.preflight import check_endpoints
+def run_preflight(flags: ModelFlags, **endpoints: EndpointConfig | None) -> None:
+    """`llm.preflight.preflight_endpoints` of `endpoints` (role=endpoint) under the command's flags, for commands
+    whose work runs in their own event loop (build, perturb); the others pass `flags.preflight` to their library
+    function, which checks after taking the output's lock."""
+    from howtobench.llm.preflight import preflight_endpoints
 
-    asyncio.run(check_endpoints(endpoints, workspace=flags.workspace, run_id=run_id))
+    asyncio.run(preflight_endpoints(endpoints, enabled=flags.preflight, cache_mode=flags.cache_mode,
+                                    workspace=flags.workspace))
 
 
 BatchOpt = Annotated[bool, typer.Option(

@@ -21,7 +21,7 @@ from howtobench.cli.options import (
     TimeoutOpt,
     WorkspaceOpt,
     model_flags,
-    preflight,
+    run_preflight,
 )
 from howtobench.config import resolve_data_dir
 from howtobench.robustness.apply import ALL_KINDS
@@ -92,7 +92,7 @@ def perturb(
     """
     flags = model_flags(locals())
     if kind in TRANSFER_KINDS:
-        preflight(flags, writer=flags.writer)
+        run_preflight(flags, writer=flags.writer)
     summary = asyncio.run(
         perturb_file(
             source, kind, seed, output,

@@ -31,7 +31,6 @@ from howtobench.cli.options import (
     TimeoutOpt,
     WorkspaceOpt,
     model_flags,
-    preflight,
 )
 from howtobench.config import resolve_data_dir
 from howtobench.report.tables import print_tables
@@ -121,11 +120,11 @@ def robustness(
         tasks=tuple(task) if task else None,
         n_boot=bootstrap,
     )
-    preflight(flags, writer=flags.writer, judge=flags.judge)
     table = asyncio.run(
         run_suite(
             suite, data_root=resolve_data_dir(data), run_dir=run_dir, workspace=flags.workspace,
             judge_endpoint=flags.judge, writer_endpoint=flags.writer, cache_mode=flags.cache_mode,
+            preflight=flags.preflight,
         )
     )
     if fmt == "json":

@@ -12,7 +12,7 @@ from rich.console import Console
 from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.dry_run import plan_run
 from howtobench.generate import safe_file_stem
-from howtobench.judges.job import NO_MODEL_METHODS, calls_a_model
+from howtobench.judges.job import NO_MODEL_METHODS
 from howtobench.llm.budget import spending_limit
 from howtobench.llm.dryrun import render
 from howtobench.llm.types import SamplingParams
@@ -56,7 +56,6 @@ from .options import (
     WriterTemperatureOpt,
     check_method,
     model_flags,
-    preflight,
 )
 from .status import EXIT_STATUSES, finish
 
@@ -233,6 +232,7 @@ def run(
         progress=not no_progress,
         strict=strict,
         max_failed_rate=max_failed_rate,
+        preflight=flags.preflight,
         prices=prices,
     )
     if dry_run:
@@ -242,8 +242,6 @@ def run(
     if _pays(settings):
         money_first("run", asyncio.run(plan_run(settings, prices)), _in_flight(settings), yes=yes,
                     max_cost=max_cost, confirm_above=confirm_above)
-    preflight(flags, run_id=settings.run_id, writer=writer if do_generate else None,
-              judge=judge if calls_a_model(method) else None)
     with spending_limit(max_cost):
         result = asyncio.run(run_benchmark(settings))
     console = Console()

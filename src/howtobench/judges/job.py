@@ -22,6 +22,7 @@ from howtobench.judges.base import JUDGES, Judge, Judgment
 from howtobench.judges.runner import run_judge
 from howtobench.llm.batch import BatchSettings
 from howtobench.llm.client import CacheMode
+from howtobench.llm.preflight import preflight_endpoints
 from howtobench.llm.types import LLMClient
 from howtobench.locks import output_lock
 from howtobench.outputs import output_file
@@ -62,6 +63,7 @@ class JudgeJob:
     batch: BatchSettings | None = None  # send the judge's calls through the endpoint's batch API
     report: Callable[[str], None] | None = None  # where batch status lines go
     max_failed_rate: float | None = None
+    preflight: bool = False  # one tiny request to the judge endpoint before the first writing (llm/preflight.py)
 
 
 DEFAULT_IN_FLIGHT = 8  # writings at once without an endpoint (the local model, or metrics that call none)
@@ -169,6 +171,9 @@ async def judge_job(job: JudgeJob) -> list[Judgment]:
         pairs = select_pairs(job)
         if not pairs:
             raise JudgeError("nothing to judge: no writing matches the filters")
+        if job.batch is None and calls_a_model(job.method):  # a batch's upload is its own cheap check
+            await preflight_endpoints({"judge": job.endpoint}, enabled=job.preflight, cache_mode=job.cache_mode,
+                            workspace=job.workspace)
         async with judge_client(job) as client:
             judge = build_judge(job.method, client, job.options)
             # in batch mode every writing is in flight at once: its calls wait for their batch, not for a slot

@@ -8,7 +8,7 @@ same client as real calls (same classification, retries, circuit breaker); it is
 with purpose "preflight" and never served from the cache. A URL that does not answer while another of the
 same endpoint does is reported and left out (its circuit is open); a refusal (401/403/404, unknown model),
 a bad URL or no URL answering raises the run-level error a real call would. Commands skip it for
---replay and --dry-run (nothing is called) and with --no-preflight.
+--replay, --dry-run and --batch (nothing is called live) and with --no-preflight.
 """
 
 from __future__ import annotations
@@ -20,7 +20,18 @@ from pathlib import Path
 from rich.console import Console
 
 from howtobench.config import EndpointConfig
-from howtobench.llm.client import open_client
+from howtobench.llm.client import CacheMode, open_client
+
+
+async def preflight_endpoints(endpoints: Mapping[str, EndpointConfig | None], *, enabled: bool, cache_mode: CacheMode,
+                    workspace: Path, run_id: str | None = None) -> None:
+    """`check_endpoints` unless it is turned off (--no-preflight) or a replay (which calls nothing).
+
+    Commands call it after taking their output's lock (a second process refused on a busy output spends
+    nothing) and after their --dry-run branch, right before the first item.
+    """
+    if enabled and cache_mode != "replay":
+        await check_endpoints(endpoints, workspace=workspace, run_id=run_id)
 
 
 async def check_endpoints(endpoints: Mapping[str, EndpointConfig | None], *, workspace: Path,

@@ -36,6 +36,7 @@ from howtobench.judges.job import NO_MODEL_METHODS, build_judge
 from howtobench.judges.overlap import OVERLAP_METHODS
 from howtobench.judges.runner import run_judge
 from howtobench.llm.client import CacheMode
+from howtobench.llm.preflight import preflight_endpoints
 from howtobench.llm.types import LLMClient
 from howtobench.locks import output_lock
 from howtobench.outputs import output_dir, write_text_atomic
@@ -165,18 +166,19 @@ async def run_suite(
     writer_endpoint: EndpointConfig | None = None,
     cache_mode: CacheMode = "on",
     progress: bool = True,
+    preflight: bool = False,
 ) -> RobustnessTable:
     """Run (or resume) the whole suite in `run_dir` and return the table (also saved as table.json); the folder is
     locked meanwhile (a second process on it refuses, naming this one)."""
     with output_lock(output_dir(run_dir), folder=True):
         return await _suite_locked(config, data_root=data_root, run_dir=run_dir, workspace=workspace,
                                    judge_endpoint=judge_endpoint, writer_endpoint=writer_endpoint,
-                                   cache_mode=cache_mode, progress=progress)
+                                   cache_mode=cache_mode, progress=progress, preflight=preflight)
 
 
 async def _suite_locked(config: SuiteConfig, *, data_root: Path, run_dir: Path, workspace: Path,
                         judge_endpoint: EndpointConfig | None, writer_endpoint: EndpointConfig | None,
-                        cache_mode: CacheMode, progress: bool) -> RobustnessTable:
+                        cache_mode: CacheMode, progress: bool, preflight: bool) -> RobustnessTable:
     kinds = check_kinds(config.kinds)
     if not config.methods:
         raise ConfigError("choose at least one judge method (--methods)")
@@ -187,6 +189,9 @@ async def _suite_locked(config: SuiteConfig, *, data_root: Path, run_dir: Path, 
         raise ConfigError(f"no non-empty writings with a reference under {data_root} for tasks {config.tasks}")
     need_judge = any(m not in NO_LLM_METHODS for m in config.methods)
     need_writer = any(k in TRANSFER_KINDS and not (run_dir / "perturbed" / f"{k}.jsonl").exists() for k in kinds)
+    await preflight_endpoints({"writer": (writer_endpoint or judge_endpoint) if need_writer else None,
+                               "judge": judge_endpoint if need_judge else None},
+                              enabled=preflight, cache_mode=cache_mode, workspace=workspace)
     async with AsyncExitStack() as stack:
         judge_client = await stack.enter_async_context(
             optional_client(need_judge, judge_endpoint, workspace=workspace, cache_mode=cache_mode))
