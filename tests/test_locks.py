@@ -99,13 +99,17 @@ def test_two_judges_on_one_output(fake_server: FakeServer, tmp_path: Path, bench
     err = capsys.readouterr().err
     assert first.poll() is None  # the first was still running when the second refused
     assert second.value.code == 2 and "Traceback" not in err, err
-    assert err.startswith(f"error: {out} is in use by another howtobench process (pid {first.pid} on "
-                          f"{socket.gethostname()}, started ")
+    assert "error: " in err, err  # after the cost estimate, which comes first
+    refusal = err[err.index("error: "):]
+    assert refusal.startswith(f"error: {out} is in use by another howtobench process (pid {first.pid} on "
+                              f"{socket.gethostname()}, started ")
     assert "`howtobench judge --method single" in err
     assert first.wait(timeout=120) == 0, first.stderr.read() if first.stderr else ""
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 6 == len({(r["item_id"], r["model"]) for r in rows})
-    assert len(fake_server.requests) == 6  # one call per writing, by the first process only
+    # the first process's preflight (sent once it held the lock), then one call per writing; the refused second
+    # process sent nothing, not even a preflight
+    assert len(fake_server.requests) == 1 + 6 and fake_server.requests[0]["messages"][0]["content"] == "ping"
     assert not lock_path(out, folder=False).exists()
 
 

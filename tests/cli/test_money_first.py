@@ -27,7 +27,8 @@ def run_args(server: FakeServer, data: Path, tmp_path: Path, *extra: str) -> lis
     return ["run", "--data", str(data), "--task", "guide", "--limit", "2", "--method", "single",
             "--base-url", server.base_url, "--model", "my-model", "--judge-base-url", server.base_url,
             "--judge-model", JUDGE, "--workspace", str(tmp_path / "ws"), "--run-dir", str(tmp_path / "run"),
-            "--bootstrap", "10", "--no-progress", "--max-tokens", "100", *extra]
+            "--bootstrap", "10", "--no-progress", "--max-tokens", "100",
+            "--no-preflight", *extra]  # the calls counted here are the work's (the preflight has its own tests)
 
 
 def test_estimate_comes_first_and_unknown_prices_stay_unknown(fake_server: FakeServer, tmp_path: Path,
@@ -81,7 +82,7 @@ def test_max_cost_stops_cleanly_and_a_rerun_resumes(fake_server: FakeServer, tmp
     out_file = tmp_path / "w.jsonl"
     args = ["generate", "--data", str(bench_root), "--task", "open", "--limit", "10", "--base-url",
             fake_server.base_url, "--model", "my-model", "--concurrency", "1", "--workspace", str(tmp_path / "ws"),
-            "-o", str(out_file), "--no-progress", "--prices", str(prices)]
+            "-o", str(out_file), "--no-progress", "--prices", str(prices), "--no-preflight"]
     code, out = invoke([*args, "--max-cost", "0.025"])
     assert code != 0 and "--max-cost $0.03 reached" in out.replace("0.025", "0.03")
     assert len(fake_server.requests) == 3  # $0.01 each: the 4th call was refused at $0.03 accounted
