@@ -98,4 +98,4 @@ def test_build_steps_show_the_estimate_and_refuse_above_the_threshold(fake_serve
     assert "howtobench build classify — estimate before the first call" in refused.output
     done = runner.invoke(app, ["build", "classify", "--dir", d, *endpoint, "--confirm-above", "0", "--yes"])
     assert done.exit_code == 0, done.output
-    assert len(fake_server.requests) == 2
+    assert [r["messages"][0]["content"] == "ping" for r in fake_server.requests] == [True, False, False]
