@@ -77,8 +77,10 @@ SamplesOpt = Annotated[int, typer.Option("--samples", min=1, help="Self-consiste
                        "Default 1: one deterministic call.")]
 FromOpt = Annotated[Path | None, typer.Option("--from", help="For --method average: the ToW judgments file "
                     "(from `howtobench judge --method tow`) whose leaves are re-aggregated with uniform weights.")]
-TreeOpt = Annotated[Path | None, typer.Option("--tree", help="Tree spec YAML (default: the paper's tree). Add a "
-                    "leaf or change a scale by editing a copy of src/howtobench/judges/trees/default.yaml.")]
+TreeOpt = Annotated[Path | None, typer.Option("--tree", help="Tree spec YAML, or a bundled tree by name: default "
+                    "(the paper's judge) or debiased (the same tree with a system prompt asking not to reward length; "
+                    "not the paper's). Add a leaf or change a scale by editing a copy of "
+                    "src/howtobench/judges/trees/default.yaml (or start it with `base: default`).")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of --subset (same seed, same items).")]
 RedoFailedOpt = Annotated[bool, typer.Option("--redo-failed", help="Judge again the writings whose judgment in --out "
                           "has status 'failed' (the new line supersedes the old one).")]
