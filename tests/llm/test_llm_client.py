@@ -31,7 +31,10 @@ async def test_retries_every_transient_fault_then_succeeds(fake_server: FakeServ
                                                            tmp_path: Path) -> None:
     fake_server.handler = script(Reply.rate_limited(0.01), Reply.server_error(), Reply.drop(), Reply.timeout(),
                                  Reply.truncated_body(), Reply.json({"score": 4, "reason": "ok"}))
-    async with open_client(endpoint, workspace=tmp_path, retry=FAST_RETRY) as client:
+    # 1.5 s, not 0.5: on a loaded machine the in-process server may read a request later than 0.5 s, and a request
+    # it never read is an attempt without a scripted reply
+    patient = endpoint.model_copy(update={"timeout_s": 1.5})
+    async with open_client(patient, workspace=tmp_path, retry=FAST_RETRY) as client:
         result = await client.chat(req(response_schema=SCORE_SCHEMA))
     assert result.ok and result.data == {"score": 4, "reason": "ok"}
     assert result.attempts == 6 == len(fake_server.requests)
