@@ -244,3 +244,27 @@ async def test_a_run_level_error_in_one_leaf_cancels_the_other_calls_and_writes_
     assert len(client.calls) == 8  # the weights call and 7 LLM leaves ...
     assert client.cancelled == 7  # ... every one but the failing leaf was cancelled, none left running
     assert not out.exists() or out.read_text() == ""
+
+
+async def test_leaf_calls_start_with_the_shared_prefix_and_end_with_the_hidden_reference(tmp_path: Path) -> None:
+    from fake_clients import FakeClient, reply
+    from howtobench.judges.tree_of_writing import dispatch_order
+
+    tree = default_tree()
+    leaves = tree.leaves_for("guide")
+    order = [leaves[k].id for k in dispatch_order(leaves)]
+    hidden = [leaf.id for leaf in leaves if leaf.reference == "hidden"]
+    assert hidden and order[-len(hidden):] == hidden and sorted(order) == sorted(x.id for x in leaves)
+
+    def behave(request):  # type: ignore[no-untyped-def]
+        if request.purpose == "weights":
+            return reply(data=GUIDE_WEIGHTS)
+        return reply(data={"analysis": "a", "score": 5})
+
+    client = FakeClient(behave, delay=0.0)
+    judgment = await TreeOfWriting(client, reasks=0).judge(item(), writing())
+    leaf_calls = [r.purpose.removeprefix("leaf:") for r in client.calls if r.purpose.startswith("leaf:")]
+    assert leaf_calls == [leaves[k].id for k in dispatch_order(leaves) if leaves[k].is_llm]
+    hidden_llm = [leaf.id for leaf in leaves if leaf.reference == "hidden" and leaf.is_llm]
+    assert hidden_llm == ["paragraphing"] and leaf_calls[-1] == "paragraphing"
+    assert [x.name for x in judgment.leaves] == [leaf.id for leaf in leaves]  # the record keeps the tree's order

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import statistics
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,12 +79,14 @@ class TreeOfWriting:
         if writing.is_empty:
             return await self._judge_empty(item, writing)
         leaves = self.tree.leaves_for(item.task)
+        order = dispatch_order(leaves)
         weights_job = asyncio.ensure_future(self._negotiations(item))
         try:
-            scored = await gather_or_cancel(*(self._score_leaf(item, writing, leaf) for leaf in leaves))
+            started = await gather_or_cancel(*(self._score_leaf(item, writing, leaves[k]) for k in order))
             negotiations, fresh = await weights_job
         finally:
             await cancel_and_wait([weights_job])  # no-op when done; stops the call if a leaf raised
+        scored = [result for _, result in sorted(zip(order, started, strict=True), key=lambda pair: pair[0])]
         usage = sum((u for _, u in scored), Usage())
         return self._record(item, writing, [r for r, _ in scored], negotiations, fresh, usage)
 
@@ -194,6 +197,16 @@ class TreeOfWriting:
         root = statistics.fmean(roots) if roots and (complete or self.renormalize) else None
         status: Status = "ok" if complete and all(a.status == "ok" for a in aggregates) else "renormalized"
         return root, status, samples
+
+
+def dispatch_order(leaves: Sequence[Leaf]) -> list[int]:
+    """The order in which a writing's leaf calls start: every leaf that shares the writing's full prompt prefix
+    first, a leaf that hides the reference (the authors' paragraphing) last.
+
+    Why: a prefix-caching server with one slot (llama.cpp) reuses only the previous prompt's prefix; one odd
+    prompt in the middle makes the next leaf evaluate the whole reference and writing again.
+    """
+    return sorted(range(len(leaves)), key=lambda k: leaves[k].reference == "hidden")
 
 
 @register_judge("tow")
