@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from howtobench.cli.main import app
 from howtobench.data.models import Item, Writing
 from howtobench.errors import ConfigError
-from howtobench.robustness.suite import SuiteConfig, run_suite, sample_writings
+from howtobench.robustness.suite import SuiteConfig, failures_left, run_suite, sample_writings
 
 
 @pytest.fixture
@@ -113,3 +113,18 @@ def test_unchanged_writings_are_recognised() -> None:
                                       "perturbation": {"kind": "inject-end", "changes": [{"gap": 1}]}})
     sets = {"original": [original], "drop": [same], "inject-end": [changed]}
     assert unchanged_writings(sets) == {("i", "m+drop")}
+
+
+def test_robustness_exit_status_counts_failed_judgments_and_perturbations(data_root: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    args = ["robustness", "--run-dir", str(run), "--methods", "bleu", "--kinds", "drop,reference", "--n", "3",
+            "--per-model", "1", "--task", "open", "--bootstrap", "50", "--data", str(data_root),
+            "--workspace", str(tmp_path / "ws"), "--format", "json"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    config = SuiteConfig(methods=("bleu",), kinds=("drop", "reference"), n=3, per_model=1, tasks=("open",))
+    assert failures_left(run, config) == (0, 9 + 6)  # 9 judgments (originals + 2 kinds), 6 perturbed writings
+    failed = json.loads((run / "perturbed" / "drop.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    (run / "perturbed" / "drop.failures.jsonl").write_text(json.dumps(failed) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 3 and failures_left(run, config) == (1, 16)
+    assert "1 of 16 judgments and perturbations failed" in " ".join(result.output.split())

@@ -24,6 +24,7 @@ from howtobench.cli.options import (
     JudgeModelOpt,
     JudgeRpmOpt,
     JudgeTimeoutOpt,
+    MaxFailedRateOpt,
     ModelOpt,
     NoCacheOpt,
     ReplayOpt,
@@ -35,8 +36,10 @@ from howtobench.cli.options import (
 from howtobench.config import resolve_data_dir
 from howtobench.report.tables import print_tables
 from howtobench.robustness.apply import ALL_KINDS, PAPER_KINDS
-from howtobench.robustness.suite import SuiteConfig, run_suite
+from howtobench.robustness.suite import SuiteConfig, failures_left, run_suite
 from howtobench.robustness.table import as_table
+
+from .status import EXIT_STATUSES, finish
 
 MethodsOpt = Annotated[
     str,
@@ -101,6 +104,7 @@ def robustness(
     no_cache: NoCacheOpt = False,
     replay: ReplayOpt = False,
     fmt: FormatOpt = "table",
+    max_failed_rate: MaxFailedRateOpt = None,
 ) -> None:
     """Sample writings (per model, seeded), perturb them, judge originals and perturbed sets, print Table 7.
 
@@ -119,6 +123,7 @@ def robustness(
         seed=seed,
         tasks=tuple(task) if task else None,
         n_boot=bootstrap,
+        max_failed_rate=max_failed_rate,
     )
     table = asyncio.run(
         run_suite(
@@ -129,9 +134,13 @@ def robustness(
     )
     if fmt == "json":
         typer.echo(json.dumps(asdict(table), ensure_ascii=False, indent=2))
-        return
-    print_tables([as_table(table)], fmt, Console(width=220))
+    else:
+        print_tables([as_table(table)], fmt, Console(width=220))
+    failed, total = failures_left(run_dir, suite)
+    finish(failed, total, "judgments and perturbations",
+           f"failed judgments stay in {run_dir / 'judgments'}, failed perturbations in "
+           f"{run_dir / 'perturbed'}/*.failures.jsonl (delete a kind's files to perturb it again)")
 
 
 def register(app: typer.Typer) -> None:
-    app.command("robustness")(robustness)
+    app.command("robustness", epilog=EXIT_STATUSES)(robustness)

@@ -34,7 +34,7 @@ from howtobench.errors import ConfigError
 from howtobench.judges.base import Judgment
 from howtobench.judges.job import NO_MODEL_METHODS, build_judge
 from howtobench.judges.overlap import OVERLAP_METHODS
-from howtobench.judges.runner import run_judge
+from howtobench.judges.runner import read_judgments, run_judge
 from howtobench.llm.client import CacheMode
 from howtobench.llm.preflight import preflight_endpoints
 from howtobench.llm.types import LLMClient
@@ -62,6 +62,7 @@ class SuiteConfig:
     tasks: tuple[str, ...] | None = None
     n_boot: int = 1000
     judge_options: tuple[tuple[str, Any], ...] = ()
+    max_failed_rate: float | None = None  # stop judging early past this failed share (outcome.FailureBudget)
 
     def sampling(self) -> dict[str, Any]:
         """The settings that fix the sample (a resumed run must not change them)."""
@@ -139,17 +140,34 @@ def unchanged_writings(sets: dict[str, list[Writing]]) -> set[tuple[str, str]]:
 
 
 async def _judge_all(run_dir: Path, methods: Sequence[str], sets: dict[str, list[Writing]], items: dict[str, Item],
-                     client: LLMClient | None, options: dict[str, Any],
-                     progress: bool) -> dict[str, dict[str, list[Judgment]]]:
+                     client: LLMClient | None, options: dict[str, Any], progress: bool,
+                     max_failed_rate: float | None = None) -> dict[str, dict[str, list[Judgment]]]:
     """One runner call per method over every set at once (full concurrency, one resumable file per method)."""
     pairs = [(items[w.item_id], w) for writings in sets.values() for w in writings]
     out: dict[str, dict[str, list[Judgment]]] = {}
     for method in methods:
         llm = method not in NO_LLM_METHODS
         judge = build_judge(method, client if llm else None, options if llm else {})
-        done = iter(await run_judge(judge, pairs, run_dir / "judgments" / f"{method}.jsonl", progress=progress))
+        done = iter(await run_judge(judge, pairs, run_dir / "judgments" / f"{method}.jsonl", progress=progress,
+                                    max_failed_rate=max_failed_rate))
         out[method] = {name: [next(done) for _ in writings] for name, writings in sets.items()}
     return out
+
+
+def failures_left(run_dir: Path, config: SuiteConfig) -> tuple[int, int]:
+    """(failed, total) over the suite's judgments and perturbations as saved in `run_dir` (for the exit status)."""
+    failed = total = 0
+    for method in config.methods:
+        judged = read_judgments(run_dir / "judgments" / f"{method}.jsonl").values()
+        failed += sum(j.status == "failed" for j in judged)
+        total += len(judged)
+    for kind in config.kinds:
+        for path, is_failure in ((run_dir / "perturbed" / f"{kind}.jsonl", False),
+                                 (failures_path(run_dir / "perturbed" / f"{kind}.jsonl"), True)):
+            rows = sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip()) \
+                if path.exists() else 0
+            failed, total = failed + rows * is_failure, total + rows
+    return failed, total
 
 
 def _write_table(run_dir: Path, table: RobustnessTable) -> None:
@@ -203,7 +221,7 @@ async def _suite_locked(config: SuiteConfig, *, data_root: Path, run_dir: Path, 
         for kind in kinds:
             sets[kind] = await _perturbed(run_dir, kind, sample, items, config.seed, writer_client)
         judgments = await _judge_all(run_dir, config.methods, sets, items, judge_client, dict(config.judge_options),
-                                     progress)
+                                     progress, config.max_failed_rate)
     table = robustness_table(judgments, kinds, unchanged=unchanged_writings(sets), seed=config.seed,
                              n_boot=config.n_boot)
     _write_table(run_dir, table)
