@@ -76,5 +76,5 @@ def test_help_documents_the_exit_statuses(monkeypatch: pytest.MonkeyPatch, capsy
         with pytest.raises(SystemExit):
             main()
         text = " ".join(capsys.readouterr().out.split())
-        assert "Exit status: 0 every selected item was judged or generated" in text
+        assert "Exit status: 0 every selected item was judged or generated (or built)" in text
         assert "3 the run finished but writing-level failures remain" in text and "4 stopped early" in text

@@ -99,3 +99,62 @@ def test_build_steps_show_the_estimate_and_refuse_above_the_threshold(fake_serve
     done = runner.invoke(app, ["build", "classify", "--dir", d, *endpoint, "--confirm-above", "0", "--yes"])
     assert done.exit_code == 0, done.output
     assert [r["messages"][0]["content"] == "ping" for r in fake_server.requests] == [True, False, False]
+
+
+
+def _main(argv: list[str], monkeypatch, capsys) -> tuple[int, str, str]:
+    """Run the real console entry point (exit statuses are set there): (status, stdout, stderr)."""
+    from howtobench.cli.main import main
+
+    monkeypatch.setattr("sys.argv", ["howtobench", *argv])
+    try:
+        main()
+        status = 0
+    except SystemExit as exc:
+        status = int(exc.code or 0)
+    captured = capsys.readouterr()
+    return status, captured.out, " ".join(captured.err.split())
+
+
+def test_build_failures_left_exit_3_and_max_failed_rate_exits_4(fake_server, tmp_path: Path, monkeypatch,
+                                                                capsys) -> None:
+    """Issue 13 point 4 for build: one exit-status rule for every command that calls a model."""
+    from fake_server import Reply, default_handler
+
+    def run(*argv: str) -> tuple[int, str]:
+        status, _, err = _main(["build", *argv], monkeypatch, capsys)
+        return status, err
+
+    src = write_inputs(tmp_path / "in.jsonl", [(ZH_TEXT, "site-a"), (EN_TEXT, "site-b")])
+    d = str(tmp_path / "b")
+    endpoint = ["--dir", d, "--base-url", fake_server.base_url, "--model", "fake", "--workspace",
+                str(tmp_path / "ws"), "--no-preflight", "--reasks", "0"]
+    assert run("ingest", str(src), "--dir", d, "--min-chars", "50")[0] == 0
+    fake_server.handler = lambda request: Reply.text("no JSON here")  # every call fails: writing-level
+    status, err = run("classify", *endpoint, "--concurrency", "1", "--max-failed-rate", "0")
+    assert status == 4, err
+    assert err.endswith("error: stopped early: 1 of the 1 texts finished so far failed (100%, over "
+                        "--max-failed-rate 0); what finished is saved, and re-running the same command resumes")
+    stage = tmp_path / "b" / "02_classify.jsonl"
+    assert [json.loads(line)["ok"] for line in stage.read_text(encoding="utf-8").splitlines()] == [False]
+    status, err = run("classify", *endpoint)  # resumes: the other text, which fails too
+    assert status == 3 and "2 of 2 classifications failed" in err and "--retry-failed" in err, err
+    fake_server.handler = default_handler  # schema-shaped replies
+    status, err = run("classify", *endpoint, "--retry-failed")
+    assert status == 0 and "failed" not in err, err
+    fake_server.handler = lambda request: Reply.text("no JSON here")
+    status, err = run("filter", *endpoint, "--min-quality", "1")
+    assert status == 3 and "2 of 2 quality ratings failed" in err, err
+    fake_server.handler = default_handler
+    assert run("filter", *endpoint, "--min-quality", "1", "--retry-failed")[0] == 0
+    fake_server.handler = lambda request: Reply.text("no JSON here")
+    status, err = run("make", *endpoint)  # completion items need no call; guide and open fail for both texts
+    assert status == 3 and "4 of 6 items failed" in err, err
+
+
+def test_build_help_documents_the_exit_statuses(monkeypatch, capsys) -> None:
+    for step in ("classify", "filter", "make"):
+        status, out, _ = _main(["build", step, "--help"], monkeypatch, capsys)
+        text = " ".join(out.split())
+        assert status == 0 and "Exit status: 0 every selected item was judged or generated (or built)" in text
+        assert "3 the run finished but writing-level failures remain" in text and "--max-failed-rate" in text

@@ -39,6 +39,7 @@ from .options import (
     ConcurrencyOpt,
     ConfigOpt,
     DryRunOpt,
+    MaxFailedRateOpt,
     ModelFlags,
     ModelOpt,
     NoCacheOpt,
@@ -48,6 +49,7 @@ from .options import (
     model_flags,
     run_preflight,
 )
+from .status import EXIT_STATUSES, finish
 
 console = Console()
 
@@ -61,6 +63,8 @@ DirOpt = Annotated[Path, typer.Option("--dir", help="Build directory holding one
 RetryOpt = Annotated[bool, typer.Option("--retry-failed", help="Ask again for texts whose call failed before. "
                                         "A reply rejected by our checks is cached; to reach the model again "
                                         "for it add --no-cache.")]
+
+RETRY_HINT = "their rows carry the error; re-run with --retry-failed (and --no-cache for rejected replies) to ask again"
 
 
 @dataclass(frozen=True)
@@ -150,17 +154,18 @@ def classify_cmd(
     concurrency: ConcurrencyOpt = None, config: ConfigOpt = None, workspace: WorkspaceOpt = None,
     no_cache: NoCacheOpt = False, replay: ReplayOpt = False, prices: PricesOpt = None,
     retry_failed: RetryOpt = False, dry_run: DryRunOpt = False, yes: YesOpt = False, max_cost: MaxCostOpt = None,
-    confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
+    confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE, max_failed_rate: MaxFailedRateOpt = None,
 ) -> None:
     """Step 2: an LLM gives each text one genre and a reason; correct 02_classify.jsonl by hand if needed."""
     flags = model_flags(locals())
-    opts = pipeline.StepOptions(retry_failed=retry_failed)
+    opts = pipeline.StepOptions(retry_failed=retry_failed, max_failed_rate=max_failed_rate)
     report: ClassifyReport | None = _run("classify", build_dir, opts, flags, prices, dry_run,
                                                 Money(yes, max_cost, confirm_above))
     if report is not None:
         genres = ", ".join(f"{g} {n}" for g, n in sorted(report.by_genre.items()))
         console.print(f"classified {report.classified} texts ({genres}); {report.failed} failed (genre null, "
                       f"skipped by filter). Review {build_dir / '02_classify.jsonl'}.", highlight=False)
+        finish(report.failed, report.classified + report.failed, "classifications", RETRY_HINT)
 
 
 def filter_cmd(build_dir: DirOpt, min_quality: Annotated[int, typer.Option(
@@ -170,15 +175,17 @@ def filter_cmd(build_dir: DirOpt, min_quality: Annotated[int, typer.Option(
     concurrency: ConcurrencyOpt = None, config: ConfigOpt = None, workspace: WorkspaceOpt = None,
     no_cache: NoCacheOpt = False, replay: ReplayOpt = False, prices: PricesOpt = None,
     retry_failed: RetryOpt = False, dry_run: DryRunOpt = False, yes: YesOpt = False, max_cost: MaxCostOpt = None,
-    confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
+    confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE, max_failed_rate: MaxFailedRateOpt = None,
 ) -> None:
     """Step 3: score each text 1-5 against its genre's rubric and keep those at or above --min-quality."""
     flags = model_flags(locals())
-    opts = pipeline.StepOptions(threshold=min_quality, retry_failed=retry_failed)
+    opts = pipeline.StepOptions(threshold=min_quality, retry_failed=retry_failed, max_failed_rate=max_failed_rate)
     table: ScoreTable | None = _run("filter", build_dir, opts, flags, prices, dry_run,
                                                 Money(yes, max_cost, confirm_above))
     if table is not None:
         console.print(score_table(table))
+        failed = sum(table.failed.values())
+        finish(failed, sum(table.total(source) for source in table.counts), "quality ratings", RETRY_HINT)
 
 
 def score_table(table: ScoreTable) -> Table:
@@ -209,12 +216,12 @@ def make_cmd(build_dir: DirOpt,
     concurrency: ConcurrencyOpt = None, config: ConfigOpt = None, workspace: WorkspaceOpt = None,
     no_cache: NoCacheOpt = False, replay: ReplayOpt = False, prices: PricesOpt = None,
     retry_failed: RetryOpt = False, dry_run: DryRunOpt = False, yes: YesOpt = False, max_cost: MaxCostOpt = None,
-    confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
+    confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE, max_failed_rate: MaxFailedRateOpt = None,
 ) -> None:
     """Step 4: Completion items by blanking 1-10 paragraphs; Guide/Open items by back-construction (S, T, G)."""
     flags = model_flags(locals())
     opts = pipeline.StepOptions(tasks=tuple(task) if task else TASKS, seed=seed, retry_failed=retry_failed,
-                                split=split)
+                                split=split, max_failed_rate=max_failed_rate)
     report: MakeReport | None = _run("make", build_dir, opts, flags, prices, dry_run,
                                                 Money(yes, max_cost, confirm_above))
     if report is not None:
@@ -223,6 +230,8 @@ def make_cmd(build_dir: DirOpt,
         console.print(f"made: {made}; failed: {failed}", highlight=False)
         for line in report.errors[:20]:
             console.print(f"  {line}", markup=False, highlight=False)
+        failed_items = sum(report.failed.values())
+        finish(failed_items, failed_items + sum(report.made.values()), "items", RETRY_HINT)
 
 
 def export_cmd(build_dir: DirOpt) -> None:
@@ -252,9 +261,9 @@ def register(app: typer.Typer) -> None:
     """Add the `build` sub-app to the main command."""
     build = typer.Typer(name="build", no_args_is_help=True, help=HELP, rich_markup_mode=None)
     build.command("ingest")(ingest_cmd)
-    build.command("classify")(classify_cmd)
-    build.command("filter")(filter_cmd)
-    build.command("make")(make_cmd)
+    build.command("classify", epilog=EXIT_STATUSES)(classify_cmd)
+    build.command("filter", epilog=EXIT_STATUSES)(filter_cmd)
+    build.command("make", epilog=EXIT_STATUSES)(make_cmd)
     build.command("export")(export_cmd)
     build.command("import")(import_cmd)
     app.add_typer(build, name="build")

@@ -19,6 +19,7 @@ from howtobench.construct import classify, make, quality
 from howtobench.data.models import TASKS
 from howtobench.errors import ConfigError
 from howtobench.llm.types import ChatRequest, LLMClient
+from howtobench.outcome import FailureBudget
 
 Step = Literal["classify", "filter", "make"]
 CacheMode = Literal["on", "off", "replay"]
@@ -31,6 +32,7 @@ class StepOptions:
     seed: int = 0
     retry_failed: bool = False
     split: bool = False
+    max_failed_rate: float | None = None  # stop the step past this failed share (outcome.FailureBudget)
 
 
 def plan(step: Step, build_dir: Path, opts: StepOptions) -> list[ChatRequest]:
@@ -50,6 +52,25 @@ def pending_count(step: Step, build_dir: Path, opts: StepOptions) -> int:
     if step == "filter":
         return len(quality.pending(build_dir, retry_failed=opts.retry_failed))
     return len(make.pending(build_dir, opts.tasks, retry_failed=opts.retry_failed, split=opts.split, seed=opts.seed))
+
+
+def unit_failed(result: Any) -> bool:
+    """Whether one finished unit failed: a classification or rating row, or any item made from one text."""
+    rows = result if isinstance(result, list) else [result]
+    return any(not row.ok for row in rows)
+
+
+def _counted(step: Step, build_dir: Path, opts: StepOptions, on_done: Callable[[Any], None] | None
+             ) -> Callable[[Any], None]:
+    """`on_done` that also feeds each finished unit (its row already written) to the --max-failed-rate tally."""
+    budget = FailureBudget(pending_count(step, build_dir, opts), opts.max_failed_rate, "texts")
+
+    def done(result: Any) -> None:
+        if on_done is not None:
+            on_done(result)
+        budget.record(unit_failed(result))
+
+    return done
 
 
 def needs_model(step: Step, opts: StepOptions) -> bool:
@@ -72,7 +93,11 @@ async def client_for(endpoint: EndpointConfig | None, *, local: bool, workspace:
 async def run(step: Step, build_dir: Path, opts: StepOptions, *, endpoint: EndpointConfig | None, local: bool,
               workspace: Path, cache_mode: CacheMode = "on", on_done: Callable[[Any], None] | None = None,
               prices: Path | None = None) -> Any:
-    """Run the step and return its report (ClassifyReport, ScoreTable or MakeReport)."""
+    """Run the step and return its report (ClassifyReport, ScoreTable or MakeReport).
+
+    Raises TooManyFailures once the failed share of the texts finished passes `opts.max_failed_rate` (the rows
+    written so far stay; a re-run resumes)."""
+    on_done = _counted(step, build_dir, opts, on_done)
     if not needs_model(step, opts):
         return await make.make(build_dir, None, tasks=opts.tasks, seed=opts.seed, retry_failed=opts.retry_failed,
                                split=opts.split, on_done=on_done)
