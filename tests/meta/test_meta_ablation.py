@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import itertools
+import json
 import math
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
+from fake_server import FakeServer, Reply, default_handler
 from meta_helpers import judgment
+from typer.testing import CliRunner
 
+from howtobench.cli.main import app
 from howtobench.judges.base import Judgment, LeafResult
 from howtobench.meta.ablation import ablation_rows, leaf_counts, recompute_root, unreproduced_roots, variants
 from howtobench.meta.correlate import CorrelationSettings, correlate_method
+from howtobench.meta.judgments import load_judgments
 
 LEAVES = {"content": 4, "format": 3, "impression": 1}
 
@@ -93,3 +103,82 @@ def test_renormalised_judgments_count_only_scored_leaves() -> None:
     # a sampled-weights ToW judgment: mean root over samples, first sample's nodes -> flagged, not silently mixed
     sampled = js[1].model_copy(update={"score": (js[1].score or 0) + 0.25})
     assert unreproduced_roots([*js, sampled]) == 1
+
+
+# ------------------------------------------------------------------ ToW with sampled weights (--samples n)
+SAMPLED_MODELS = ["gpt-4o-2024-11-20", "deepseek-chat", "claude-3-5-sonnet-20241022"]
+
+
+def _rotating_weights() -> Callable[[dict[str, Any]], Reply]:
+    """Valid J_W replies that differ from one weight call to the next (so the samples' Content / Format differ);
+    leaf scores come from the fake server's deterministic schema-shaped replies (they vary with the writing)."""
+    calls = itertools.count()
+    shapes = {4: [0.4, 0.3, 0.2, 0.1], 3: [0.5, 0.3, 0.2]}
+
+    def handle(request: dict[str, Any]) -> Reply:
+        schema = (request.get("response_format") or {}).get("json_schema") or {}
+        if schema.get("name") != "weights":
+            return default_handler(request)
+        n = next(calls)
+        body: dict[str, Any] = {"explanation": "varied"}
+        for group, spec in schema["schema"]["properties"].items():
+            if spec.get("type") == "object":
+                leaves, values = spec["required"], shapes[len(spec["required"])]
+                body[group] = {leaf: values[(k + n) % len(values)] for k, leaf in enumerate(leaves)}
+        return Reply.json(body)
+
+    return handle
+
+
+def _cells(output: str, row: str) -> list[dict[str, Any]]:
+    """The ρ / τ / σ columns of one row, per level, from `--format json` output."""
+    tables = json.loads(output)
+    found = [next(r for r in t["rows"] if r["Method"] == row) for t in tables]
+    return [{k: v for k, v in r.items() if k.endswith(("ρ", "τ", "σ"))} for r in found]
+
+
+def test_sampled_weights_full_tree_row_equals_correlate(fake_server: FakeServer, tmp_path: Path,
+                                                        bench_root: Path) -> None:
+    """ToW judged with --samples 3 through the fake server stores every sample's node scores; meta ablation
+    recomputes each sample's root and averages them as the judge does, so its full-tree row is the SC row of
+    meta correlate on the same file, cell for cell (before, only the first sample's nodes were stored)."""
+    fake_server.handler = _rotating_weights()
+    out = tmp_path / "tow.jsonl"
+    args = ["judge", "--data", str(bench_root), "--task", "guide", "--limit", "3", "--samples", "3",
+            "--judge-base-url", fake_server.base_url, "--judge-model", "fake-judge", "--workspace",
+            str(tmp_path / "ws"), "-o", str(out), "--no-progress", "--no-preflight"]
+    for model in SAMPLED_MODELS:
+        args += ["--models", model]
+    judged = CliRunner().invoke(app, args)
+    assert judged.exit_code == 0, judged.output
+    js = load_judgments(out)
+    assert len(js) == 9 and all(j.status == "ok" and len(j.samples) == 3 for j in js)
+    for j in js:
+        assert j.nodes == j.samples[0].nodes  # the judgment's nodes are still the first sample's
+        assert len({s.nodes["content"] for s in j.samples}) > 1  # the samples' weights differ
+        roots = [recompute_root(j.model_copy(update={"samples": [], "nodes": s.nodes}), set(s.nodes))
+                 for s in j.samples]
+        assert roots == pytest.approx([s.score for s in j.samples], abs=1e-12)
+        assert j.score == pytest.approx(sum(roots) / 3, abs=1e-12)  # type: ignore[arg-type]
+    assert unreproduced_roots(js) == 0
+    human = tmp_path / "human.jsonl"
+    human.write_text("".join(json.dumps({"item_id": j.item_id, "model": j.model, "rater": "r",
+                                         "score": 1 + (zlib.crc32(f"{j.item_id}{j.model}".encode()) % 5)}) + "\n"
+                             for j in js), encoding="utf-8")
+    common = ["--human", str(human), "--format", "json", "--bootstrap", "50"]
+    ablation = CliRunner().invoke(app, ["meta", "ablation", str(out), *common])
+    correlate = CliRunner().invoke(app, ["meta", "correlate", str(out), *common])
+    assert ablation.exit_code == 0 and correlate.exit_code == 0, ablation.output + correlate.output
+    full, sc = _cells(ablation.stdout, "ToW (all nodes)"), _cells(correlate.stdout, "tow + SC (n=3)")
+    assert full == sc and any(v is not None for level in full for v in level.values())
+    assert "stored roots are not" not in ablation.output
+    # a file written before per-sample nodes were stored still reads, and ablation says what it cannot redo
+    old = tmp_path / "old.jsonl"
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    for row in rows:
+        for sample in row["samples"]:
+            del sample["nodes"]
+    old.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert [j.score for j in load_judgments(old)] == [j.score for j in js]
+    stale = CliRunner().invoke(app, ["meta", "ablation", str(old), *common])
+    assert stale.exit_code == 0 and "9 stored roots are not the leaf-weighted mean" in stale.output

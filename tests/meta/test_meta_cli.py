@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from meta_helpers import judgment, write_jsonl
 from typer.testing import CliRunner
 
@@ -115,4 +116,31 @@ def test_correlate_without_ci(tmp_path: Path) -> None:
     assert out.exit_code == 0, out.output
     header, row = out.stdout.splitlines()[:2]
     assert header.startswith("Method,Cost ($),Comp ρ,Comp τ,Comp σ,Guide ρ") and "low" not in header
-    assert row == "tow,-,-,-,-,-,-,-,1.00,1.00,1.00,1.00,1.00,1.00,0,0,4,4,none,per item: the models rated on it"
+    assert row == ("tow,-,-,-,-,-,-,-,1.00,1.00,1.00,1.00,1.00,1.00,0,0,4,4,none,per item: the models rated on it,0,"
+                   "exclude: left out")
+
+
+def test_correlate_and_ablation_empty_flag(tmp_path: Path) -> None:
+    """--empty exclude (default) / lowest reach the numbers, and every format counts the empty writings."""
+    from test_meta_correlate import _expected, _with_an_empty_writing
+
+    js, human = _with_an_empty_writing()
+    results = write_jsonl(tmp_path / "tow.jsonl", js)
+    ratings = tmp_path / "human.jsonl"
+    ratings.write_text("".join(json.dumps({"item_id": i, "model": m, "rater": "r1", "score": v}) + "\n"
+                               for (i, m), v in human.items()), encoding="utf-8")
+    for command in ("correlate", "ablation"):
+        for flag, keep in ((), False), (("--empty", "lowest"), True):
+            out = CliRunner().invoke(app, ["meta", command, str(results), "--human", str(ratings), "--format", "json",
+                                           "--bootstrap", "50", *flag])
+            assert out.exit_code == 0, out.output
+            system, sample = json.loads(out.output)
+            row = system["rows"][0]
+            assert row["Guide ρ"] == pytest.approx(_expected([0, 1, 2], keep)[0])
+            assert sample["rows"][0]["Guide ρ"] == pytest.approx(_expected([0, 1, 2], keep)[1])
+            assert (row["empty writings"], row["empty"]) == (1, "lowest: scored lowest" if keep else "exclude: left out")
+        out = CliRunner().invoke(app, ["meta", command, str(results), "--human", str(ratings), "--empty", "zero"])
+        assert out.exit_code == 2 and "'zero' is not one of 'exclude', 'lowest'" in out.output
+    out = CliRunner().invoke(app, ["meta", "correlate", str(results), "--human", str(ratings), "--format", "markdown",
+                                   "--bootstrap", "50"])
+    assert "1 empty rated writings left out (--empty exclude, the authors' convention" in out.output

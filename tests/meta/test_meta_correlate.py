@@ -9,6 +9,7 @@ import pytest
 from meta_helpers import judgment, sampled
 from scipy import stats
 
+from howtobench.judges.base import LeafResult
 from howtobench.meta.correlate import (
     CorrelationSettings,
     correlate_method,
@@ -102,11 +103,12 @@ def test_failed_scores_are_left_out_and_table_shape() -> None:
     assert row.n_models["all"] == 4
     table = correlation_table([row], "system")
     assert table.columns[:5] == ["Method", "Cost ($)", "Comp ρ", "Comp τ", "Comp σ"]
-    assert table.columns[14:] == ["Comp items", "Guide items", "Open items", "All items", "interval", "items used"]
+    assert table.columns[14:] == ["Comp items", "Guide items", "Open items", "All items", "interval", "items used",
+                                  "empty writings", "empty"]
     assert table.rows[0][13].startswith("1.00 [")
     # i1 lost model a's judgment, so only i2 and i3 (all judged as guide) are judged and rated for every model
     assert table.rows[0][14:] == [0, 2, 0, 2, "BCa 95% bootstrap over items, 200×",
-                                  "common: items rated for every model"]
+                                  "common: items rated for every model", 0, "exclude: left out"]
     assert "(system level; common: items rated for every model; BCa 95% intervals)" in table.title
     assert "items rated for every model, of all rated items (ToW): Comp 0 of 0, Guide 2 of 3, Open 0 of 0, All 2 of 3" \
         in table.notes
@@ -207,3 +209,72 @@ def test_bca_corrects_the_low_bias_of_percentile_intervals_at_system_level() -> 
     p, b = pct[("system", "all", "pearson")], bca[("system", "all", "pearson")]
     assert p.value == b.value and p.high < p.value
     assert b.low > p.low and b.high > p.high  # BCa moves the interval up by the bias the bootstrap shows
+
+
+# ------------------------------------------------------------------ empty writings (issue 14 point 8)
+JUDGE = {"a": [6.0, 7.0, 5.0], "b": [5.0, 6.0, 6.0], "c": [8.0, 7.0, 9.0], "d": [1.0, 4.0, 5.0]}
+RATED = {"a": [3.0, 4.0, 3.0], "b": [3.0, 3.0, 4.0], "c": [5.0, 4.0, 5.0], "d": [1.0, 2.0, 3.0]}
+
+
+def _with_an_empty_writing() -> tuple[list, dict[tuple[str, str], float]]:
+    """Model d wrote nothing for i1: ToW recorded its lowest score (1.0) with status "empty". One node, one leaf,
+    so `meta ablation`'s full tree is the same score."""
+    js = [judgment(f"i{k + 1}", m, v, status="empty" if (m, k) == ("d", 0) else "ok", nodes={"content": v},
+                   leaves=[LeafResult(name="logic", node="content", score=v)])
+          for m, vs in JUDGE.items() for k, v in enumerate(vs)]
+    human = {(f"i{k + 1}", m): v for m, vs in RATED.items() for k, v in enumerate(vs)}
+    return js, human
+
+
+def _expected(kept: list[int], keep_empty: bool) -> tuple[float, float]:
+    """System r over the items every model has (hand means) and the mean of the per-item r, by scipy."""
+    models = [m for m in JUDGE]
+
+    def has(m: str, k: int) -> bool:
+        return keep_empty or (m, k) != ("d", 0)
+
+    items = [k for k in kept if all(has(m, k) for m in models)]
+    judge_means = [float(np.mean([JUDGE[m][k] for k in items])) for m in models]
+    human_means = [float(np.mean([RATED[m][k] for k in items])) for m in models]
+    system = stats.pearsonr(judge_means, human_means)[0]
+    per_item = [stats.pearsonr([JUDGE[m][k] for m in models if has(m, k)],
+                               [RATED[m][k] for m in models if has(m, k)])[0] for k in kept]
+    return float(system), float(np.mean(per_item))
+
+
+@pytest.mark.parametrize("empty", ["exclude", "lowest"])
+def test_an_empty_writing_is_left_out_by_default_and_counted(empty: str) -> None:
+    js, human = _with_an_empty_writing()
+    settings = CorrelationSettings(n_boot=50, seed=7, empty=empty)  # type: ignore[arg-type]
+    (row,) = correlate_method("ToW", js, human, settings)
+    system, sample = _expected([0, 1, 2], keep_empty=empty == "lowest")
+    assert row.cells[("system", "guide", "pearson")].value == pytest.approx(system)
+    assert row.cells[("sample", "guide", "pearson")].value == pytest.approx(sample)
+    # the empty writing takes i1 out of the items rated for every model (common policy) only when left out
+    assert row.n_items[("system", "guide")] == (2 if empty == "exclude" else 3)
+    assert row.n_empty == 1
+    table = correlation_table([row], "system")
+    treatment = {"exclude": "exclude: left out", "lowest": "lowest: scored lowest"}[empty]
+    assert table.records()[0]["empty writings"] == 1 and table.records()[0]["empty"] == treatment
+    assert any(n.startswith("1 empty rated writings " + ("left out" if empty == "exclude" else "included"))
+               for n in table.notes)
+
+
+def test_exclude_and_lowest_differ_as_computed_by_hand() -> None:
+    """Guard the fixture: the two conventions give different numbers here, so the test above can tell them apart."""
+    assert _expected([0, 1, 2], False)[0] != pytest.approx(_expected([0, 1, 2], True)[0])
+    assert _expected([0, 1, 2], False)[1] != pytest.approx(_expected([0, 1, 2], True)[1])
+
+
+def test_sampled_judges_follow_the_convention_in_every_row() -> None:
+    """Self-consistency rows: an empty writing judged without a call (no samples) is left out of every sample's
+    scores by default, and stands at its recorded lowest score for every sample with "lowest"."""
+    from howtobench.meta.correlate import mean_sample_scores, sample_scores
+
+    full = sampled("i1", "a", [6.0, 8.0])
+    empty = judgment("i1", "b", 1.0, method="autoplan", status="empty")
+    for k in (0, 1):
+        assert sample_scores([full, empty], k) == {("i1", "a"): [6.0, 8.0][k]}
+        assert sample_scores([full, empty], k, "lowest") == {("i1", "a"): [6.0, 8.0][k], ("i1", "b"): 1.0}
+    assert mean_sample_scores([full, empty]) == {("i1", "a"): 7.0}
+    assert mean_sample_scores([full, empty], "lowest") == {("i1", "a"): 7.0, ("i1", "b"): 1.0}

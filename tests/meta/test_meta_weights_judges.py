@@ -86,3 +86,22 @@ def test_labels_and_cli_with_human(tmp_path: Path) -> None:
     assert human_row["judge"] == "human" and human_row["gpt-4o"] == pytest.approx(1.0)
     assert human_row["tow (c)"] == pytest.approx(-1.0)
     assert (tmp_path / "f" / "judges-heatmap.png").is_file()
+
+
+def test_judges_matrix_leaves_empty_writings_out_by_default(tmp_path: Path) -> None:
+    """Writing i0 is empty: both judges recorded their lowest score (1). Left out (default), r is computed on
+    i1..i4 only; with --empty lowest on all five (expected r from scipy on the hand-built vectors)."""
+    from scipy import stats
+
+    xs, ys = [1.0, 2.0, 5.0, 3.0, 4.0], [1.0, 4.0, 3.0, 2.0, 5.0]
+    files = []
+    for name, values in (("a", xs), ("b", ys)):
+        rows = [judgment(f"i{k}", "m", v, method=name, status="empty" if k == 0 else "ok")
+                for k, v in enumerate(values)]
+        files.append(str(write_jsonl(tmp_path / f"{name}.jsonl", rows)))
+    for flag, start in ((), 1), (("--empty", "lowest"), 0):
+        out = CliRunner().invoke(app, ["analyze", "judges", *files, "--format", "json", *flag])
+        assert out.exit_code == 0, out.output
+        doc = json.loads(out.stdout)
+        assert doc["rows"][0]["b"] == pytest.approx(stats.pearsonr(xs[start:], ys[start:])[0])
+        assert doc["notes"][-1].startswith("1 empty judged writings " + ("left out" if start else "included"))

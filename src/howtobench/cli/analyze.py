@@ -12,15 +12,16 @@ import typer
 from rich.console import Console
 
 from howtobench.config import resolve_data_dir
+from howtobench.meta.correlate_table import empty_note
 from howtobench.meta.human import average_scores, load_ratings
-from howtobench.meta.judges import HUMAN, heatmap, judge_matrix, labelled_scores, matrix_table
+from howtobench.meta.judges import HUMAN, empty_writings, heatmap, judge_matrix, labelled_scores, matrix_table
 from howtobench.meta.judgments import load_judgments, load_results
 from howtobench.meta.length import EMPTY_LENGTHS
 from howtobench.meta.length_report import analyze_length
 from howtobench.meta.weights import weight_plots, weight_sets, weight_table
 from howtobench.report.tables import print_tables
 
-from .options import DataOpt, FormatOpt, StrictOpt, TaskOpt
+from .options import DataOpt, EmptyOpt, FormatOpt, StrictOpt, TaskOpt
 
 analyze_app = typer.Typer(
     name="analyze",
@@ -119,19 +120,23 @@ def judges_cmd(
         typer.Option("--human", exists=True, dir_okay=False, help="Human ratings (JSONL/CSV) to add as a row."),
     ] = None,
     task: TaskOpt = None,
+    empty: EmptyOpt = "exclude",
     out: OutOpt = None,
     fmt: FormatOpt = "table",
     strict: StrictOpt = False,
 ) -> None:
     """Appendix B.1 / Figure 4: sample-level Pearson r between judges (and humans) over the writings both scored.
 
-    Scores of all models are concatenated into one vector per judge. With --out, writes the heatmap.
+    Scores of all models are concatenated into one vector per judge; empty writings are left out (--empty). With
+    --out, writes the heatmap.
     """
     files = {path: load_judgments(path, strict=strict) for path in results}
-    scores = labelled_scores(files, task)
+    scores = labelled_scores(files, task, empty)
     if human is not None:
         scores[HUMAN] = average_scores(load_ratings(human, strict=strict))
     matrix = judge_matrix(scores)
-    print_tables([matrix_table(matrix)], fmt)
+    table = matrix_table(matrix)
+    table.notes.append(empty_note(empty_writings(files, task), empty, "judged writings"))
+    print_tables([table], fmt)
     if out is not None:
         _print_figures(Console(stderr=True), heatmap(matrix, out))

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from howtobench.cli.options import FormatOpt
+from howtobench.cli.options import EmptyOpt, FormatOpt
 from howtobench.config import resolve_data_dir
 from howtobench.data.loader import load_items
 from howtobench.data.models import Item
@@ -70,19 +70,6 @@ OrderOpt = Annotated[
         "by the mean over the items every model has a score for (their number is printed).",
     ),
 ]
-class Empty(str, Enum):
-    exclude = "exclude"
-    lowest = "lowest"
-
-
-EmptyOpt = Annotated[
-    Empty,
-    typer.Option(
-        "--empty",
-        help="How empty writings count. exclude (default, the authors' convention behind Table 4): left out of the "
-        "means and counted. lowest: the lowest score the judge recorded for them. Their number is always shown.",
-    ),
-]
 OutputOpt = Annotated[Path | None, typer.Option("-o", "--out", help="Write to this file instead of the terminal.")]
 
 
@@ -97,7 +84,7 @@ def leaderboard(
     data: LbDataOpt = None,
     title: TitleOpt = "Leaderboard",
     order: OrderOpt = Order.means,
-    empty: EmptyOpt = Empty.exclude,
+    empty: EmptyOpt = "exclude",
     output: OutputOpt = None,
 ) -> None:
     """Rows Completion / Guide / Open, each genre and All; columns the models ordered by All (see --order).
@@ -120,7 +107,7 @@ def leaderboard(
             paper=paper_table4() if paper else None,
             title=title,
             order=order.value,
-            empty=empty.value,
+            empty=empty,
         )
     if fmt == "table":
         if output is None:

@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 
 from howtobench.errors import DataError
+from howtobench.judges.base import EmptyConvention
 from howtobench.meta.ablation import ablation_rows, unreproduced_roots
 from howtobench.meta.agreement import Agreement, agreement
 from howtobench.meta.correlate import CorrelationSettings, correlate_results
@@ -22,6 +23,7 @@ from howtobench.meta.inconsistency import (
     Inconsistency,
     autoplan_trials,
     detect_kind,
+    empty_judgments,
     load_weight_samples,
     summarize,
     tow_weight_samples,
@@ -30,7 +32,7 @@ from howtobench.meta.inconsistency import (
 from howtobench.meta.judgments import SkipReport, load_judgments, load_results
 from howtobench.report.tables import Table, print_tables
 
-from .options import FormatOpt, StrictOpt
+from .options import EmptyOpt, FormatOpt, StrictOpt
 
 meta_app = typer.Typer(
     name="meta",
@@ -103,9 +105,9 @@ def _ci_style(show: bool, fmt: str) -> str:
     return "columns" if fmt in ("json", "csv") else "inline"
 
 
-def _settings(bootstrap: int, seed: int, interval: str, items: str) -> CorrelationSettings:
+def _settings(bootstrap: int, seed: int, interval: str, items: str, empty: EmptyConvention) -> CorrelationSettings:
     try:
-        return CorrelationSettings(n_boot=bootstrap, seed=seed, interval=interval, items=items)
+        return CorrelationSettings(n_boot=bootstrap, seed=seed, interval=interval, items=items, empty=empty)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
 
@@ -130,6 +132,7 @@ def correlate_cmd(
     bootstrap: BootOpt = 1000,
     interval: IntervalOpt = "bca",
     items: ItemsOpt = "common",
+    empty: EmptyOpt = "exclude",
     show_ci: CiOpt = True,
     fmt: FormatOpt = "table",
     strict: StrictOpt = False,
@@ -139,10 +142,11 @@ def correlate_cmd(
     System level correlates per-model mean scores (by default over the items rated for every model; equal
     means are ties); sample level correlates models within each item and averages over items. Intervals are
     95% BCa bootstrap intervals over items (--interval). Self-consistency files (n > 1 samples per judgment)
-    give worst / best / mean rows. Cost sums the recorded usage. Every table names its interval method and
-    item policy and counts the items used.
+    give worst / best / mean rows. Cost sums the recorded usage. Empty writings are left out, as the authors' did
+    (--empty). Every table names its interval method, item policy and empty-writing convention, and counts the
+    items used and the empty writings.
     """
-    settings = _settings(bootstrap, seed, interval, items)
+    settings = _settings(bootstrap, seed, interval, items, empty)
     err = Console(stderr=True)
     scores = _human_scores(human, strict, err, human_dim)
     rows = correlate_results(load_results(results, strict=strict), scores, settings)
@@ -209,16 +213,18 @@ def ablation_cmd(
     bootstrap: BootOpt = 1000,
     interval: IntervalOpt = "bca",
     items: ItemsOpt = "common",
+    empty: EmptyOpt = "exclude",
     show_ci: CiOpt = True,
     fmt: FormatOpt = "table",
     strict: StrictOpt = False,
 ) -> None:
     """Table 5: the ToW root recomputed without each node (w/o) and with each node alone (w), vs humans.
 
-    Uses the tree's own rule (node scores averaged, weighted by their number of scored leaves), so no model is
-    called; correlations as `meta correlate` computes them (same --interval and --items).
+    Uses the tree's own rule (node scores averaged, weighted by their number of scored leaves; with sampled
+    weights, per sample and then averaged as the judge does), so no model is called; correlations as `meta
+    correlate` computes them (same --interval, --items and --empty).
     """
-    settings = _settings(bootstrap, seed, interval, items)
+    settings = _settings(bootstrap, seed, interval, items, empty)
     err = Console(stderr=True)
     scores = _human_scores(human, strict, err)
     report = SkipReport()
@@ -229,7 +235,8 @@ def ablation_cmd(
     tables = [correlation_table(rows, lv, ci, title="Ablation of ToW nodes") for lv in (level or ["system", "sample"])]
     if stray := unreproduced_roots(judgments):
         warning = (f"{stray} stored roots are not the leaf-weighted mean of their node scores (e.g. ToW judged with "
-                   "--samples n keeps the first sample's nodes): the full-tree row differs from meta correlate")
+                   "--samples n before each sample's nodes were stored keeps the first sample's nodes only): the "
+                   "full-tree row differs from meta correlate; judging again stores them")
         err.print(f"[yellow]warning[/] {warning}", highlight=False)
         for table in tables:
             table.notes.append(f"warning: {warning}")
@@ -286,25 +293,31 @@ def inconsistency_cmd(
         raise typer.BadParameter(f"--kind must be auto, autoplan, tow or weights, not {kind!r}")
     kind = detect_kind(path) if kind == "auto" else kind
     report = SkipReport()
+    empty = 0
     if kind == "weights":
         trials, skipped = weight_trials(load_weight_samples(path, strict=strict, report=report))
-    elif kind == "tow":
-        trials, skipped = weight_trials(tow_weight_samples(load_judgments(path, strict=strict, report=report)))
     else:
         if match not in ("name", "position"):
             raise typer.BadParameter(f"--match must be name or position, not {match!r}")
-        trials, skipped = autoplan_trials(load_judgments(path, strict=strict, report=report), match)
+        judgments = load_judgments(path, strict=strict, report=report)
+        empty = empty_judgments(judgments)
+        trials, skipped = (weight_trials(tow_weight_samples(judgments)) if kind == "tow"
+                           else autoplan_trials(judgments, match))
     _warn_skipped(Console(stderr=True), report)
-    print_tables(_inconsistency_tables(summarize(trials, skipped, sigma), kind), fmt)
+    print_tables(_inconsistency_tables(summarize(trials, skipped, sigma, empty), kind), fmt)
 
 
 def _inconsistency_tables(result: Inconsistency, kind: str) -> list[Table]:
     unit = "writings" if kind == "autoplan" else "instructions"
     formula = f"{result.sigma_formula}: {SIGMA_FORMULAS[result.sigma_formula]}"
-    columns = ["δ (mean)", "σ (mean)", "σ formula", unit, "trials", "skipped"]
+    columns = ["δ (mean)", "σ (mean)", "σ formula", unit, "trials", "skipped", "empty writings left out"]
     summary = Table(f"Negotiation inconsistency ({kind}; σ {result.sigma_formula})", columns, digits=3)
-    summary.add_row(result.delta, result.sigma, formula, result.units, result.trials, result.skipped_units)
+    summary.add_row(result.delta, result.sigma, formula, result.units, result.trials, result.skipped_units,
+                    result.empty_left_out)
     summary.notes.append("skipped: units with fewer than two usable trials or no leaf shared by all trials")
+    summary.notes.append(f"{result.empty_left_out} judgments of empty writings left out, as the authors' pipeline "
+                         "judges none (an empty writing has no sampled shares; weights come from the instruction's "
+                         "other writings)")
     per_leaf = Table(f"Per leaf (σ {formula})", ["leaf", "δ (mean)", "σ (mean)", unit], digits=3)
     for leaf, (delta, sigma, n) in result.per_leaf.items():
         per_leaf.add_row(leaf, delta, sigma, n)

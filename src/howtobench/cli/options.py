@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from howtobench.cli.config_file import apply_config, flatten
 from howtobench.config import EndpointConfig, load_config_file, resolve_workspace
 from howtobench.errors import ConfigError
+from howtobench.judges.base import EmptyConvention
 from howtobench.llm.batch import BatchSettings
 from howtobench.llm.client import CacheMode
 from howtobench.redact import redact_text
@@ -127,6 +128,16 @@ FormatOpt = Annotated[
         "--format",
         callback=_check_format,
         help="How results are printed: table (terminal), markdown, csv or json (raw numbers, for scripts).",
+    ),
+]
+
+EmptyOpt = Annotated[
+    EmptyConvention,
+    typer.Option(
+        "--empty",
+        help="How empty writings count. exclude (default, the authors' convention: their pipeline writes no "
+        "judgment for an empty writing, so the paper's tables never saw one): left out of every mean, correlation "
+        "and score change. lowest: the lowest score the judge recorded for them. Their number is always shown.",
     ),
 ]
 

@@ -18,6 +18,8 @@ the remaining weights are divided by their sum, n_X counts only scored leaves, a
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from howtobench.judges.base import Status
@@ -89,3 +91,13 @@ def aggregate(
     if renormalize and count > 0:
         return Aggregate(nodes, weighted / count, "renormalized", notes)
     return Aggregate(nodes, None, "failed", notes)
+
+
+def mean_root(roots: Sequence[float | None], *, renormalize: bool) -> float | None:
+    """The root of a judgment with sampled weights: the mean of its samples' roots. A sample without a root makes it
+    unavailable, unless `renormalize` (then the mean of the others; None when no sample has one). The judge and
+    `meta ablation` (which recomputes each sample's root without a node) both use this rule."""
+    scored = [r for r in roots if r is not None]
+    if not scored or (len(scored) < len(roots) and not renormalize):
+        return None
+    return statistics.fmean(scored)

@@ -19,8 +19,9 @@ from howtobench.llm.types import Usage
 Status = Literal["ok", "failed", "empty", "renormalized"]
 EmptyConvention = Literal["exclude", "lowest"]
 EMPTY_CONVENTIONS: tuple[str, ...] = ("exclude", "lowest")
-"""How means treat an empty writing: "exclude" (default: left out and counted, as the authors' pipeline skips
-empty writings) or "lowest" (the lowest score the judge recorded for it, flagged `empty`)."""
+"""How means, correlations and score differences treat an empty writing: "exclude" (default: left out and counted,
+as the authors' pipeline writes no judgment for an empty writing, so nothing downstream of it saw one) or "lowest"
+(the lowest score the judge recorded for it, flagged `empty`). `counted_score` is the one place that applies it."""
 LeafStatus = Literal["ok", "failed", "empty"]
 
 
@@ -44,6 +45,9 @@ class SampleResult(BaseModel):
     index: int = 0
     score: float | None = None
     status: Status = "ok"
+    nodes: dict[str, float | None] = Field(default_factory=dict)
+    """This sample's node scores (ToW with sampled weights: each weight sample gives its own Content / Format);
+    empty in rows written before they were stored, and for judges without nodes."""
     leaves: list[LeafResult] = Field(default_factory=list)
     error: str | None = None
     raw_text: str | None = None
@@ -81,10 +85,22 @@ class Judgment(BaseModel):
         return (self.method, self.item_id, self.model)
 
 
+def check_empty(empty: str) -> EmptyConvention:
+    """`empty` itself when it names a convention; else a ValueError listing them."""
+    if empty not in EMPTY_CONVENTIONS:
+        raise ValueError(f"empty must be one of {', '.join(EMPTY_CONVENTIONS)}, not {empty!r}")
+    return empty  # type: ignore[return-value]
+
+
+def left_out_as_empty(judgment: Judgment, empty: EmptyConvention) -> bool:
+    """True for the judgment of an empty writing when the convention leaves such writings out."""
+    return judgment.status == "empty" and empty == "exclude"
+
+
 def counted_score(judgment: Judgment, empty: EmptyConvention = "exclude", node: str | None = None) -> float | None:
     """The value a mean uses for this judgment (its root, or `node`): None for a failure, and for an empty writing
     unless `empty` is "lowest". Never a made-up number: a judgment without a score stays without one."""
-    if judgment.status == "failed" or (judgment.status == "empty" and empty == "exclude"):
+    if judgment.status == "failed" or left_out_as_empty(judgment, empty):
         return None
     return judgment.score if node is None else judgment.nodes.get(node)
 

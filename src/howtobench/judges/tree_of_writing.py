@@ -13,7 +13,6 @@ by default, as the authors do (their pipeline skips empty writings).
 from __future__ import annotations
 
 import asyncio
-import statistics
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from typing import Any
 from howtobench.concurrency import cancel_and_wait, gather_or_cancel
 from howtobench.data.models import Item, Writing
 from howtobench.errors import JudgeError
-from howtobench.judges.aggregate import Aggregate, NodeWeights, aggregate
+from howtobench.judges.aggregate import Aggregate, NodeWeights, aggregate, mean_root
 from howtobench.judges.base import Judgment, LeafResult, SampleResult, Status, register_judge
 from howtobench.judges.headings import score_formatting
 from howtobench.judges.negotiator import Negotiation, Negotiator
@@ -183,18 +182,18 @@ class TreeOfWriting:
     def _combine(
         self, negotiations: list[Negotiation], aggregates: list[Aggregate]
     ) -> tuple[float | None, Status, list[SampleResult]]:
-        """Root and status: the single aggregate, or with `samples` > 1 the mean root over the weight samples.
-
-        A sample without a root makes the mean unavailable unless `renormalize` (then: mean of the others)."""
+        """Root and status: the single aggregate, or with `samples` > 1 the mean root over the weight samples
+        (`aggregate.mean_root`); each sample keeps its own node scores, so `meta ablation` can redo it per sample.
+        The judgment's `nodes` stay the first sample's (as before), its root is the mean."""
         if len(aggregates) == 1:
             return aggregates[0].root, aggregates[0].status, []
         samples = [
-            SampleResult(index=n.sample_index, score=a.root, status=a.status, error="; ".join(a.notes) or None)
+            SampleResult(index=n.sample_index, score=a.root, status=a.status, nodes=a.nodes,
+                         error="; ".join(a.notes) or None)
             for n, a in zip(negotiations, aggregates, strict=True)
         ]
-        roots = [a.root for a in aggregates if a.root is not None]
-        complete = len(roots) == len(aggregates)
-        root = statistics.fmean(roots) if roots and (complete or self.renormalize) else None
+        root = mean_root([a.root for a in aggregates], renormalize=self.renormalize)
+        complete = all(a.root is not None for a in aggregates)
         status: Status = "ok" if complete and all(a.status == "ok" for a in aggregates) else "renormalized"
         return root, status, samples
 

@@ -16,6 +16,11 @@ set was drawn): BCa by default, because resampling items adds noise to the model
 system-level correlation down so that a percentile interval can exclude its own estimate; "percentile"
 is an option. Every table names the interval method and the item policy.
 
+Empty writings (status "empty") are left out by default (`empty="exclude"`): the authors' pipeline writes no
+judgment for an empty writing, so the correlations behind the paper's Table 3 never saw one. `empty="lowest"`
+keeps the lowest score the judge recorded. Either way every row counts the empty writings among the rated ones
+(`judges.base.counted_score` applies the convention, as in the leaderboard).
+
 Self-consistency results (judgments with n > 1 samples) give three rows: worst / best (min / max
 over sample indices of the correlation obtained with only that sample's scores, per cell) and the
 correlation of the mean of the samples. Cost is the sum of `usage.cost_usd` over the judgments of
@@ -30,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from howtobench.errors import DataError
-from howtobench.judges.base import Judgment
+from howtobench.judges.base import EmptyConvention, Judgment, check_empty, counted_score, left_out_as_empty
 from howtobench.meta.human import WritingKey
 from howtobench.meta.stats import (
     INTERVALS,
@@ -67,8 +72,10 @@ class CorrelationSettings:
     interval: str = "bca"
     items: str = "common"
     tie_decimals: int = TIE_DECIMALS
+    empty: EmptyConvention = "exclude"
 
     def __post_init__(self) -> None:
+        check_empty(self.empty)
         if self.interval not in INTERVALS:
             raise ValueError(f"interval must be one of {', '.join(INTERVALS)}, not {self.interval!r}")
         if self.items not in ITEM_POLICIES:
@@ -90,6 +97,8 @@ class CorrelationRow:
     """Items each (level, task) used: at system level under the item policy, at sample level every rated item."""
     n_models: dict[str, int] = field(default_factory=dict)
     settings: CorrelationSettings = field(default_factory=CorrelationSettings)
+    n_empty: int = 0
+    """Empty writings among the rated ones: left out (`settings.empty` "exclude") or scored lowest ("lowest")."""
 
 
 def _matrices(scores: Scores, human: Scores, items: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -208,25 +217,40 @@ def correlate_scores(
     return cells, n_items, n_models
 
 
-def final_scores(judgments: Iterable[Judgment]) -> Scores:
-    """Writing -> final score, leaving out judgments without one (failures are not numbers)."""
-    return {(j.item_id, j.model): j.score for j in judgments if j.score is not None}
+def final_scores(judgments: Iterable[Judgment], empty: EmptyConvention = "exclude") -> Scores:
+    """Writing -> final score, leaving out judgments without one (failures are not numbers) and, by default, empty
+    writings (`counted_score`)."""
+    return {(j.item_id, j.model): v for j in judgments if (v := counted_score(j, empty)) is not None}
 
 
-def sample_scores(judgments: list[Judgment], index: int) -> Scores:
+def empty_count(judgments: Iterable[Judgment], human: Scores) -> int:
+    """Empty writings among the rated ones: what the convention leaves out or scores lowest."""
+    return sum(1 for j in judgments if j.status == "empty" and (j.item_id, j.model) in human)
+
+
+def _sample_values(j: Judgment) -> list[float | None]:
+    """Each sample's score; an empty writing judged without samples (no call was made) has its recorded score."""
+    if j.status == "empty" and not j.samples:
+        return [j.score]
+    return [s.score for s in j.samples]
+
+
+def sample_scores(judgments: list[Judgment], index: int, empty: EmptyConvention = "exclude") -> Scores:
     """Writing -> the score of sample `index` (self-consistency), where that sample succeeded."""
     out: Scores = {}
     for j in judgments:
-        if len(j.samples) > index and j.samples[index].score is not None:
-            out[(j.item_id, j.model)] = float(j.samples[index].score)  # type: ignore[arg-type]
+        values = [] if left_out_as_empty(j, empty) else _sample_values(j)
+        k = 0 if j.status == "empty" and len(values) == 1 else index  # one recorded score stands for every sample
+        if len(values) > k and (value := values[k]) is not None:
+            out[(j.item_id, j.model)] = float(value)
     return out
 
 
-def mean_sample_scores(judgments: list[Judgment]) -> Scores:
+def mean_sample_scores(judgments: list[Judgment], empty: EmptyConvention = "exclude") -> Scores:
     """Writing -> mean of its successful samples' scores."""
     out: Scores = {}
     for j in judgments:
-        vals = [s.score for s in j.samples if s.score is not None]
+        vals = [v for v in _sample_values(j) if v is not None] if not left_out_as_empty(j, empty) else []
         if vals:
             out[(j.item_id, j.model)] = float(np.mean(vals))
     return out
@@ -241,17 +265,18 @@ def total_cost(judgments: list[Judgment], human: Scores) -> float | None:
 
 
 def score_row(name: str, cost: float | None, scores: Scores, human: Scores, tasks: dict[str, str],
-              settings: CorrelationSettings) -> CorrelationRow:
-    """One table row from one set of judge scores."""
+              settings: CorrelationSettings, n_empty: int = 0) -> CorrelationRow:
+    """One table row from one set of judge scores (`n_empty`: the rated empty writings, for the count column)."""
     cells, n_items, n_models = correlate_scores(scores, human, tasks, settings)
-    return CorrelationRow(name, cost, cells, n_items, n_models, settings)
+    return CorrelationRow(name, cost, cells, n_items, n_models, settings, n_empty)
 
 
 def _extreme(rows: list[CorrelationRow], name: str, cost: float | None, pick: str) -> CorrelationRow:
     """Per cell, the sample index whose point estimate is lowest ('worst') or highest ('best').
 
     Item counts are the first sample's (under the "common" policy each sample's failures can differ)."""
-    out = CorrelationRow(name, cost, n_items=rows[0].n_items, n_models=rows[0].n_models, settings=rows[0].settings)
+    out = CorrelationRow(name, cost, n_items=rows[0].n_items, n_models=rows[0].n_models, settings=rows[0].settings,
+                         n_empty=rows[0].n_empty)
     for key in rows[0].cells:
         candidates = [r.cells[key] for r in rows if key in r.cells and np.isfinite(r.cells[key].value)]
         if candidates:
@@ -268,14 +293,17 @@ def correlate_method(
     tasks = {j.item_id: j.task for j in judgments}
     cost = total_cost(judgments, human)
     n = max((len(j.samples) for j in judgments), default=0)
+    empties, empty = empty_count(judgments, human), settings.empty
     if n <= 1:
-        return [score_row(method, cost, final_scores(judgments), human, tasks, settings)]
+        return [score_row(method, cost, final_scores(judgments, empty), human, tasks, settings, empties)]
     one = None if cost is None else cost / n
-    per_sample = [score_row(method, one, sample_scores(judgments, k), human, tasks, settings) for k in range(n)]
+    per_sample = [score_row(method, one, sample_scores(judgments, k, empty), human, tasks, settings, empties)
+                  for k in range(n)]
     return [
         _extreme(per_sample, f"{method} - worst", one, "worst"),
         _extreme(per_sample, f"{method} - best", one, "best"),
-        score_row(f"{method} + SC (n={n})", cost, mean_sample_scores(judgments), human, tasks, settings),
+        score_row(f"{method} + SC (n={n})", cost, mean_sample_scores(judgments, empty), human, tasks, settings,
+                  empties),
     ]
 
 

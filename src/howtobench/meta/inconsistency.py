@@ -13,7 +13,9 @@ over units and leaves. Which spread (`SIGMA_FORMULAS`):
   * "population": the same with 1/n;
   * "literal": sqrt(sum_t (l_k^(t) - mean)^2), the formula as printed in section 5.3.
 Only leaves present in every usable trial of a unit count; trials without a score (failures) or with
-S = 0 are left out, never imputed.
+S = 0 are left out, never imputed. Judgments of empty writings are left out, as the authors' pipeline writes
+none for them (an empty writing is judged without a call, so it has no sampled shares; ToW weights belong to
+the instruction and are read from its other writings); their number is reported (`empty_judgments`).
 
 Weight-sample file (what the negotiator's `--samples n` writes), one JSON object per line:
     {"item_id": "infer_354", "sample": 0, "weights": {"opening_ending": 0.1, "logic": 0.4, ...}}
@@ -83,6 +85,7 @@ class Inconsistency:
     per_leaf: dict[str, tuple[float, float, int]] = field(default_factory=dict)
     skipped_units: int = 0
     sigma_formula: str = "sample"
+    empty_left_out: int = 0
 
 
 @dataclass(frozen=True)
@@ -137,7 +140,7 @@ def autoplan_trials(judgments: list[Judgment], match: str = "name") -> tuple[lis
     out: list[Trials] = []
     skipped = 0
     for j in judgments:
-        if len(j.samples) < 2:
+        if len(j.samples) < 2 or j.status == "empty":
             continue
         usable = [(s, s.score) for s in sorted(j.samples, key=lambda s: s.index)
                   if s.score is not None and s.score != 0 and s.status != "failed"]
@@ -171,14 +174,19 @@ def tow_weight_samples(judgments: list[Judgment]) -> list[WeightSample]:
     seen: set[str] = set()
     for j in judgments:
         sampled = j.meta.get("sample_weights") or []
-        if j.item_id in seen or len(sampled) < 2:
+        if j.item_id in seen or len(sampled) < 2 or j.status == "empty":
             continue
         seen.add(j.item_id)
         out += [WeightSample(item_id=j.item_id, sample=k, weights=w) for k, w in enumerate(sampled)]
     return out
 
 
-def summarize(trials: list[Trials], skipped: int = 0, sigma: str = "sample") -> Inconsistency:
+def empty_judgments(judgments: list[Judgment]) -> int:
+    """Judgments of empty writings: left out of the trials (see the module docstring), counted in the output."""
+    return sum(1 for j in judgments if j.status == "empty")
+
+
+def summarize(trials: list[Trials], skipped: int = 0, sigma: str = "sample", empty: int = 0) -> Inconsistency:
     """Average delta and sigma (variant `sigma`, see `SIGMA_FORMULAS`) over every (unit, leaf) pair."""
     _divisor(2, sigma)
     if not trials:
@@ -195,7 +203,7 @@ def summarize(trials: list[Trials], skipped: int = 0, sigma: str = "sample") -> 
     per_leaf = {k: (float(np.mean(deltas[k])), float(np.mean(sigmas[k])), len(deltas[k])) for k in deltas}
     n_trials = max(t.shares.shape[0] for t in trials)
     return Inconsistency(float(np.mean(all_d)), float(np.mean(all_s)), len(trials), n_trials, per_leaf, skipped,
-                         sigma)
+                         sigma, empty)
 
 
 def load_weight_samples(path: Path, *, strict: bool = False, report: SkipReport | None = None) -> list[WeightSample]:

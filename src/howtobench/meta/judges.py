@@ -1,7 +1,8 @@
 """Judge vs judge (and vs human) agreement: the sample-level Pearson matrix of Appendix B.1, Figure 4.
 
 As in the paper, each judge's scores of every (item, model) writing are one long vector (all models
-concatenated) and two judges are compared on the writings both scored; failures are left out.
+concatenated) and two judges are compared on the writings both scored; failures are left out, and so are
+empty writings by default (`empty="exclude"`, the authors' convention; `empty_writings` counts them).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from howtobench.judges.base import Judgment
+from howtobench.judges.base import EmptyConvention, Judgment
 from howtobench.meta.correlate import final_scores
 from howtobench.meta.human import WritingKey
 from howtobench.meta.length import pair_stat
@@ -42,14 +43,23 @@ def judge_label(path: Path, judgments: list[Judgment]) -> str:
 ScoreSets = dict[str, dict[WritingKey, float]]
 
 
-def labelled_scores(files: dict[Path, list[Judgment]], tasks: list[str] | None = None) -> ScoreSets:
+def _kept(judgments: list[Judgment], tasks: list[str] | None) -> list[Judgment]:
+    return [j for j in judgments if tasks is None or j.task in tasks]
+
+
+def labelled_scores(files: dict[Path, list[Judgment]], tasks: list[str] | None = None,
+                    empty: EmptyConvention = "exclude") -> ScoreSets:
     """Final scores per file under unique labels (a repeated label gets the file stem appended)."""
     out: ScoreSets = {}
     for path, judgments in files.items():
-        kept = [j for j in judgments if tasks is None or j.task in tasks]
         label = judge_label(path, judgments)
-        out[label if label not in out else f"{label} ({path.stem})"] = final_scores(kept)
+        out[label if label not in out else f"{label} ({path.stem})"] = final_scores(_kept(judgments, tasks), empty)
     return out
+
+
+def empty_writings(files: dict[Path, list[Judgment]], tasks: list[str] | None = None) -> int:
+    """Distinct empty writings (item, model) judged in any of the files."""
+    return len({(j.item_id, j.model) for js in files.values() for j in _kept(js, tasks) if j.status == "empty"})
 
 
 def judge_matrix(scores: ScoreSets) -> JudgeMatrix:

@@ -40,7 +40,7 @@ from howtobench.data.genres import GENRES, TABLE4_GENRES
 from howtobench.data.models import TASKS, Item
 from howtobench.data.rows import read_model_rows
 from howtobench.errors import DataError
-from howtobench.judges.base import EMPTY_CONVENTIONS, EmptyConvention, Judgment, counted_score
+from howtobench.judges.base import EmptyConvention, Judgment, check_empty, counted_score
 from howtobench.judges.negotiator import REPAIR_KINDS, RepairKind, repair_kinds
 from howtobench.report.paper import ALL_ROW, PaperTable
 from howtobench.report.stats import FloatArray, PairedResult, bootstrap_ci, paired_compare, rng_for
@@ -394,8 +394,7 @@ def build_leaderboard(
     their All means ("means") or by their means over the items every column has a score for ("shared").
     `empty` says how empty writings count: "exclude" (the authors') or "lowest" (see the module docstring).
     """
-    if empty not in EMPTY_CONVENTIONS:
-        raise ValueError(f"empty must be one of {', '.join(EMPTY_CONVENTIONS)}, not {empty!r}")
+    check_empty(empty)
     if order not in ORDERS:
         raise ValueError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
     if not judgments:
