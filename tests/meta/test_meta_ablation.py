@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_server import FakeServer, Reply, default_handler
 from meta_helpers import judgment
 from typer.testing import CliRunner
 
+from fake_server import FakeServer, Reply, default_handler
 from howtobench.cli.main import app
 from howtobench.judges.base import Judgment, LeafResult
 from howtobench.meta.ablation import ablation_rows, leaf_counts, recompute_root, unreproduced_roots, variants

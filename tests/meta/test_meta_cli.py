@@ -138,7 +138,8 @@ def test_correlate_and_ablation_empty_flag(tmp_path: Path) -> None:
             row = system["rows"][0]
             assert row["Guide ρ"] == pytest.approx(_expected([0, 1, 2], keep)[0])
             assert sample["rows"][0]["Guide ρ"] == pytest.approx(_expected([0, 1, 2], keep)[1])
-            assert (row["empty writings"], row["empty"]) == (1, "lowest: scored lowest" if keep else "exclude: left out")
+            treatment = "lowest: scored lowest" if keep else "exclude: left out"
+            assert (row["empty writings"], row["empty"]) == (1, treatment)
         out = CliRunner().invoke(app, ["meta", command, str(results), "--human", str(ratings), "--empty", "zero"])
         assert out.exit_code == 2 and "'zero' is not one of 'exclude', 'lowest'" in out.output
     out = CliRunner().invoke(app, ["meta", "correlate", str(results), "--human", str(ratings), "--format", "markdown",

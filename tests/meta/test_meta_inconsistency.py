@@ -118,3 +118,35 @@ def test_sigma_is_the_sample_standard_deviation_over_trials() -> None:
     assert result.sigma == pytest.approx(expected_sigma) and result.delta == pytest.approx(expected_delta)
     literal = float(np.sqrt(((raw - raw.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)).mean())
     assert summarize(trials, sigma="literal").sigma == pytest.approx(literal)
+
+
+def test_empty_writings_are_left_out_and_counted(tmp_path: Path) -> None:
+    """An empty writing's judgment is never a trial (the authors judge none): item C's weights exist only on an
+    empty writing's judgment, so C is no unit; the CLI counts the empty judgments it left out."""
+    import json
+
+    from meta_helpers import judgment
+    from typer.testing import CliRunner
+
+    from howtobench.cli.main import app
+
+    weights = [{"a": 0.5, "b": 0.5}, {"a": 0.7, "b": 0.3}]
+    js = [judgment("A", "x", 5.0, meta={"sample_weights": weights}),
+          judgment("C", "x", 1.0, status="empty", meta={"sample_weights": [{"a": 0.1, "b": 0.9}, weights[0]]})]
+    trials, _ = weight_trials(tow_weight_samples(js))
+    assert [t.unit for t in trials] == ["A"]
+    out = CliRunner().invoke(app, ["meta", "inconsistency", str(write_jsonl(tmp_path / "tow.jsonl", js)),
+                                   "--format", "json"])
+    assert out.exit_code == 0, out.output
+    summary = json.loads(out.output)[0]
+    assert summary["rows"][0]["δ (mean)"] == pytest.approx(0.2) and summary["rows"][0]["instructions"] == 1
+    assert summary["rows"][0]["empty writings left out"] == 1
+    assert any(n.startswith("1 judgments of empty writings left out") for n in summary["notes"])
+    # auto-planning: an empty writing has no samples, so it never was a unit either; still counted
+    plans = [sampled("w", "x", [4.0, 6.0], leaves=[{"p": 1.0, "q": 3.0}, {"p": 3.0, "q": 3.0}]),
+             sampled("w", "y", [], method="autoplan").model_copy(update={"status": "empty", "score": 1.0})]
+    out = CliRunner().invoke(app, ["meta", "inconsistency", str(write_jsonl(tmp_path / "ap.jsonl", plans)),
+                                   "--kind", "autoplan", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    row = json.loads(out.output)[0]["rows"][0]
+    assert (row["writings"], row["empty writings left out"]) == (1, 1)
