@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from fake_server import FakeServer, Reply
 from howtobench.cli.main import app
+from howtobench.errors import JudgeError
 from howtobench.judges.base import Judgment, LeafResult
 from howtobench.judges.tree import default_tree
 
@@ -42,7 +43,8 @@ def test_llm_baseline_with_samples(fake_server: FakeServer, tmp_path: Path, benc
     assert all(r["score"] == 4.0 and [s["score"] for s in r["samples"]] == [3.0, 4.0, 5.0] for r in rows)
 
 
-def test_average_from_tow_file(tmp_path: Path, bench_root: Path) -> None:
+def stored_tow(tmp_path: Path, bench_root: Path) -> tuple[Path, str, dict[str, int]]:
+    """A ToW file holding one judgment: the first Completion item by MODELS[0]."""
     first = json.loads((bench_root / "completion" / "aligned.jsonl").open(encoding="utf-8").readline())
     scores = {"opening_ending": 9, "language": 6, "logic": 7, "emotion": 4, "impression": 6}
     stored = Judgment(method="tow", item_id=first["infer_id"], model=MODELS[0], task="completion", genre="x",
@@ -50,7 +52,28 @@ def test_average_from_tow_file(tmp_path: Path, bench_root: Path) -> None:
                       tree_hash=default_tree().hash)
     tow = tmp_path / "tow.jsonl"
     tow.write_text(stored.model_dump_json() + "\n", encoding="utf-8")
-    rows = judge(bench_root, tmp_path / "average.jsonl", "--method", "average", "--from", str(tow), status=3)
-    by_key = {(r["item_id"], r["model"]): r for r in rows}
-    assert by_key[(first["infer_id"], MODELS[0])]["score"] == sum(scores.values()) / 5
-    assert sum(r["status"] == "failed" for r in rows) == 3  # no stored ToW judgment for the others
+    return tow, first["infer_id"], scores
+
+
+def test_average_from_tow_file(tmp_path: Path, bench_root: Path) -> None:
+    tow, item_id, scores = stored_tow(tmp_path, bench_root)
+    rows = judge(bench_root, tmp_path / "average.jsonl", "--method", "average", "--from", str(tow))
+    # the three selected writings the ToW file lacks are outside the selection, not failures
+    assert [(r["item_id"], r["model"], r["status"]) for r in rows] == [(item_id, MODELS[0], "ok")]
+    assert rows[0]["score"] == sum(scores.values()) / 5
+
+
+def test_average_without_filters_takes_the_from_file_writings(tmp_path: Path, bench_root: Path) -> None:
+    """The README's `judge --method average --from TOW.jsonl -o AVG.jsonl`: one row per stored ToW judgment
+    (it used to "fail" the other 13,019 release writings and exit 3)."""
+    tow, item_id, _ = stored_tow(tmp_path, bench_root)
+    out = tmp_path / "avg.jsonl"
+    result = CliRunner().invoke(app, ["judge", "--data", str(bench_root), "--method", "average", "--from", str(tow),
+                                      "-o", str(out), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [(r["item_id"], r["model"], r["status"]) for r in rows] == [(item_id, MODELS[0], "ok")]
+    missing = CliRunner().invoke(app, ["judge", "--data", str(bench_root), "--method", "average", "--from",
+                                       str(tmp_path / "nope.jsonl"), "-o", str(out), "--no-progress"])
+    assert isinstance(missing.exception, JudgeError) and missing.exception.exit_status == 2  # main() prints one line
+    assert "nope.jsonl: no such file" in str(missing.exception)

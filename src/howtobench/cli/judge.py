@@ -76,7 +76,9 @@ SamplesOpt = Annotated[int, typer.Option("--samples", min=1, help="Self-consiste
                        "per writing (cached per sample), every sample kept, score = mean of the valid samples. "
                        "Default 1: one deterministic call.")]
 FromOpt = Annotated[Path | None, typer.Option("--from", help="For --method average: the ToW judgments file "
-                    "(from `howtobench judge --method tow`) whose leaves are re-aggregated with uniform weights.")]
+                    "(from `howtobench judge --method tow`) whose leaves are re-aggregated with uniform weights; "
+                    "its writings are the ones judged (the filters narrow them; writings of your own also need "
+                    "--writings).")]
 TreeOpt = Annotated[Path | None, typer.Option("--tree", help="Tree spec YAML, or a bundled tree by name: default "
                     "(the paper's judge) or debiased (the same tree with a system prompt asking not to reward length; "
                     "not the paper's). Add a leaf or change a scale by editing a copy of "

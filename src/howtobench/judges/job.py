@@ -19,7 +19,7 @@ from howtobench.data.loader import load_items, load_release_writings, load_writi
 from howtobench.data.models import Item, Writing
 from howtobench.errors import JudgeError
 from howtobench.judges.base import JUDGES, Judge, Judgment
-from howtobench.judges.runner import run_judge
+from howtobench.judges.runner import read_judgments, run_judge
 from howtobench.llm.batch import BatchSettings
 from howtobench.llm.client import CacheMode
 from howtobench.llm.preflight import preflight_endpoints
@@ -147,8 +147,30 @@ def select_pairs(job: JudgeJob) -> list[tuple[Item, Writing]]:
     wanted = set(job.models) if job.models else None
     order = {it.id: k for k, it in enumerate(items)}
     chosen = [w for w in writings if w.item_id in by_id and (wanted is None or w.model in wanted)]
+    stored = stored_tow_pairs(job)
+    if stored is not None:
+        chosen = [w for w in chosen if (w.item_id, w.model) in stored]
     chosen.sort(key=lambda w: order[w.item_id])
     return [(by_id[w.item_id], w) for w in chosen]
+
+
+def stored_tow_pairs(job: JudgeJob) -> set[tuple[str, str]] | None:
+    """For `--method average`: the (item, model) pairs of the `--from` ToW file, which bound the selection.
+
+    Average scoring re-aggregates stored judgments, so a writing the ToW run never judged is outside the
+    selection rather than a failure (a whole-release default would otherwise "fail" every writing the file lacks).
+    None for every other method.
+    """
+    source = job.options.get("tow_results")
+    if job.method != "average" or source is None:
+        return None
+    path = Path(source)
+    if not path.is_file():
+        raise JudgeError(f"{path}: no such file (--from names the ToW judgments to re-aggregate)")
+    pairs = {(j.item_id, j.model) for j in read_judgments(path).values() if j.method == "tow"}
+    if not pairs:
+        raise JudgeError(f"no ToW judgments in {path}: run `howtobench judge --method tow` first")
+    return pairs
 
 
 @asynccontextmanager
@@ -170,7 +192,9 @@ async def judge_job(job: JudgeJob) -> list[Judgment]:
     with output_lock(output_file(job.out_path)):  # before the file is read back: one process per output
         pairs = select_pairs(job)
         if not pairs:
-            raise JudgeError("nothing to judge: no writing matches the filters")
+            raise JudgeError("nothing to judge: no writing matches the filters" + (
+                f" among the ToW judgments of {job.options['tow_results']} (judgments of your own writings "
+                "also need their file: --writings)" if stored_tow_pairs(job) is not None else ""))
         if job.batch is None and calls_a_model(job.method):  # a batch's upload is its own cheap check
             await preflight_endpoints({"judge": job.endpoint}, enabled=job.preflight, cache_mode=job.cache_mode,
                             workspace=job.workspace)
