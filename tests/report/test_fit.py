@@ -13,6 +13,7 @@ from howtobench.judges.base import Judgment
 from howtobench.report.leaderboard import build_leaderboard
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import to_rich
+from howtobench.report.tables import Table, print_tables
 
 MODELS = list(paper_table4().models)
 
@@ -61,3 +62,35 @@ def test_mixed_methods_name_the_method_in_every_column() -> None:
     for model in MODELS:
         assert f"{model} [tow]" in text and f"{model} [single]" in text
         assert f"{model} [tow] (paper, gpt-4o judge)" in text
+
+
+def test_counts_table_splits_at_eighty_columns_without_breaking_words() -> None:
+    """The "Judged writings per model" table used to fold headers and names mid-word at 80 columns
+    ("trunca" / "ted", "gpt-4o" / "-2024-" / "11-20")."""
+    board = build_leaderboard(judgments(), n_boot=20, title="T")
+    text = printed(to_rich(board), 80)
+    counts = text[text.index("Judged writings per model"):text.index("Adjacent models")]
+    assert max(len(line) for line in counts.splitlines()) <= 80
+    for header in ("judged", "scored", "failed", "empty", "truncated", "renorm.", "repaired"):
+        assert re.search(rf"[┃ ]{re.escape(header)}[ ┃]", counts), header
+    for model in MODELS:  # whole, once per part of the split table
+        assert len(re.findall(rf"│ {re.escape(model)}\s+│", counts)) == counts.count("Judged writings per model")
+
+
+def test_wide_generic_table_splits_into_parts_that_repeat_the_labels() -> None:
+    """Table 3 (`meta correlate`) at 80 columns used to print one letter per line; and a note's "[n/a]" vanished
+    (read as rich markup)."""
+    table = Table(title="Correlation [system]", columns=["Method", "Cost ($)", *(f"Task{k} ρ" for k in range(12))],
+                  notes=["[n/a]: the interval is undefined there"])
+    table.add_row("tow", 1.5, *(f"0.{k}1 [-0.99, -0.86]" for k in range(12)))
+    table.add_row("rubric", 0.25, *(f"0.{k}2 [n/a]" for k in range(12)))
+    console = Console(file=io.StringIO(), width=80, record=True)
+    print_tables([table], "table", console)
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    parts = len(re.findall(r"Correlation \[system\] \(\d+ of \d+\)", text))
+    assert parts >= 2 and text.count("│ tow ") == parts and text.count("│ rubric ") == parts
+    for k in range(12):
+        assert f"Task{k} ρ" in text and f"0.{k}1" in text and f"0.{k}2" in text
+    assert text.count("[-0.99,") == 12 and text.count("-0.86]") == 12 and text.count("[n/a]") == 12 + 1
+    assert text.count("the interval is undefined there") == 1  # notes once, under the last part

@@ -17,7 +17,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from howtobench.report.fit import FittedGrid
+from howtobench.report.fit import FittedGrid, SplitTable
 from howtobench.report.leaderboard import SCORE, Cell, Leaderboard
 from howtobench.report.tables import markdown_grid
 
@@ -253,11 +253,17 @@ def _fitted(title: str, header: list[str], body: list[list[str]]) -> FittedGrid:
     return FittedGrid(title, header, body, _rich_table)
 
 
+def _split(title: str, header: list[str], body: list[list[str]], keep: int) -> SplitTable:
+    """A table whose columns are not models (counts): split into column groups when too wide, labels repeated."""
+    return SplitTable(title, len(header), lambda name, cols, last: _rich_table(
+        name, [header[c] for c in cols], [[line[c] for c in cols] for line in body]), keep=keep)
+
+
 def to_rich(lb: Leaderboard) -> RenderableType:
     parts: list[RenderableType] = [Text(note, style="bold magenta") for note in lb.notes]
     parts += [_fitted(metric_title(lb, m), *grid(lb, m)) for m in lb.metrics]
     parts.append(Text(order_line(lb), style="dim"))
-    parts.append(_rich_table("Judged writings per model", *counts_grid(lb)))
+    parts.append(_split("Judged writings per model", *counts_grid(lb), keep=2 if len(lb.methods) > 1 else 1))
     if lb.paired:
         parts.append(_rich_table("Adjacent models, paired on shared items", *paired_grid(lb)))
     parts += [Text(f"warning: {w}", style="yellow") for w in lb.warnings]

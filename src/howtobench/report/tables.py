@@ -19,6 +19,8 @@ from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from howtobench.report.fit import SplitTable
+
 Format = Literal["table", "markdown", "csv", "json"]
 FORMATS: tuple[str, ...] = ("table", "markdown", "csv", "json")
 TERMINAL = ("table", "rich")  # "rich" is the older name of the terminal table, still accepted
@@ -103,15 +105,32 @@ def to_json(table: Table) -> str:
     return json.dumps(doc, ensure_ascii=False, indent=2)
 
 
-def to_rich(table: Table) -> RichTable:
-    """A rich Table for terminals (numbers right-aligned)."""
-    out = RichTable(title=table.title, caption="\n".join(table.notes) or None, show_lines=False)
-    for i, col in enumerate(table.columns):
-        numeric = any(isinstance(row[i], (int, float)) and not isinstance(row[i], bool) for row in table.rows)
-        out.add_column(col, justify="right" if numeric else "left", overflow="fold")
+def _numeric(table: Table, i: int) -> bool:
+    return any(isinstance(row[i], (int, float)) and not isinstance(row[i], bool) for row in table.rows)
+
+
+def to_rich(table: Table, columns: list[int] | None = None, *, notes: bool = True,
+            title: str | None = None) -> RichTable:
+    """A rich Table for terminals (numbers right-aligned), of every column or of `columns` only. Title, notes and
+    cells are text, never rich markup ("[n/a]", "[fill in the blank]" stay as written)."""
+    shown = list(range(len(table.columns))) if columns is None else columns
+    caption = "\n".join(table.notes) if notes else ""
+    out = RichTable(title=Text(table.title if title is None else title), caption=Text(caption) if caption else None,
+                    show_lines=False)
+    for i in shown:
+        out.add_column(Text(table.columns[i]), justify="right" if _numeric(table, i) else "left", overflow="fold")
     for row in table.display_rows():
-        out.add_row(*(Text(cell) for cell in row))  # cells are data, never rich markup ("[fill in the blank]")
+        out.add_row(*(Text(row[i]) for i in shown))
     return out
+
+
+def fitted(table: Table) -> SplitTable:
+    """The terminal rendering: `to_rich` when it fits with whole words, else split into column groups that repeat
+    the row labels (the leading text columns, e.g. run and purpose), notes under the last group."""
+    labels = next((i for i in range(len(table.columns)) if _numeric(table, i)), len(table.columns))
+    return SplitTable(table.title, len(table.columns),
+                      lambda title, columns, last: to_rich(table, columns, notes=last, title=title),
+                      keep=max(1, min(labels, len(table.columns) - 1)))
 
 
 _TEXT_RENDERERS = {"markdown": to_markdown, "csv": to_csv, "json": to_json}
@@ -137,6 +156,6 @@ def print_tables(tables: list[Table], fmt: str, console: Console | None = None) 
         return
     for table in tables:
         if fmt in TERMINAL:
-            console.print(to_rich(table))
+            console.print(fitted(table))
         else:
             console.print(render(table, fmt), markup=False, highlight=False, soft_wrap=True)
