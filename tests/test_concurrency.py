@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from howtobench.concurrency import as_finished, gather_or_cancel
+from howtobench.errors import BudgetExceeded
 
 
 class Sleeper:
@@ -44,7 +45,27 @@ async def test_as_finished_cancels_what_runs_when_the_block_is_left() -> None:
     got = []
     with pytest.raises(ValueError):
         async with as_finished([s.sleep(1, 0.0), boom(0.01), s.sleep(2, 60)]) as finished:
-            for next_done in finished:
-                got.append(await next_done)
+            async for result in finished:
+                got.append(result)
     assert got == [1] and s.cancelled == [2]
+    assert [t for t in asyncio.all_tasks() if t is not asyncio.current_task()] == []
+
+
+async def refused(after: float) -> int:
+    await asyncio.sleep(after)
+    raise BudgetExceeded("--max-cost reached")
+
+
+async def test_budget_exceeded_lets_the_siblings_finish_before_it_propagates() -> None:
+    """--max-cost: the calls already sent finish and are handed out; nothing is cancelled."""
+    s = Sleeper()
+    with pytest.raises(BudgetExceeded):
+        await gather_or_cancel(s.sleep(1, 0.2), refused(0.0), s.sleep(2, 0.1))
+    assert s.cancelled == []
+    got = []
+    with pytest.raises(BudgetExceeded):
+        async with as_finished([s.sleep(3, 0.2), refused(0.0), s.sleep(4, 0.1), refused(0.05)]) as finished:
+            async for result in finished:
+                got.append(result)
+    assert got == [4, 3] and s.cancelled == []
     assert [t for t in asyncio.all_tasks() if t is not asyncio.current_task()] == []

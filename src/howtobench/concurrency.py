@@ -5,14 +5,21 @@ not wait: a run-level error (errors.py) would then return while orphaned model c
 busy and wrote to a call log being closed. Every place that runs items or calls side by side (the judge
 runner, generation, a judgment's leaves, perturbations, the build steps) goes through these two helpers,
 so a run stops within seconds of such an error and leaves nothing behind.
+
+One exception stops differently: `BudgetExceeded` (--max-cost reached). The client refuses every new call
+from then on, so the siblings end soon by themselves; they are waited for instead of cancelled, so the calls
+already sent (and paid for) finish, land in the cache and — where the caller writes rows as work finishes —
+in the output, before the stop propagates.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Iterable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
+
+from howtobench.errors import BudgetExceeded
 
 T = TypeVar("T")
 
@@ -29,22 +36,51 @@ async def cancel_and_wait(tasks: Iterable[asyncio.Future[Any]]) -> None:
             task.exception()
 
 
+async def drain(tasks: Iterable[asyncio.Future[Any]]) -> None:
+    """Wait for every task to end by itself (outcomes dropped); cancelled and awaited if we are cancelled."""
+    tasks = list(tasks)
+    try:
+        if tasks:
+            await asyncio.wait(tasks)
+    finally:
+        await cancel_and_wait(tasks)
+
+
 async def gather_or_cancel(*awaitables: Awaitable[T]) -> list[T]:
-    """The results of `awaitables` run concurrently, in order; the first exception cancels the rest first."""
+    """The results of `awaitables` run concurrently, in order; the first exception cancels the rest first
+    (`BudgetExceeded`: lets them end by themselves first, see the module docstring)."""
     tasks = [asyncio.ensure_future(a) for a in awaitables]
     try:
         return list(await asyncio.gather(*tasks))
+    except BudgetExceeded:
+        await drain(tasks)
+        raise
     except BaseException:
         await cancel_and_wait(tasks)
         raise
 
 
+async def _results(tasks: Sequence[asyncio.Future[T]]) -> AsyncGenerator[T, None]:
+    """Results in the order they finish; a `BudgetExceeded` is held until the others have ended."""
+    stopped: BudgetExceeded | None = None
+    for next_done in asyncio.as_completed(tasks):
+        try:
+            yield await next_done
+        except BudgetExceeded as exc:
+            stopped = stopped or exc
+    if stopped is not None:
+        raise stopped
+
+
 @asynccontextmanager
-async def as_finished(awaitables: Iterable[Awaitable[T]]) -> AsyncIterator[Iterator[Awaitable[T]]]:
-    """Start every awaitable now; iterate over them as they finish. Leaving the block (normally, by an
-    exception or a break) cancels and awaits whatever is still running."""
+async def as_finished(awaitables: Iterable[Awaitable[T]]) -> AsyncIterator[AsyncIterator[T]]:
+    """Start every awaitable now; `async for` over their results as they finish. Leaving the block (normally, by
+    an exception or a break) cancels and awaits whatever is still running. `BudgetExceeded` from one of them
+    is raised only after the others have ended (their results are still handed out)."""
     tasks = [asyncio.ensure_future(a) for a in awaitables]
+    results = _results(tasks)
     try:
-        yield asyncio.as_completed(tasks)
+        yield results
     finally:
+        await results.aclose()
         await cancel_and_wait(tasks)

@@ -303,8 +303,8 @@ async def generate_writings(
         bar_task = bar.add_task(f"generate · {model}", total=len(todo), stats="")
         try:
             async with as_finished(one(it) for it in todo) as finished:  # started in item order
-                for next_done in finished:
-                    failed = writer.add(*await next_done)
+                async for finished_call in finished:
+                    failed = writer.add(*finished_call)
                     bar.update(bar_task, advance=1, stats=writer.stats())
                     budget.record(failed)
         finally:

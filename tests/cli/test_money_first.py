@@ -98,3 +98,76 @@ def test_max_cost_needs_a_price(fake_server: FakeServer, tmp_path: Path, bench_r
     code, out = invoke(run_args(fake_server, bench_root, tmp_path, "--max-cost", "1"))
     assert code != 0 and "--max-cost cannot be kept: no price is known for my-model" in out
     assert fake_server.requests == []
+
+
+# ------------------------------------------------------------------ robustness and perturb (issue 15 point 2)
+
+
+def priced_json_handler(request: dict[str, Any]) -> Reply:
+    """Schema-shaped judge replies and echoed rewrites, each billed 1,000 prompt tokens ($0.01 at $10 / M)."""
+    reply = default_handler(request)
+    reply.usage = {"prompt_tokens": 1000, "completion_tokens": 0}
+    return reply
+
+
+def write_prices(tmp_path: Path) -> Path:
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("fake-judge: {input: 10.0, output: 10.0}\nfake-writer: {input: 10.0, output: 10.0}\n",
+                      encoding="utf-8")
+    return prices
+
+
+def robustness_args(server: FakeServer, data: Path, tmp_path: Path, *extra: str) -> list[str]:
+    return ["robustness", "--run-dir", str(tmp_path / "rob"), "--methods", "single,bleu", "--kinds",
+            "transfer-poem,drop", "--n", "2", "--per-model", "1", "--task", "open", "--bootstrap", "10", "--data",
+            str(data), "--workspace", str(tmp_path / "ws"), "--format", "json", "--prices", str(write_prices(tmp_path)),
+            "--judge-base-url", server.base_url, "--judge-model", "fake-judge", "--judge-concurrency", "1",
+            "--base-url", server.base_url, "--model", "fake-writer", "--concurrency", "1", "--no-preflight", *extra]
+
+
+def test_robustness_shows_the_estimate_refuses_without_a_terminal_and_stops_at_max_cost(
+        fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:
+    fake_server.handler = priced_json_handler
+    code, out = invoke(robustness_args(fake_server, bench_root, tmp_path, "--confirm-above", "0"))
+    assert code != 0 and "no terminal to ask on: nothing was sent" in out
+    assert fake_server.requests == [] and not (tmp_path / "rob" / "judgments").exists()
+    lines = [line.strip() for line in out.splitlines()]
+    assert lines[0] == "howtobench robustness — estimate before the first call (nothing has been sent yet)"
+    assert lines[1].startswith("writer · fake-writer: 2 calls")  # the two transfers still to write
+    assert lines[3].startswith("judge · fake-judge: 6 calls")  # 2 originals + 2 dropped + 2 transferred, once each
+    assert lines[5].startswith("total: 8 calls, at most ~$")
+    code, out = invoke(robustness_args(fake_server, bench_root, tmp_path, "--dry-run"))
+    assert code == 0 and "writer · fake-writer" in out and fake_server.requests == []
+    code, out = invoke(robustness_args(fake_server, bench_root, tmp_path, "--yes", "--max-cost", "0.025"))
+    assert code != 0 and "--max-cost $0.03 reached" in out.replace("0.025", "0.03"), out
+    # 2 rewrites ($0.02), 1 judgment ($0.03 accounted), then the next judge call is refused before it is sent
+    assert [r["model"] for r in fake_server.requests] == ["fake-writer", "fake-writer", "fake-judge"]
+    judged = (tmp_path / "rob" / "judgments" / "single.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(judged) == 1
+    code, out = invoke(robustness_args(fake_server, bench_root, tmp_path, "--yes"))  # resumes: 5 judgments left
+    assert code == 0, out
+    assert [r["model"] for r in fake_server.requests[3:]] == ["fake-judge"] * 5
+
+
+def test_perturb_transfer_shows_the_estimate_and_stops_at_max_cost(fake_server: FakeServer, tmp_path: Path,
+                                                                   bench_root: Path) -> None:
+    fake_server.handler = priced_json_handler
+    source = bench_root / "open" / "inferences" / "gpt-4o-2024-11-20.jsonl"
+    rows = [line for line in source.read_text(encoding="utf-8").splitlines() if line.strip()][:3]
+    writings = tmp_path / "three.jsonl"
+    writings.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    args = ["perturb", str(writings), "--kind", "transfer-letter", "-o", str(tmp_path / "out.jsonl"),
+            "--base-url", fake_server.base_url, "--model", "fake-writer", "--concurrency", "1",
+            "--workspace", str(tmp_path / "ws"), "--prices", str(write_prices(tmp_path)), "--no-preflight"]
+    code, out = invoke([*args, "--confirm-above", "0"])
+    assert code != 0 and fake_server.requests == []
+    assert out.lstrip().startswith("howtobench perturb — estimate before the first call")
+    assert "writer · fake-writer: 3 calls" in out and "nothing was sent. Pass --yes" in out
+    code, out = invoke([*args, "--max-cost", "0.015"])
+    assert code != 0 and "--max-cost $0.01 reached" in out.replace("0.015", "0.01"), out
+    assert len(fake_server.requests) == 2 and not (tmp_path / "out.jsonl").exists()
+    code, out = invoke(args)  # resumes from the cache: only the third rewrite is paid
+    assert code == 0, out
+    assert len(fake_server.requests) == 3 and len((tmp_path / "out.jsonl").read_text("utf-8").splitlines()) == 3
+    code, out = invoke([*args, "--kind", "drop", "--confirm-above", "0"])  # a rule-based kind costs nothing: no screen
+    assert code == 0 and "estimate before the first call" not in out

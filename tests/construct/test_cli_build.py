@@ -130,13 +130,20 @@ def test_build_failures_left_exit_3_and_max_failed_rate_exits_4(fake_server, tmp
     endpoint = ["--dir", d, "--base-url", fake_server.base_url, "--model", "fake", "--workspace",
                 str(tmp_path / "ws"), "--no-preflight", "--reasks", "0"]
     assert run("ingest", str(src), "--dir", d, "--min-chars", "50")[0] == 0
-    fake_server.handler = lambda request: Reply.text("no JSON here")  # every call fails: writing-level
+    answered: list[int] = []
+
+    def slow_after_the_first(request: dict) -> Reply:  # every call fails (writing-level); the 2nd is still
+        answered.append(1)                               # in flight when the 1st failure stops the step
+        return Reply.text("no JSON here", delay=0 if len(answered) == 1 else 3.0)
+
+    fake_server.handler = slow_after_the_first
     status, err = run("classify", *endpoint, "--concurrency", "1", "--max-failed-rate", "0")
     assert status == 4, err
     assert err.endswith("error: stopped early: 1 of the 1 texts finished so far failed (100%, over "
                         "--max-failed-rate 0); what finished is saved, and re-running the same command resumes")
     stage = tmp_path / "b" / "02_classify.jsonl"
     assert [json.loads(line)["ok"] for line in stage.read_text(encoding="utf-8").splitlines()] == [False]
+    fake_server.handler = lambda request: Reply.text("no JSON here")
     status, err = run("classify", *endpoint)  # resumes: the other text, which fails too
     assert status == 3 and "2 of 2 classifications failed" in err and "--retry-failed" in err, err
     fake_server.handler = default_handler  # schema-shaped replies

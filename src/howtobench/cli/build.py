@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -28,11 +27,11 @@ from howtobench.construct.workfile import REVIEW, REVIEW_HTML
 from howtobench.data.models import TASKS
 from howtobench.dry_run import model_name
 from howtobench.llm.budget import spending_limit
-from howtobench.llm.dryrun import price_plan, render
+from howtobench.llm.dryrun import price_plan
 from howtobench.locks import output_lock
 from howtobench.outputs import output_dir
 
-from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, YesOpt, money_first
+from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, YesOpt, estimate_first
 from .options import (
     ApiKeyEnvOpt,
     BaseUrlOpt,
@@ -67,15 +66,6 @@ RetryOpt = Annotated[bool, typer.Option("--retry-failed", help="Ask again for te
 RETRY_HINT = "their rows carry the error; re-run with --retry-failed (and --no-cache for rejected replies) to ask again"
 
 
-@dataclass(frozen=True)
-class Money:
-    """The money-first flags of a model-backed step (cli.money)."""
-
-    yes: bool
-    max_cost: float | None
-    confirm_above: float
-
-
 def build_lock(build_dir: Path) -> contextlib.AbstractContextManager[None]:
     """One process per build directory: a second one refuses, naming the first (howtobench.locks)."""
     return output_lock(output_dir(build_dir), folder=True)
@@ -89,14 +79,12 @@ def _run(step: pipeline.Step, build_dir: Path, opts: pipeline.StepOptions, flags
     (and the --confirm-above / --max-cost rules) like generate, judge and run.
     """
     writer = flags.writer
-    if dry_run or (writer is not None and flags.cache_mode != "replay" and pipeline.needs_model(step, opts)):
-        estimate = price_plan("writer", model_name(writer), pipeline.plan(step, build_dir, opts), prices)
-        if dry_run:
-            console.print(render([estimate]), highlight=False, soft_wrap=True)
-            return None
-        assert writer is not None
-        money_first(f"build {step}", [estimate], {"writer": writer.capacity}, yes=money.yes,
-                    max_cost=money.max_cost, confirm_above=money.confirm_above)
+    pays = writer is not None and flags.cache_mode != "replay" and pipeline.needs_model(step, opts)
+    in_flight = {"writer": writer.capacity if writer else 1}
+    if not estimate_first(f"build {step}", lambda: [price_plan("writer", model_name(writer),
+                                                               pipeline.plan(step, build_dir, opts), prices)],
+                          in_flight, money, dry_run=dry_run, pays=pays):
+        return None
     total = pipeline.pending_count(step, build_dir, opts)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with build_lock(build_dir):

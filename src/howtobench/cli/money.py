@@ -4,7 +4,8 @@ a threshold, and `--max-cost` (see `howtobench.llm.budget`)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Annotated
 
 import typer
@@ -12,7 +13,7 @@ from rich.console import Console
 
 from howtobench.errors import ConfigError
 from howtobench.llm.budget import Quote, first_screen, total_text
-from howtobench.llm.dryrun import Estimate
+from howtobench.llm.dryrun import Estimate, render
 from howtobench.llm.local import LOCAL_MODEL
 
 DEFAULT_CONFIRM_ABOVE = 5.0
@@ -26,6 +27,15 @@ MaxCostOpt = Annotated[float | None, typer.Option(
 ConfirmAboveOpt = Annotated[float, typer.Option(
     "--confirm-above", min=0.0, help="Ask before a command whose estimate is above this many dollars "
     f"(default {DEFAULT_CONFIRM_ABOVE:g}); without a terminal, refuse unless --yes.")]
+
+
+@dataclass(frozen=True)
+class Money:
+    """The money-first flags of one command."""
+
+    yes: bool = False
+    max_cost: float | None = None
+    confirm_above: float = DEFAULT_CONFIRM_ABOVE
 
 
 def stdin_is_terminal() -> bool:
@@ -62,3 +72,17 @@ def money_first(command: str, estimates: Sequence[Estimate], in_flight: dict[str
     if not typer.confirm(f"Go ahead and spend {total}?", default=False, err=True):
         console.print("nothing was sent", highlight=False)
         raise typer.Exit(1)
+
+
+def estimate_first(command: str, plan: Callable[[], list[Estimate]], in_flight: dict[str, int], money: Money, *,
+                   dry_run: bool, pays: bool) -> bool:
+    """`--dry-run`: print the plan and return False (the command stops there). A command that `pays` (a configured
+    endpoint, not replaying) shows its estimate first and goes on, asks or refuses (`money_first`); True: go on
+    (inside `spending_limit(money.max_cost)`)."""
+    if dry_run:
+        Console(soft_wrap=True).print(render(plan()), highlight=False, markup=False)
+        return False
+    if pays:
+        money_first(command, plan(), in_flight, yes=money.yes, max_cost=money.max_cost,
+                    confirm_above=money.confirm_above)
+    return True

@@ -14,8 +14,10 @@ from howtobench.cli.options import (
     BaseUrlOpt,
     ConcurrencyOpt,
     ConfigOpt,
+    DryRunOpt,
     ModelOpt,
     NoCacheOpt,
+    PricesOpt,
     ReplayOpt,
     RpmOpt,
     TimeoutOpt,
@@ -24,9 +26,14 @@ from howtobench.cli.options import (
     run_preflight,
 )
 from howtobench.config import resolve_data_dir
+from howtobench.llm.budget import spending_limit
+from howtobench.llm.dryrun import Estimate
 from howtobench.robustness.apply import ALL_KINDS
 from howtobench.robustness.perturb_file import perturb_file
+from howtobench.robustness.plan import plan_perturb
 from howtobench.robustness.transfer import TRANSFER_KINDS
+
+from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, YesOpt, estimate_first
 
 KIND_HELP = (
     "Perturbation: drop (1-3 paragraphs, or sentences in texts under 4 paragraphs), repeat (1-3 paragraphs copied "
@@ -79,6 +86,11 @@ def perturb(
     workspace: WorkspaceOpt = None,
     no_cache: NoCacheOpt = False,
     replay: ReplayOpt = False,
+    dry_run: DryRunOpt = False,
+    prices: PricesOpt = None,
+    yes: YesOpt = False,
+    max_cost: MaxCostOpt = None,
+    confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
 ) -> None:
     """Perturb every writing of INPUT with one kind and write them in the release layout.
 
@@ -88,20 +100,28 @@ def perturb(
     failed) go to `<output>.failures.jsonl`, never into the output.
 
     The transfer kinds rewrite with the model given by --base-url/--model (the "writer"); without one, the embedded
-    local model rewrites (fine for trying the pipeline, not for real results). Every call is cached.
+    local model rewrites (fine for trying the pipeline, not for real results). Every call is cached, so a run
+    stopped by --max-cost resumes from the cache. With an endpoint, the estimate is shown before the first call.
     """
     flags = model_flags(locals())
+    data_root = resolve_data_dir(data) if data else None
+
+    def plan() -> list[Estimate]:
+        return [asyncio.run(plan_perturb(source, kind, seed, data_root=data_root, endpoint=flags.writer,
+                                         prices=prices))]
+
+    pays = kind in TRANSFER_KINDS and flags.writer is not None and flags.cache_mode != "replay"
+    in_flight = {"writer": flags.writer.capacity if flags.writer else 1}
+    if not estimate_first("perturb", plan, in_flight, Money(yes, max_cost, confirm_above), dry_run=dry_run,
+                          pays=pays):
+        return
     if kind in TRANSFER_KINDS:
         run_preflight(flags, writer=flags.writer)
-    summary = asyncio.run(
-        perturb_file(
-            source, kind, seed, output,
-            data_root=resolve_data_dir(data) if data else None,
-            endpoint=flags.writer,
-            workspace=flags.workspace,
-            cache_mode=flags.cache_mode,
+    with spending_limit(max_cost):
+        summary = asyncio.run(
+            perturb_file(source, kind, seed, output, data_root=data_root, endpoint=flags.writer,
+                         workspace=flags.workspace, cache_mode=flags.cache_mode, prices=prices)
         )
-    )
     console = Console(stderr=True)
     for line in summary.skipped_rows:
         console.print(f"[yellow]{line}[/]", highlight=False)

@@ -17,6 +17,7 @@ from howtobench.cli.options import (
     ConcurrencyOpt,
     ConfigOpt,
     DataOpt,
+    DryRunOpt,
     FormatOpt,
     JudgeApiKeyEnvOpt,
     JudgeBaseUrlOpt,
@@ -27,6 +28,7 @@ from howtobench.cli.options import (
     MaxFailedRateOpt,
     ModelOpt,
     NoCacheOpt,
+    PricesOpt,
     ReplayOpt,
     RpmOpt,
     TimeoutOpt,
@@ -34,11 +36,15 @@ from howtobench.cli.options import (
     model_flags,
 )
 from howtobench.config import resolve_data_dir
+from howtobench.llm.budget import spending_limit
+from howtobench.llm.dryrun import Estimate
 from howtobench.report.tables import print_tables
 from howtobench.robustness.apply import ALL_KINDS, PAPER_KINDS
-from howtobench.robustness.suite import SuiteConfig, failures_left, run_suite
+from howtobench.robustness.plan import plan_robustness
+from howtobench.robustness.suite import SuiteConfig, failures_left, needs, run_suite
 from howtobench.robustness.table import as_table
 
+from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, YesOpt, estimate_first
 from .status import EXIT_STATUSES, finish
 
 MethodsOpt = Annotated[
@@ -105,6 +111,11 @@ def robustness(
     replay: ReplayOpt = False,
     fmt: FormatOpt = "table",
     max_failed_rate: MaxFailedRateOpt = None,
+    dry_run: DryRunOpt = False,
+    prices: PricesOpt = None,
+    yes: YesOpt = False,
+    max_cost: MaxCostOpt = None,
+    confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
 ) -> None:
     """Sample writings (per model, seeded), perturb them, judge originals and perturbed sets, print Table 7.
 
@@ -125,13 +136,28 @@ def robustness(
         n_boot=bootstrap,
         max_failed_rate=max_failed_rate,
     )
-    table = asyncio.run(
-        run_suite(
-            suite, data_root=resolve_data_dir(data), run_dir=run_dir, workspace=flags.workspace,
-            judge_endpoint=flags.judge, writer_endpoint=flags.writer, cache_mode=flags.cache_mode,
-            preflight=flags.preflight,
+    data_root = resolve_data_dir(data)
+    writer = flags.writer or flags.judge
+    need_judge, need_writer = needs(suite, run_dir)
+    pays = flags.cache_mode != "replay" and ((need_judge and flags.judge is not None) or
+                                             (need_writer and writer is not None))
+    in_flight = {"writer": writer.capacity if writer else 1, "judge": flags.judge.capacity if flags.judge else 1}
+
+    def plan() -> list[Estimate]:
+        return asyncio.run(plan_robustness(suite, data_root=data_root, run_dir=run_dir, judge_endpoint=flags.judge,
+                                           writer_endpoint=flags.writer, prices=prices))
+
+    if not estimate_first("robustness", plan, in_flight, Money(yes, max_cost, confirm_above), dry_run=dry_run,
+                          pays=pays):
+        return
+    with spending_limit(max_cost):
+        table = asyncio.run(
+            run_suite(
+                suite, data_root=data_root, run_dir=run_dir, workspace=flags.workspace,
+                judge_endpoint=flags.judge, writer_endpoint=flags.writer, cache_mode=flags.cache_mode,
+                preflight=flags.preflight, prices=prices,
+            )
         )
-    )
     if fmt == "json":
         typer.echo(json.dumps(asdict(table), ensure_ascii=False, indent=2))
     else:

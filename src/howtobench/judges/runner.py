@@ -130,8 +130,7 @@ async def run_judge(
         task = bar.add_task(f"judge · {judge.method}", total=len(todo), stats=_stats(usage, 0))
         try:
             async with as_finished(one(i, w) for i, w in todo) as finished:
-                for next_done in finished:
-                    judgment = await next_done
+                async for judgment in finished:
                     sink.write(judgment)
                     done[judgment.key] = judgment
                     usage = usage + judgment.usage

@@ -58,7 +58,7 @@ class Quote:
             total = est.total
             dollars = total.cost_usd if est.priced else None
             lanes.append(Lane(est.role, est.model, total.calls, total.prompt_tokens, total.completion_tokens,
-                              dollars, in_flight.get(est.role, 1), est.within_schema_usd if est.priced else None))
+                              dollars, _in_flight(in_flight, est.role), est.within_schema_usd if est.priced else None))
         return cls(tuple(lane for lane in lanes if lane.calls))
 
     @property
@@ -77,6 +77,11 @@ class Quote:
     def seconds(self) -> float:
         """Lanes of one command run one after the other (writer, then judge)."""
         return sum(lane.seconds for lane in self.lanes)
+
+
+def _in_flight(in_flight: dict[str, int], role: str) -> int:
+    """Calls at once for a role; "judge (tow)" falls back on "judge"."""
+    return in_flight.get(role, in_flight.get(role.split(" ")[0], 1))
 
 
 def dollars_text(dollars: float | None, within_schema: float | None = None) -> str:

@@ -42,6 +42,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from howtobench.config import EndpointConfig
 from howtobench.errors import (
+    BudgetExceeded,
     CacheMiss,
     ConfigError,
     LLMError,
@@ -344,6 +345,8 @@ class OpenAIClient:
             if self._rpm:
                 await self._rpm.wait()
             slot = await self._pool.acquire(only)
+            if attempt == 1 and only is None:
+                self._check_budget_holding(slot)
             answer, retry = await self._attempt(slot, payload, attempt)
             if answer is not None:
                 return answer
@@ -400,6 +403,15 @@ class OpenAIClient:
             f"check the base URL, the model name and the API key variable {self.endpoint.api_key_env or '(none)'}")
         raise PermanentError(f"{redact_url(self._targets[slot])} answered HTTP {resp.status} for model {self.model}: "
                              f"{message}. {hint[0].upper()}{hint[1:]}.")
+
+    def _check_budget_holding(self, slot: int) -> None:
+        """--max-cost again once a slot is ours: a call that waited for a slot while others spent is refused
+        before it is sent (the check in `chat` alone lets every queued call through)."""
+        try:
+            check_budget()
+        except BudgetExceeded:
+            self._pool.release(slot)
+            raise
 
     def _scrub(self, text: str) -> str:
         """Text that may be printed or stored: no key, no credential in any URL."""

@@ -58,6 +58,7 @@ async def perturb_file(
     workspace: Path,
     cache_mode: CacheMode = "on",
     progress: bool = True,
+    prices: Path | None = None,
 ) -> PerturbSummary:
     """Perturb every writing of `source` with `kind` and write them to `out` (failures beside it)."""
     check_kinds([kind])
@@ -65,7 +66,8 @@ async def perturb_file(
     writings, items = load_sources(source, data_root, report)
     if kind == "reference" and not items:
         raise ConfigError("the reference control needs the benchmark's references: pass --data")
-    async with optional_client(kind in TRANSFER_KINDS, endpoint, workspace=workspace, cache_mode=cache_mode) as client:
+    async with optional_client(kind in TRANSFER_KINDS, endpoint, workspace=workspace, cache_mode=cache_mode,
+                               prices=prices) as client:
         with Progress(disable=not progress) as bar:
             task = bar.add_task(f"perturb · {kind}", total=len(writings))
             done, failed = await perturb_writings(

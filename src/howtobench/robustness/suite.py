@@ -91,30 +91,54 @@ def sample_writings(writings: Sequence[Writing], items: dict[str, Item], n: int,
     return sorted(picked, key=lambda w: (w.model, w.item_id))
 
 
-def _check_manifest(run_dir: Path, config: SuiteConfig) -> None:
+def check_manifest(run_dir: Path, config: SuiteConfig) -> None:
+    """A resumed run must sample as the first one did (read only: the estimate checks it before any call)."""
     path = run_dir / "manifest.json"
     wanted = config.sampling()
     if path.exists():
         saved = json.loads(path.read_text(encoding="utf-8"))
         if saved.get("sampling") != json.loads(json.dumps(wanted)):
             raise ConfigError(f"{run_dir} was sampled with {saved.get('sampling')}, not {wanted}: use a new --run-dir")
+
+
+def _write_manifest(run_dir: Path, config: SuiteConfig) -> None:
+    check_manifest(run_dir, config)
     output_dir(run_dir)
-    write_text_atomic(path, json.dumps({"sampling": wanted, "config": asdict(config)}, indent=2))
+    write_text_atomic(run_dir / "manifest.json",
+                      json.dumps({"sampling": config.sampling(), "config": asdict(config)}, indent=2))
 
 
-def _sample(run_dir: Path, data_root: Path, items: dict[str, Item], config: SuiteConfig) -> list[Writing]:
+def draw_sample(run_dir: Path, data_root: Path, items: dict[str, Item], config: SuiteConfig) -> list[Writing]:
+    """The run's sample: the saved one, else drawn from the release writings (not written here)."""
     path = run_dir / "sample.jsonl"
     if path.exists():
         return load_writings_file(path, items, strict=True)
     release = load_release_writings(data_root, config.tasks, items=list(items.values()))
-    sample = sample_writings(release, items, config.n, config.per_model, config.seed)
-    write_writings(path, sample)
+    return sample_writings(release, items, config.n, config.per_model, config.seed)
+
+
+def _sample(run_dir: Path, data_root: Path, items: dict[str, Item], config: SuiteConfig) -> list[Writing]:
+    path = run_dir / "sample.jsonl"
+    sample = draw_sample(run_dir, data_root, items, config)
+    if not path.exists():
+        write_writings(path, sample)
     return sample
+
+
+def perturbed_path(run_dir: Path, kind: str) -> Path:
+    return run_dir / "perturbed" / f"{kind}.jsonl"
+
+
+def needs(config: SuiteConfig, run_dir: Path) -> tuple[bool, bool]:
+    """(an LLM judge is needed, a writer is needed): the transfers not yet written need the writer."""
+    need_judge = any(m not in NO_LLM_METHODS for m in config.methods)
+    need_writer = any(k in TRANSFER_KINDS and not perturbed_path(run_dir, k).exists() for k in config.kinds)
+    return need_judge, need_writer
 
 
 async def _perturbed(run_dir: Path, kind: str, sample: list[Writing], items: dict[str, Item], seed: int,
                      writer: LLMClient | None) -> list[Writing]:
-    path = run_dir / "perturbed" / f"{kind}.jsonl"
+    path = perturbed_path(run_dir, kind)
     if path.exists():
         return load_writings_file(path, items, strict=True)
     done, failed = await perturb_writings(sample, kind, seed, Contexts(items), writer)
@@ -162,8 +186,8 @@ def failures_left(run_dir: Path, config: SuiteConfig) -> tuple[int, int]:
         failed += sum(j.status == "failed" for j in judged)
         total += len(judged)
     for kind in config.kinds:
-        for path, is_failure in ((run_dir / "perturbed" / f"{kind}.jsonl", False),
-                                 (failures_path(run_dir / "perturbed" / f"{kind}.jsonl"), True)):
+        for path, is_failure in ((perturbed_path(run_dir, kind), False),
+                                 (failures_path(perturbed_path(run_dir, kind)), True)):
             rows = sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip()) \
                 if path.exists() else 0
             failed, total = failed + rows * is_failure, total + rows
@@ -185,38 +209,41 @@ async def run_suite(
     cache_mode: CacheMode = "on",
     progress: bool = True,
     preflight: bool = False,
+    prices: Path | None = None,
 ) -> RobustnessTable:
     """Run (or resume) the whole suite in `run_dir` and return the table (also saved as table.json); the folder is
-    locked meanwhile (a second process on it refuses, naming this one)."""
+    locked meanwhile (a second process on it refuses, naming this one). `prices` adds the user's price table to
+    the accounting of every call (and so to `--max-cost`)."""
     with output_lock(output_dir(run_dir), folder=True):
         return await _suite_locked(config, data_root=data_root, run_dir=run_dir, workspace=workspace,
                                    judge_endpoint=judge_endpoint, writer_endpoint=writer_endpoint,
-                                   cache_mode=cache_mode, progress=progress, preflight=preflight)
+                                   cache_mode=cache_mode, progress=progress, preflight=preflight, prices=prices)
 
 
 async def _suite_locked(config: SuiteConfig, *, data_root: Path, run_dir: Path, workspace: Path,
                         judge_endpoint: EndpointConfig | None, writer_endpoint: EndpointConfig | None,
-                        cache_mode: CacheMode, progress: bool, preflight: bool) -> RobustnessTable:
+                        cache_mode: CacheMode, progress: bool, preflight: bool, prices: Path | None
+                        ) -> RobustnessTable:
     kinds = check_kinds(config.kinds)
     if not config.methods:
         raise ConfigError("choose at least one judge method (--methods)")
     items = {it.id: it for it in load_items(data_root, config.tasks)}
-    _check_manifest(run_dir, config)
+    _write_manifest(run_dir, config)
     sample = _sample(run_dir, data_root, items, config)
     if not sample:
         raise ConfigError(f"no non-empty writings with a reference under {data_root} for tasks {config.tasks}")
-    need_judge = any(m not in NO_LLM_METHODS for m in config.methods)
-    need_writer = any(k in TRANSFER_KINDS and not (run_dir / "perturbed" / f"{k}.jsonl").exists() for k in kinds)
+    need_judge, need_writer = needs(config, run_dir)
     await preflight_endpoints({"writer": (writer_endpoint or judge_endpoint) if need_writer else None,
                                "judge": judge_endpoint if need_judge else None},
                               enabled=preflight, cache_mode=cache_mode, workspace=workspace)
     async with AsyncExitStack() as stack:
         judge_client = await stack.enter_async_context(
-            optional_client(need_judge, judge_endpoint, workspace=workspace, cache_mode=cache_mode))
+            optional_client(need_judge, judge_endpoint, workspace=workspace, cache_mode=cache_mode, prices=prices))
         writer_client = judge_client if need_writer and writer_endpoint is None and judge_client else None
         if need_writer and writer_client is None:
             writer_client = await stack.enter_async_context(
-                optional_client(True, writer_endpoint or judge_endpoint, workspace=workspace, cache_mode=cache_mode))
+                optional_client(True, writer_endpoint or judge_endpoint, workspace=workspace, cache_mode=cache_mode,
+                                prices=prices))
         sets: dict[str, list[Writing]] = {ORIGINAL: sample}
         for kind in kinds:
             sets[kind] = await _perturbed(run_dir, kind, sample, items, config.seed, writer_client)
