@@ -118,7 +118,7 @@ def export_cmd(
 
 
 @rate_app.command("status")
-def status_cmd(study: StudyOpt, fmt: FormatOpt = "rich") -> None:
+def status_cmd(study: StudyOpt, fmt: FormatOpt = "table") -> None:
     """Per-rater progress and the running agreement (the measures `meta agreement` computes)."""
     from howtobench.rate.export import agreement_table, progress_table
 

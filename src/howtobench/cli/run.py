@@ -190,14 +190,14 @@ def run(
     Your model is judged; the paper's ten models appear as reference columns with their published scores (GPT-4o
     judge). --release re-judges their shipped writings with your judge too (its cost on its own line first).
 
-    Everything lands in the run directory: config.yaml, writings/, judgments/, leaderboard.{md,json,csv} and
-    manifest.json (versions, endpoints without keys, tree/prompt hashes, seeds, data sha256, tokens and cost per
-    purpose). Re-running the same command resumes without repeating a finished call.
+    Everything lands in the run directory: config.yaml, writings/, judgments/, leaderboard.{md,json,csv},
+    report.html and manifest.json (versions, endpoints without keys, tree/prompt hashes, seeds, data sha256, tokens
+    and cost per purpose). Re-running the same command resumes without repeating a finished call.
 
     With no endpoint at all, the embedded local model (Gemma-3-270M) writes and judges a small subset — the
-    shortest item of each task, with the writings of three of the paper's models — in about ten minutes on two
-    cores: a smoke test of the pipeline whose scores mean nothing, and the leaderboard says so. --limit and
-    --models widen it.
+    shortest item of each task, with the writings of three of the paper's models — in about a quarter of an hour
+    on two idle cores (longer on a busy machine): a smoke test of the pipeline whose scores mean nothing, and the
+    leaderboard says so. --limit and --models widen it.
     """
     flags = model_flags(locals())
     writer, judge = flags.writer, flags.judge

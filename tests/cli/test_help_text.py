@@ -1,0 +1,47 @@
+"""Every command's --help explains itself, and the shared --format vocabulary holds everywhere."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import typer
+
+from howtobench.cli.main import build_app
+from howtobench.report.tables import FORMATS
+
+
+def commands(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Every leaf command of the CLI with its path (typer vendors its own click, so no isinstance checks)."""
+    if hasattr(command, "commands"):
+        for name, sub in command.commands.items():
+            yield from commands(sub, (*path, name))
+    else:
+        yield path, command
+
+
+ALL = list(commands(typer.main.get_command(build_app())))
+
+
+def test_every_command_and_option_has_help() -> None:
+    assert len(ALL) > 25
+    for path, command in ALL:
+        assert (command.help or "").strip(), path
+        for param in command.params:
+            if param.param_type_name == "option" and not getattr(param, "hidden", False):
+                assert (param.help or "").strip(), (path, param.opts)
+
+
+def test_every_format_option_defaults_to_a_documented_format() -> None:
+    """`rate status --help` said "[default: rich]", a name its own help text does not list."""
+    found = [(path, p.default) for path, command in ALL for p in command.params if "--format" in getattr(p, "opts", [])]
+    assert len(found) >= 10
+    assert [(path, default) for path, default in found if default not in FORMATS] == []
+
+
+def test_run_help_names_every_file_of_the_run_directory() -> None:
+    """`run --help` left out report.html, which every run writes next to the leaderboard."""
+    run = dict(ALL)[("run",)]
+    text = " ".join((run.help or "").split())
+    for name in ("config.yaml", "writings/", "judgments/", "leaderboard.{md,json,csv}", "report.html", "manifest.json"):
+        assert name in text, name
