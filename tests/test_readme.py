@@ -78,3 +78,15 @@ def test_quickstart_runs_as_written(fake_server: FakeServer, tmp_path: Path, ben
     assert len(judged) == 24 and {json.loads(j)["model"] for j in judged} == {"my-model"}
     judge_calls = [r for r in fake_server.log if "chat/completions" in r.path and r.body["model"].startswith("gpt-4o")]
     assert judge_calls and all(r.headers.get("authorization") == "Bearer sk-..." for r in judge_calls)
+
+
+def test_every_path_the_readme_names_exists_and_every_benchmark_is_named() -> None:
+    """The README's repository paths (scripts, bench, tests, docs, src) exist; every bench script is described."""
+    named = {token for token in re.findall(r"`([^`\s]+)`", README)
+             if token.split("/")[0] in ("scripts", "bench", "tests", "docs", "src")}
+    assert {"scripts/main", "docs/fidelity.md"} <= named
+    assert [path for path in sorted(named) if not (ROOT / path.split("::")[0]).exists()] == []
+    development = section("Development")
+    unnamed = [p.name for p in sorted((ROOT / "bench").glob("*.py")) if f"`{p.name}`" not in development]
+    assert unnamed == []
+    assert "#collect-human-ratings" in README and "## Collect human ratings" in README
