@@ -74,6 +74,11 @@ def test_quickstart_runs_as_written(fake_server: FakeServer, tmp_path: Path, ben
     board = json.loads((runs[0] / "leaderboard.json").read_text(encoding="utf-8"))
     assert board["columns"] == ["my-model"]
     assert any(c["column"] == "deepseek-r1 (paper, gpt-4o judge)" for c in board["cells"])
+    for name in ("config.yaml", "writings", "judgments", "leaderboard.md", "leaderboard.csv", "report.html",
+                 "manifest.json"):  # "Everything lands in runs/<name>/ (...)"
+        assert (runs[0] / name).exists(), name
+    told = " ".join(done.stdout.split())
+    assert "report.html" in told[told.index("run directory:"):]  # the last line says where everything is
     judged = (runs[0] / "judgments" / "tow.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(judged) == 24 and {json.loads(j)["model"] for j in judged} == {"my-model"}
     judge_calls = [r for r in fake_server.log if "chat/completions" in r.path and r.body["model"].startswith("gpt-4o")]

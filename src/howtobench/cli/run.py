@@ -246,7 +246,8 @@ def run(
         result = asyncio.run(run_benchmark(settings))
     console = Console()
     console.print(to_rich(result.leaderboard))
-    console.print(f"run directory: {settings.run_dir} (leaderboard.md / .json / .csv, manifest.json)", highlight=False)
+    console.print(f"run directory: {settings.run_dir} (leaderboard.md / .json / .csv, report.html, manifest.json)",
+                  highlight=False)
     finish(result.failed, result.selected, "generations and judgments",
            "re-running retries failed generations; `howtobench judge --redo-failed` judges failed writings again")
 
