@@ -103,11 +103,12 @@ def total_text(quote: Quote) -> str:
 
 
 def duration_text(seconds: float) -> str:
+    """A rough duration that reads after "at most": "a minute", "~12 min", "~1 h 05 min"."""
     minutes = round(seconds / 60)
     if minutes < 1:
-        return "under a minute"
+        return "a minute"
     hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min"
+    return f"~{hours} h {minutes:02d} min" if hours else f"~{minutes} min"
 
 
 def first_screen(command: str, quote: Quote) -> str:
@@ -119,7 +120,7 @@ def first_screen(command: str, quote: Quote) -> str:
         lines.append(f"      {dollars_text(lane.dollars, lane.within_schema)}")
     flight = " / ".join(dict.fromkeys(f"{lane.in_flight} {lane.role.split(' ')[0]}" for lane in quote.lanes))
     lines.append(f"  total: {quote.calls:,} calls, {total_text(quote)}")
-    lines.append(f"  time: at most ~{duration_text(quote.seconds)} with {flight} calls at once (every reply at its "
+    lines.append(f"  time: at most {duration_text(quote.seconds)} with {flight} calls at once (every reply at its "
                  f"max_tokens, {TOKENS_PER_SECOND:.0f} tokens/s)")
     lines.append("  (upper bounds: tokens counted from characters, no cache hits, every reply at its max_tokens)")
     return "\n".join(lines)
