@@ -41,6 +41,14 @@ def test_redact_text_finds_urls_and_bearer_tokens() -> None:
                                  "header was Authorization: Bearer ***; proxy https://***@proxy:3128.")
 
 
+def test_punctuation_after_a_url_in_text_is_kept() -> None:
+    """`cannot connect to http://***@h/v1?api-key=***: Connect call failed` lost its colon (the key's value took
+    it), so the error line ran the URL into the cause."""
+    said = redact_text("cannot connect to http://u:p@h:1/v1/chat?api-key=abc: Connect call failed (see http://h/x).")
+    assert said == "cannot connect to http://***@h:1/v1/chat?api-key=***: Connect call failed (see http://h/x)."
+    assert redact_text("at http://h/v1?sig=s3, then") == "at http://h/v1?sig=***, then"
+
+
 def test_endpoint_public_form_is_redacted() -> None:
     ep = EndpointConfig(model="m", base_urls=("http://u:pw@h/v1", "https://h2/v1?key=abc"), api_key_env="K")
     assert ep.public()["base_urls"] == ["http://***@h/v1", "https://h2/v1?key=***"]

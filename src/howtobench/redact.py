@@ -19,6 +19,7 @@ MASK = "***"
 _SECRET_NAMES = {"key", "sig", "auth", "pwd", "pass", "code", "x_amz_credential", "authorization", "session"}
 _SECRET_SUFFIXES = ("key", "token", "secret", "signature", "password", "credential")
 _URL_IN_TEXT = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
+_SENTENCE_PUNCTUATION = ":;,.!?)"
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+")
 
 
@@ -48,7 +49,13 @@ def _redact_pair(pair: str) -> str:
     return f"{name}={MASK}" if sep and is_secret_param(name) else pair
 
 
+def _redact_found(found: re.Match[str]) -> str:
+    """A URL found in text, redacted; punctuation after it ("...?api-key=s3: refused") is the sentence's, kept."""
+    url = found.group(0).rstrip(_SENTENCE_PUNCTUATION)
+    return redact_url(url) + found.group(0)[len(url):]
+
+
 def redact_text(text: str) -> str:
     """Every URL inside `text` redacted, and `Bearer <token>` / `Basic <credentials>` hidden."""
-    text = _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), text)
+    text = _URL_IN_TEXT.sub(_redact_found, text)
     return _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", text)
