@@ -1,7 +1,14 @@
-"""The first screen's wording (llm/budget.py): durations read after "at most"."""
+"""The first screen (llm/budget.py): durations read after "at most"; batch commands at the batch rate."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from howtobench.cli.main import app
 from howtobench.llm.budget import Lane, Quote, duration_text, first_screen
 
 
@@ -14,3 +21,19 @@ def test_a_short_command_says_at_most_a_minute() -> None:
     quick = Quote((Lane("writer", "fb", 6, 11_898, 1_800, None, 8),))
     screen = first_screen("build classify", quick)
     assert "  time: at most a minute with 8 writer calls at once" in screen and "~under" not in screen
+
+
+def test_batch_commands_are_priced_at_the_batch_rate(tmp_path: Path, bench_root: Path) -> None:
+    """`judge --batch` showed (and held against --confirm-above) the list price, twice what the batch costs, with
+    a time for calls in flight instead of the batch window."""
+    args = ["judge", "--data", str(bench_root), "--method", "single", "--task", "guide", "--limit", "40",
+            "--judge-base-url", "http://127.0.0.1:1/v1", "--judge-model", "gpt-4o-2024-11-20", "--no-progress",
+            "-o", str(tmp_path / "out.jsonl"), "--workspace", str(tmp_path / "ws"), "--confirm-above", "0"]
+    shown = {}
+    for mode, extra in (("list", []), ("batch", ["--batch"])):
+        result = CliRunner().invoke(app, args + extra)
+        said = result.output + str(result.exception)
+        assert "there is no terminal to ask on: nothing was sent" in said  # refused before any call
+        shown[mode] = float(re.search(r"total: [\d,]+ calls, at most ~\$([\d.,]+)", said).group(1))  # type: ignore[union-attr]
+        assert ("batch window (up to 24 h)" in said) == (mode == "batch")
+    assert shown["batch"] == pytest.approx(shown["list"] / 2, abs=0.01)  # OpenAI's batch API: half the list price

@@ -200,7 +200,8 @@ def generate(
         return
     if flags.writer is not None and flags.cache_mode != "replay":
         money_first("generate", [_plan(flags.writer, items, out, settings, prices)],
-                    {"writer": flags.writer.capacity}, yes=yes, max_cost=max_cost, confirm_above=confirm_above)
+                    {"writer": flags.writer.capacity}, yes=yes, max_cost=max_cost, confirm_above=confirm_above,
+                    batch=batch)
     with spending_limit(max_cost):
         summary = asyncio.run(
             _generate(flags.writer, items, out, flags.workspace, flags.cache_mode, settings, not no_progress,

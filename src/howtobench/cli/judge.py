@@ -177,7 +177,7 @@ def judge(
         return
     if job.endpoint is not None and method not in NO_MODEL_METHODS and job.cache_mode != "replay":
         money_first("judge", [asyncio.run(plan_judge(job, prices))], {"judge": job.endpoint.capacity}, yes=yes,
-                    max_cost=max_cost, confirm_above=confirm_above)
+                    max_cost=max_cost, confirm_above=confirm_above, batch=batch)
     with spending_limit(max_cost):
         judgments = asyncio.run(judge_job(job))
     _summary(judgments, out)

@@ -49,12 +49,13 @@ def priced_lanes(estimates: Sequence[Estimate]) -> list[Estimate]:
 
 
 def money_first(command: str, estimates: Sequence[Estimate], in_flight: dict[str, int], *, yes: bool,
-                max_cost: float | None, confirm_above: float) -> None:
-    """Print the estimate, then go on, ask, or refuse; raises before any call is made."""
+                max_cost: float | None, confirm_above: float, batch: bool = False) -> None:
+    """Print the estimate, then go on, ask, or refuse; raises before any call is made. `batch`: the calls go
+    through the batch API, so they are priced (and --confirm-above compared) at its rate."""
     lanes = priced_lanes(estimates)
     if not lanes:
         return
-    quote = Quote.of(lanes, in_flight)
+    quote = Quote.of(lanes, in_flight, batch=batch)
     if max_cost is not None and quote.unpriced:
         raise ConfigError(f"--max-cost cannot be kept: no price is known for {', '.join(quote.unpriced)} "
                           "(add it to a price table given with --prices FILE)")

@@ -50,16 +50,19 @@ class Quote:
     """What a command will spend, lane by lane."""
 
     lanes: tuple[Lane, ...]
+    batch: bool = False  # sent through the batch API: its rate, and answers within the provider's window
 
     @classmethod
-    def of(cls, estimates: Sequence[Estimate], in_flight: dict[str, int]) -> Quote:
+    def of(cls, estimates: Sequence[Estimate], in_flight: dict[str, int], *, batch: bool = False) -> Quote:
         lanes = []
         for est in estimates:
             total = est.total
-            dollars = total.cost_usd if est.priced else None
+            share = batch_share(est) if batch else 1.0
+            dollars = total.cost_usd * share if est.priced else None
+            within = est.within_schema_usd * share if est.priced and est.within_schema_usd is not None else None
             lanes.append(Lane(est.role, est.model, total.calls, total.prompt_tokens, total.completion_tokens,
-                              dollars, _in_flight(in_flight, est.role), est.within_schema_usd if est.priced else None))
-        return cls(tuple(lane for lane in lanes if lane.calls))
+                              dollars, _in_flight(in_flight, est.role), within))
+        return cls(tuple(lane for lane in lanes if lane.calls), batch)
 
     @property
     def calls(self) -> int:
@@ -77,6 +80,12 @@ class Quote:
     def seconds(self) -> float:
         """Lanes of one command run one after the other (writer, then judge)."""
         return sum(lane.seconds for lane in self.lanes)
+
+
+def batch_share(est: Estimate) -> float:
+    """The batch price as a share of the list price for these calls (1 when the model has no batch rate)."""
+    listed, batched = est.modes.get("list"), est.modes.get("batch")
+    return batched / listed if listed and batched is not None else 1.0
 
 
 def _in_flight(in_flight: dict[str, int], role: str) -> int:
@@ -120,8 +129,11 @@ def first_screen(command: str, quote: Quote) -> str:
         lines.append(f"      {dollars_text(lane.dollars, lane.within_schema)}")
     flight = " / ".join(dict.fromkeys(f"{lane.in_flight} {lane.role.split(' ')[0]}" for lane in quote.lanes))
     lines.append(f"  total: {quote.calls:,} calls, {total_text(quote)}")
-    lines.append(f"  time: at most {duration_text(quote.seconds)} with {flight} calls at once (every reply at its "
-                 f"max_tokens, {TOKENS_PER_SECOND:.0f} tokens/s)")
+    if quote.batch:
+        lines.append("  time: within the provider's batch window (up to 24 h); dollars at its batch rate")
+    else:
+        lines.append(f"  time: at most {duration_text(quote.seconds)} with {flight} calls at once (every reply at "
+                     f"its max_tokens, {TOKENS_PER_SECOND:.0f} tokens/s)")
     lines.append("  (upper bounds: tokens counted from characters, no cache hits, every reply at its max_tokens)")
     return "\n".join(lines)
 
