@@ -114,8 +114,11 @@ def test_a_served_file_that_does_not_verify_is_not_installed(tmp_path: Path) -> 
 def test_connection_refused_is_a_data_error(tmp_path: Path) -> None:
     with serve(tmp_path) as (base_url, _):
         pass  # server is now closed: its port refuses connections
-    with pytest.raises(DataError, match="cannot download"):
+    with pytest.raises(DataError) as info:
         download_release(tmp_path / "data", base_url, progress=False)
+    said = str(info.value)  # one mention of the URL (it was named twice), and the offline way out
+    assert said.startswith("cannot download the release: cannot connect to ") and said.count(base_url) == 1
+    assert "point --data or HOWTOBENCH_DATA at it" in said
 
 
 def test_cli_download(release_server: tuple[str, list[str]], tmp_path: Path) -> None:

@@ -189,7 +189,9 @@ async def _stream(http: aiohttp.ClientSession, url: str, out: BinaryIO, bar: tup
                 out.write(chunk)
                 bars.advance(task, len(chunk))
     except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError) as exc:
-        raise DataError(f"cannot download {redact_url(url)}: {classify(exc, url, 60.0)}") from None
+        # the cause names the URL already; say what a user without network can do instead
+        raise DataError(f"cannot download the release: {classify(exc, url, 60.0)} (no network here? copy its "
+                        "data/ folder by other means and point --data or HOWTOBENCH_DATA at it)") from None
 
 
 def _write_manifest(dest: Path, base_url: str, files: list[str]) -> None:
