@@ -46,6 +46,7 @@ from howtobench.judges.base import Judgment
 from howtobench.judges.job import NO_MODEL_METHODS, build_judge, calls_a_model, writings_in_flight
 from howtobench.judges.runner import run_judge
 from howtobench.llm.accounting import usage_from_log
+from howtobench.llm.batch import BatchSettings
 from howtobench.llm.cache import DB_NAME
 from howtobench.llm.client import open_client
 from howtobench.llm.preflight import preflight_endpoints
@@ -57,7 +58,7 @@ from howtobench.report.html import write_report
 from howtobench.report.leaderboard import Leaderboard, build_leaderboard
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import to_csv, to_json, to_markdown
-from howtobench.session import endpoint_or_local
+from howtobench.session import batch_client, endpoint_or_local
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +119,7 @@ class RunSettings(BaseModel):
     progress: bool = True
     strict: bool = False  # a bad --writings row stops the run (default: skipped and counted with file:line)
     prices: Path | None = None  # the user's price table over the built-in one, for estimates and real calls
+    batch: BatchSettings | None = None  # send every call through the endpoints' batch APIs (llm/batch.py)
 
     @property
     def judges_release(self) -> bool:
@@ -328,13 +330,10 @@ async def _generate(
         )
     gen = GenerateSettings(sampling=writer_sampling(settings), system_prompt=settings.system_prompt)
     out = settings.run_dir / "writings" / f"{safe_file_stem(writer.model)}.jsonl"
-    async with open_client(
-        writer, workspace=settings.workspace, cache_mode=settings.cache_mode, run_id=settings.run_id,
-        prices=settings.prices,
-    ) as client:
+    async with _client(settings, writer, "writer") as client:
         summary = await generate_writings(
-            client, items, out, settings=gen, concurrency=writer.capacity, progress=settings.progress,
-            max_failed_rate=settings.max_failed_rate,
+            client, items, out, settings=gen, concurrency=max(1, len(items)) if settings.batch else writer.capacity,
+            progress=settings.progress, max_failed_rate=settings.max_failed_rate,
         )
     return summary, generated_writings(out, items)
 
@@ -347,7 +346,8 @@ async def _judge(
         judge = build_judge(settings.method, client, _judge_options(settings))
         # The local llama.cpp server answers one request at a time and reuses only the previous prompt's prefix:
         # judging one writing at a time keeps its leaf prompts (which share a long prefix) back to back.
-        concurrency = 1 if settings.needs_local_judge else writings_in_flight(settings.concurrency, judge_ep)
+        concurrency = 1 if settings.needs_local_judge else max(1, len(pairs)) if settings.batch and client else \
+            writings_in_flight(settings.concurrency, judge_ep)
         return await run_judge(judge, pairs, out, concurrency=concurrency, progress=settings.progress,
                                max_failed_rate=settings.max_failed_rate)
 
@@ -365,11 +365,27 @@ async def _judge_client(settings: RunSettings, judge_ep: EndpointConfig | None) 
     if judge_ep is None or settings.method in NO_MODEL_METHODS:
         yield None
         return
-    async with open_client(
-        judge_ep, workspace=settings.workspace, cache_mode=settings.cache_mode, run_id=settings.run_id,
-        prices=settings.prices,
-    ) as client:
+    async with _client(settings, judge_ep, "judge") as client:
         yield client
+
+
+@asynccontextmanager
+async def _client(settings: RunSettings, endpoint: EndpointConfig, purpose: str) -> AsyncIterator[LLMClient]:
+    """A cached client on `endpoint`: live, or through its batch API with `settings.batch` (every call of the
+    step in flight at once, waiting for its batch; status lines on stderr)."""
+    if settings.batch is None:
+        async with open_client(endpoint, workspace=settings.workspace, cache_mode=settings.cache_mode,
+                               run_id=settings.run_id, prices=settings.prices) as client:
+            yield client
+        return
+    async with batch_client(endpoint, workspace=settings.workspace, settings=settings.batch,
+                            cache_mode=settings.cache_mode, purpose=purpose, report=_report_batch,
+                            prices=settings.prices, run_id=settings.run_id) as batched:
+        yield batched
+
+
+def _report_batch(line: str) -> None:
+    log.warning("%s", line)
 
 
 def _pairs(items: Sequence[Item], writings: Sequence[Writing]) -> list[tuple[Item, Writing]]:
@@ -399,7 +415,8 @@ async def _run_locked(settings: RunSettings) -> RunResult:
     copy_given_writings(settings, given)
     await preflight_endpoints({"writer": settings.writer if settings.generate else None,
                                "judge": settings.judge if calls_a_model(settings.method) else None},
-                              enabled=settings.preflight, cache_mode=settings.cache_mode, workspace=settings.workspace,
+                              enabled=settings.preflight and settings.batch is None, cache_mode=settings.cache_mode,
+                              workspace=settings.workspace,
                               run_id=settings.run_id)
     async with _endpoints(settings) as (writer, judge_ep):
         generation, generated = await _generate(settings, writer, items)

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from howtobench.config import EndpointConfig
 from howtobench.errors import ConfigError
-from howtobench.llm.batch import BatchSettings, BatchTransport
+from howtobench.llm.accounting import load_prices, price_for
+from howtobench.llm.batch import BatchSettings, BatchTransport, upper_bound_cost
 from howtobench.llm.client import CacheMode, open_client
 from howtobench.llm.retry import RetryPolicy
 from howtobench.llm.types import LLMClient
@@ -69,21 +70,26 @@ async def optional_client(
 @asynccontextmanager
 async def batch_client(
     endpoint: EndpointConfig | None, *, workspace: Path, settings: BatchSettings, cache_mode: CacheMode = "on",
-    purpose: str = "model", report: Callable[[str], None] | None = None,
+    purpose: str = "model", report: Callable[[str], None] | None = None, prices: Path | None = None,
+    run_id: str | None = None,
 ) -> AsyncIterator[LLMClient]:
     """A cached client whose calls go through the endpoint's batch API (`llm/batch.py`), priced at batch rates.
 
     Every request the pipeline makes may be waiting at once (a batch holds thousands), so the endpoint's
     concurrency is raised to a batch's size, its rpm limit dropped and retries sent without backoff (they go out
     together in the next batch). Batches go to the first base URL; the embedded local model has no batch API.
+    `prices` adds the user's price table; the batch rate of the model's price bounds what a --max-cost lets it
+    submit (`BatchTransport`).
     """
     if endpoint is None:
         raise ConfigError(f"--batch needs a {purpose} endpoint whose server offers /files and /batches "
                           "(OpenAI, or a compatible one); the embedded local model has none")
     wide = endpoint.model_copy(update={"concurrency": settings.max_requests, "rpm": None,
                                        "base_urls": endpoint.base_urls[:1]})
-    transport = BatchTransport(workspace, settings, report)
+    price = price_for(endpoint.model, load_prices(prices))
+    transport = BatchTransport(workspace, settings, report,
+                               cost_of=None if price is None else upper_bound_cost(price.at_batch_rate()))
     no_backoff = RetryPolicy(base_s=0.0, max_s=0.0)  # a retried call waits for the next batch, not a backoff
     async with open_client(wide, workspace=workspace, cache_mode=cache_mode, transport=transport,
-                           retry=no_backoff, batch_rates=True) as client:
+                           retry=no_backoff, batch_rates=True, prices=prices, run_id=run_id) as client:
         yield client

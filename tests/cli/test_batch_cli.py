@@ -63,3 +63,51 @@ def test_a_killed_batch_judge_run_resumes_its_batch(bench_root: Path, tmp_path: 
     assert len(server.created) == 1 and len(server.uploads) == 1  # picked up, not submitted again
     judgments = [json.loads(line) for line in (tmp_path / "tow.jsonl").read_text().splitlines()]
     assert len(judgments) == 2 and {j["status"] for j in judgments} == {"ok"}
+
+
+def test_generate_batch_submits_only_what_max_cost_leaves_room_for(bench_root: Path, tmp_path: Path) -> None:
+    """--max-cost under --batch: each request priced at its upper bound (here exactly what it is billed: 1,000
+    completion tokens at $10 / M, half at the batch rate = $0.005) before it is submitted."""
+    from fake_server import Reply
+
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("my-model: {input: 0.0, output: 10.0, batch: 0.5}\n", encoding="utf-8")
+    out = tmp_path / "w.jsonl"
+    args = ["generate", "--data", str(bench_root), "--base-url", "BASE", "--model", "my-model", "--task", "open",
+            "--limit", "4", "--max-tokens", "1000", "-o", str(out), "--workspace", str(tmp_path / "ws"), "--batch",
+            "--batch-poll", "0.02", "--no-progress", "--prices", str(prices), "--yes"]
+    billed = {"prompt_tokens": 0, "completion_tokens": 1000}
+    with FakeBatchServer(lambda request: Reply.text("一篇文章。", usage=billed), polls=1) as server:
+        argv = [server.base_url if a == "BASE" else a for a in args]
+        stopped = CliRunner().invoke(app, [*argv, "--max-cost", "0.012"])
+        # $0.012 leaves room for two requests ($0.010): one batch of 2; the other two are never submitted
+        assert stopped.exit_code != 0
+        assert "--max-cost $0.01: $0.0100 accounted, and the 2 requests not submitted may cost up to $0.0100 more" \
+            in str(stopped.exception)
+        assert [len(upload.decode().splitlines()) for upload in server.uploads] == [2]
+        assert len(out.read_text(encoding="utf-8").splitlines()) == 2  # what was paid for is written
+        resumed = CliRunner().invoke(app, argv)
+        assert resumed.exit_code == 0, resumed.output
+        assert [len(upload.decode().splitlines()) for upload in server.uploads] == [2, 2]
+        assert len(out.read_text(encoding="utf-8").splitlines()) == 4
+
+
+def test_run_through_batches(bench_root: Path, tmp_path: Path) -> None:
+    """`run --batch`: the writings go out as one batch, then their judgments as another, through the same client."""
+    from fake_server import default_handler
+
+    run_dir = tmp_path / "run"
+    with FakeBatchServer(default_handler, polls=1) as server:
+        result = CliRunner().invoke(app, [
+            "run", "--data", str(bench_root), "--task", "open", "--limit", "2", "--method", "single",
+            "--base-url", server.base_url, "--model", "gpt-4o", "--judge-base-url", server.base_url,
+            "--judge-model", "gpt-4o-2024-11-20", "--workspace", str(tmp_path / "ws"), "--run-dir", str(run_dir),
+            "--bootstrap", "10", "--no-progress", "--batch", "--batch-poll", "0.02", "--yes"])
+    assert result.exit_code == 0, (result.output, result.exception)
+    uploads = [[json.loads(line)["body"] for line in u.decode().splitlines()] for u in server.uploads]
+    assert [[b["model"] for b in lines] for lines in uploads] == [["gpt-4o"] * 2, ["gpt-4o-2024-11-20"] * 2]
+    assert all("response_format" in b for b in uploads[1]) and not any("response_format" in b for b in uploads[0])
+    judged = [json.loads(line) for line in (run_dir / "judgments" / "single.jsonl").read_text().splitlines()]
+    assert [(j["model"], j["status"]) for j in judged] == [("gpt-4o", "ok")] * 2
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["usage"]["generation"]["calls"] == 2

@@ -113,7 +113,8 @@ async def _generate(
             await preflight_endpoints({"writer": endpoint}, enabled=preflight, cache_mode=mode, workspace=workspace)
         if batch is not None:  # every item in flight at once: the calls wait for their batch, not for a slot
             async with batch_client(endpoint, workspace=workspace, settings=batch, cache_mode=mode, purpose="writer",
-                                    report=lambda line: console.print(line, highlight=False)) as batched:
+                                    report=lambda line: console.print(line, highlight=False),
+                                    prices=prices) as batched:
                 return await generate_writings(batched, items, path, settings=settings,
                                                concurrency=max(1, len(items)), progress=progress,
                                                max_failed_rate=max_failed_rate)

@@ -23,6 +23,8 @@ from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, YesOpt, m
 from .options import (
     ApiKeyEnvOpt,
     BaseUrlOpt,
+    BatchOpt,
+    BatchPollOpt,
     ConcurrencyOpt,
     ConfigOpt,
     DataOpt,
@@ -54,6 +56,7 @@ from .options import (
     WorkspaceOpt,
     WriterMaxTokensOpt,
     WriterTemperatureOpt,
+    batch_settings,
     check_method,
     model_flags,
 )
@@ -179,6 +182,8 @@ def run(
     max_failed_rate: MaxFailedRateOpt = None,
     dry_run: DryRunOpt = False,
     prices: PricesOpt = None,
+    batch: BatchOpt = False,
+    batch_poll: BatchPollOpt = 30.0,
     yes: YesOpt = False,
     max_cost: MaxCostOpt = None,
     confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
@@ -234,6 +239,7 @@ def run(
         max_failed_rate=max_failed_rate,
         preflight=flags.preflight,
         prices=prices,
+        batch=batch_settings(batch, batch_poll),
     )
     if dry_run:
         Console(stderr=True).print(render(asyncio.run(plan_run(settings, prices))), highlight=False,

@@ -179,7 +179,7 @@ async def judge_client(job: JudgeJob) -> AsyncIterator[LLMClient | None]:
     embedded local model; none for overlap metrics."""
     if job.batch is not None and job.method not in NO_MODEL_METHODS:
         async with batch_client(job.endpoint, workspace=job.workspace, settings=job.batch, cache_mode=job.cache_mode,
-                                purpose="judge", report=job.report) as batched:
+                                purpose="judge", report=job.report, prices=job.prices) as batched:
             yield batched
         return
     async with optional_client(job.method not in NO_MODEL_METHODS, job.endpoint, workspace=job.workspace,

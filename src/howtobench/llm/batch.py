@@ -20,6 +20,15 @@ too long" is a writing-level failure and a 401 stops the run, as live); a reques
 expired batch, an error line without a response) comes back as a 503, which the client retries — in the
 next batch — until its retry budget runs out. A batch that fails as a whole (its file was rejected) or is
 cancelled stops the run (`PermanentError` / `TransientError`). Status lines go to `report`.
+
+`--max-cost` (a `budget.spending_limit`): a batch is paid for when it is submitted but accounted only when it
+answers, so before each submission the queued requests are priced at their upper bound (`cost_of`: prompt
+tokens from characters, the completion at the body's max_tokens, the batch rate) and only those that fit under
+the limit minus what is accounted and what the batches in flight may still cost are submitted, in queue order.
+The others are held until nothing is in flight and the pipeline has gone quiet (every answer paid for has been
+handed out, cached and written); then they are looked at again against what was really accounted. When not one
+of them fits, each held call fails with `BudgetExceeded`: the run stops cleanly, and a re-run with a higher
+limit resumes from the cache.
 """
 
 from __future__ import annotations
@@ -38,7 +47,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
-from howtobench.errors import OutputError, PermanentError, TransientError
+from howtobench.errors import BudgetExceeded, ConfigError, OutputError, PermanentError, TransientError
+from howtobench.llm.accounting import DEFAULT_COMPLETION_TOKENS, Price
+from howtobench.llm.budget import Budget, active_budget
+from howtobench.llm.pricing import prompt_tokens
 from howtobench.llm.transport import HttpResponse, TransportError
 from howtobench.redact import redact_text, redact_url
 
@@ -69,6 +81,21 @@ class _Waiting:
 
 def body_hash(body: bytes) -> str:
     return hashlib.sha256(body).hexdigest()
+
+
+CostOf = Callable[[bytes], float]
+
+
+def upper_bound_cost(price: Price) -> CostOf:
+    """Dollars a request body may cost at most: prompt tokens from its characters, the completion at its
+    max_tokens (or max_completion_tokens), no cache hits; `price` is the rate the batch is billed at."""
+
+    def cost(body: bytes) -> float:
+        data = json.loads(body)
+        completion = data.get("max_tokens") or data.get("max_completion_tokens") or DEFAULT_COMPLETION_TOKENS
+        return price.cost(prompt_tokens(data.get("messages") or []), int(completion))
+
+    return cost
 
 
 def api_root(url: str) -> tuple[str, str]:
@@ -194,8 +221,11 @@ class BatchTransport:
     """A `Transport` that answers chat completions through the provider's batch API (see the module docstring)."""
 
     def __init__(self, workspace: Path, settings: BatchSettings | None = None,
-                 report: Callable[[str], None] | None = None) -> None:
+                 report: Callable[[str], None] | None = None, cost_of: CostOf | None = None) -> None:
         self.settings = settings or BatchSettings()
+        self._cost_of = cost_of  # None: no price known (a --max-cost is then refused before the first call)
+        self._reserved = 0.0  # upper-bound dollars of the submitted requests not answered yet
+        self._held: dict[str, _Waiting] = {}  # queued requests the budget left no room for
         self.store = BatchStore(workspace)
         self._report = report or (lambda _text: None)
         self._queue: dict[str, _Waiting] = {}
@@ -213,6 +243,8 @@ class BatchTransport:
         if self._base and base != self._base:
             raise TransportError("url", f"batch mode serves one base URL, not {redact_url(base)} and "
                                         f"{redact_url(self._base)}")
+        if self._cost_of is None and active_budget() is not None:
+            raise ConfigError("--max-cost with --batch needs the model's price (add it with --prices FILE)")
         self._base, self._headers = base, {k: v for k, v in headers.items() if k.lower() == "authorization"}
         key = body_hash(body)
         waiting = self._queue.setdefault(key, _Waiting(path, body))
@@ -245,10 +277,52 @@ class BatchTransport:
                     break
             self._wake.clear()
             queued, self._queue = self._queue, {}
+            if self._held and not self._tasks:  # nothing in flight: the held requests get another look
+                queued, self._held = {**self._held, **queued}, {}
             if queued:
                 task = asyncio.ensure_future(self._settle(queued))
                 self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+                task.add_done_callback(self._settled)
+
+    def _settled(self, task: asyncio.Task[None]) -> None:
+        """A batch job ended: look again once the pipeline has handed out its answers (held calls may be refused)."""
+        self._tasks.discard(task)
+        if self._held:
+            self._wake.set()
+
+    def _affordable(self, queued: dict[str, _Waiting]) -> tuple[dict[str, _Waiting], float]:
+        """The queued requests that fit under --max-cost (in order; the rest are held) and their estimate."""
+        budget = active_budget()
+        if budget is None or self._cost_of is None:  # a limit without a price is refused in post_json
+            return queued, 0.0
+        room = budget.limit - budget.spent - self._reserved
+        fits: dict[str, _Waiting] = {}
+        estimate = 0.0
+        for key, waiting in queued.items():
+            cost = self._cost_of(waiting.body)
+            if self._held or cost > room - estimate:
+                self._held[key] = waiting
+            else:
+                fits[key] = waiting
+                estimate += cost
+        if self._held and not fits and not self._reserved:  # nothing in flight, and not one more fits
+            self._refuse_held(budget, self._cost_of)
+        return fits, estimate
+
+    def _refuse_held(self, budget: Budget, cost_of: CostOf) -> None:
+        """Fail every held call: nothing is in flight any more and the budget leaves no room for them."""
+        held, self._held = self._held, {}
+        more = sum(cost_of(w.body) for w in held.values())
+        error = BudgetExceeded(
+            f"--max-cost ${budget.limit:,.2f}: ${budget.spent:,.4f} accounted, and the {len(held)} requests not "
+            f"submitted may cost up to ${more:,.4f} more at the batch rate (each at its max_tokens); stopped before "
+            "submitting them. Finished work is saved: run the same command again (with a higher --max-cost) to "
+            "resume")
+        self._report(f"--max-cost: {len(held)} requests not submitted")
+        for waiting in held.values():
+            for future in waiting.futures:
+                if not future.done():
+                    future.set_exception(error)
 
     def _api(self) -> BatchAPI:
         if self._base not in self._apis:
@@ -259,6 +333,7 @@ class BatchTransport:
         """Answer the queued calls: from stored batches a killed run submitted, else from new batches. A batch
         that cannot answer (failed, cancelled, API error) fails every call still waiting with the error."""
         groups: list[dict[str, _Waiting]] = []
+        reserved = 0.0
         try:
             jobs = []
             for record in self.store.load(self._base):
@@ -267,7 +342,10 @@ class BatchTransport:
                     self._report(f"batch {record['id']}: resuming ({len(mine)} of its requests still wanted)")
                     groups.append(mine)
                     jobs.append(self._watch(record, mine))
-            for chunk in self._chunks(queued):
+            fits, estimate = self._affordable(queued)
+            self._reserved += estimate
+            reserved = estimate
+            for chunk in self._chunks(fits):
                 groups.append(chunk)
                 jobs.append(self._submit(chunk))
             await asyncio.gather(*jobs)
@@ -277,6 +355,8 @@ class BatchTransport:
                     for future in waiting.futures:
                         if not future.done():
                             future.set_exception(exc)
+        finally:
+            self._reserved -= reserved  # answered (and accounted by the client) or failed
 
     def _chunks(self, queued: dict[str, _Waiting]) -> list[dict[str, _Waiting]]:
         chunks: list[dict[str, _Waiting]] = [{}]

@@ -7,7 +7,10 @@ configured concurrency, per model. A model without a price costs "unknown", neve
 `Budget` is the spending limit of one command: the client checks it before every call that is not a
 cache hit and adds each call's accounted cost after it, so `--max-cost` stops the command with
 `BudgetExceeded` (a run-level error: no row is written for the call it refuses, a re-run resumes). The limit
-counts what this command spends; the calls in flight when it is reached still finish and are accounted.
+counts what this command spends; the calls in flight when it is reached still finish and are accounted (the
+check is repeated once a call holds its slot, and `concurrency` lets the siblings of a refused call end by
+themselves). Through a batch API nothing is accounted until a batch answers, so the batch transport
+(`llm/batch.py`) submits only what accounted + the upper-bound estimate of the batches in flight leaves room for.
 """
 
 from __future__ import annotations
@@ -182,6 +185,11 @@ def check_budget() -> None:
     budget = _ACTIVE.get()
     if budget is not None:
         budget.check()
+
+
+def active_budget() -> Budget | None:
+    """The spending limit of the running command, if any (the batch transport reserves against it)."""
+    return _ACTIVE.get()
 
 
 def charge(dollars: float) -> None:
