@@ -67,10 +67,13 @@ def test_judge_dry_run_counts_the_calls_of_the_real_run(fake_server: FakeServer,
     assert counted(output, "leaf:logic") == 4  # one per writing
     planned = counted(output)
     assert re.search(r"total .*~\$\d+\.\d*[1-9]", output)  # gpt-4o is in the price table: a non-zero cost
+    assert counted(output, "preflight") == 1  # one tiny call per base URL of the judge endpoint
     invoke(args)
     # weights + 7 LLM leaves per writing (formatting: rule), and the preflight before them
-    assert planned + 1 == len(fake_server.requests) == 1 + 2 + 4 * 7
-    assert counted(invoke(args + ["--dry-run"])) == 0  # resumed: nothing left to judge
+    assert planned == len(fake_server.requests) == 1 + 2 + 4 * 7
+    resumed = invoke(args + ["--dry-run"])
+    assert counted(resumed) == 1 and counted(resumed, "preflight") == 1  # nothing left to judge; the check stays
+    assert counted(invoke(args + ["--dry-run", "--no-preflight"])) == 0
 
 
 def test_generate_dry_run_counts_the_calls_of_the_real_run(fake_server: FakeServer, tmp_path: Path,
@@ -83,9 +86,11 @@ def test_generate_dry_run_counts_the_calls_of_the_real_run(fake_server: FakeServ
     assert fake_server.requests == [] and not out.exists()
     assert counted(output, "generation") == 3 and "no price known" in output
     assert re.search(r"generation\s+3 calls\s+~\s*[\d,]+ prompt\s+~\s*900 completion", output)
-    invoke(args + ["--no-preflight"])
-    assert len(fake_server.requests) == 3
-    assert counted(invoke(args + ["--dry-run"])) == 0
+    assert counted(output) == 4  # and the preflight
+    assert counted(invoke(args + ["--dry-run", "--no-preflight"])) == 3
+    invoke(args)
+    assert len(fake_server.requests) == 4
+    assert counted(invoke(args + ["--dry-run", "--no-preflight"])) == 0
 
 
 def test_run_dry_run_counts_generation_and_judging(fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:
@@ -102,4 +107,18 @@ def test_run_dry_run_counts_generation_and_judging(fake_server: FakeServer, tmp_
     assert "2 writing(s) not generated yet" in output
     planned = counted(output, "ALL")
     invoke(args)
-    assert planned + 2 == len(fake_server.requests) == 2 + 2 + 2 + 4 * 7  # + the writer's and the judge's preflight
+    assert planned == len(fake_server.requests) == 2 + 2 + 2 + 4 * 7  # with the writer's and the judge's preflight
+
+
+def test_dry_run_counts_two_preflights_for_two_base_urls(tmp_path: Path, bench_root: Path) -> None:
+    """One preflight call per base URL of an endpoint; the same endpoint in two roles is checked once."""
+    with FakeServer(valid_weights) as one, FakeServer(valid_weights) as two:
+        args = ["judge", "--data", str(bench_root), "--task", "guide", "--limit", "1", "--method", "single",
+                "--judge-base-url", one.base_url, "--judge-base-url", two.base_url, "--judge-model", "fake-judge",
+                "--models", MODELS[0], "--workspace", str(tmp_path / "ws"), "-o", str(tmp_path / "s.jsonl"),
+                "--no-progress"]
+        output = invoke(args + ["--dry-run"])
+        assert counted(output, "preflight") == 2 and counted(output) == 3
+        invoke(args)
+        assert len(one.requests) + len(two.requests) == 3
+        assert [r["messages"][0]["content"] for r in one.requests + two.requests].count("ping") == 2

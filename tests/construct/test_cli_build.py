@@ -39,13 +39,14 @@ def test_pipeline_on_fake_server(fake_server, tmp_path: Path) -> None:
         return result.output
 
     assert "kept 2 (zh 1, en 1)" in run("ingest", str(src), "--dir", d, "--min-chars", "50")
-    assert re.search(r"total\s+2 calls", run("classify", "--dir", d, *endpoint, "--dry-run"))
+    assert re.search(r"total\s+3 calls", run("classify", "--dir", d, *endpoint, "--dry-run"))  # 2 + the preflight
     assert fake_server.requests == []  # a dry run calls nothing
     assert "classified 2 texts" in run("classify", "--dir", d, *endpoint)
+    assert len(fake_server.requests) == 3
     assert fake_server.requests[0]["messages"] == [{"role": "user", "content": "ping"}]  # the preflight comes first
     out = run("filter", "--dir", d, "--min-quality", "1", *endpoint)
     assert "site-a" in out and "site-b" in out and "Quality scores per source" in out
-    assert re.search(r"total\s+2 calls", run("make", "--dir", d, *endpoint, "--dry-run"))
+    assert re.search(r"total\s+3 calls", run("make", "--dir", d, *endpoint, "--dry-run"))
     assert "made: completion 2, guide 2, open 2" in run("make", "--dir", d, *endpoint)
     calls = len(fake_server.requests)
     assert "made: completion 2, guide 2, open 2" in run("make", "--dir", d, *endpoint)  # resumed: nothing to do

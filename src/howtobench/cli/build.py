@@ -46,6 +46,7 @@ from .options import (
     ReplayOpt,
     WorkspaceOpt,
     model_flags,
+    preflight_plan,
     run_preflight,
 )
 from .status import EXIT_STATUSES, finish
@@ -81,11 +82,12 @@ def _run(step: pipeline.Step, build_dir: Path, opts: pipeline.StepOptions, flags
     writer = flags.writer
     pays = writer is not None and flags.cache_mode != "replay" and pipeline.needs_model(step, opts)
     in_flight = {"writer": writer.capacity if writer else 1}
+    total = pipeline.pending_count(step, build_dir, opts)
+    checked = preflight_plan(flags, writer=writer) if total and pipeline.needs_model(step, opts) else {}
     if not estimate_first(f"build {step}", lambda: [price_plan("writer", model_name(writer),
                                                                pipeline.plan(step, build_dir, opts), prices)],
-                          in_flight, money, dry_run=dry_run, pays=pays):
+                          in_flight, money, dry_run=dry_run, pays=pays, preflight=checked, prices=prices):
         return None
-    total = pipeline.pending_count(step, build_dir, opts)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with build_lock(build_dir):
         if total:  # after the lock: a second process refused on this build directory spends nothing

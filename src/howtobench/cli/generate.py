@@ -24,14 +24,14 @@ from howtobench.generate import (
 from howtobench.llm.batch import BatchSettings
 from howtobench.llm.budget import spending_limit
 from howtobench.llm.client import CacheMode, open_client
-from howtobench.llm.dryrun import Estimate, render
+from howtobench.llm.dryrun import Estimate
 from howtobench.llm.preflight import preflight_endpoints
 from howtobench.llm.types import SamplingParams
 from howtobench.locks import output_lock
 from howtobench.outputs import output_file
 from howtobench.session import batch_client, endpoint_or_local
 
-from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, YesOpt, money_first
+from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, YesOpt, estimate_first
 from .options import (
     ApiKeyEnvOpt,
     BaseUrlOpt,
@@ -60,6 +60,7 @@ from .options import (
     WriterTemperatureOpt,
     batch_settings,
     model_flags,
+    preflight_plan,
 )
 from .status import EXIT_STATUSES, finish
 
@@ -196,13 +197,12 @@ def generate(
         prompt_language=prompt_language,  # type: ignore[arg-type]
         model_name=name,
     )
-    if dry_run:
-        console.print(render([_plan(flags.writer, items, out, settings, prices)]), highlight=False, soft_wrap=True)
+    if not estimate_first("generate", lambda: [_plan(flags.writer, items, out, settings, prices)],
+                          {"writer": flags.writer.capacity if flags.writer else 1}, Money(yes, max_cost, confirm_above),
+                          dry_run=dry_run, pays=flags.writer is not None and flags.cache_mode != "replay",
+                          preflight=preflight_plan(flags, batch=batch, writer=flags.writer), prices=prices,
+                          batch=batch):
         return
-    if flags.writer is not None and flags.cache_mode != "replay":
-        money_first("generate", [_plan(flags.writer, items, out, settings, prices)],
-                    {"writer": flags.writer.capacity}, yes=yes, max_cost=max_cost, confirm_above=confirm_above,
-                    batch=batch)
     with spending_limit(max_cost):
         summary = asyncio.run(
             _generate(flags.writer, items, out, flags.workspace, flags.cache_mode, settings, not no_progress,

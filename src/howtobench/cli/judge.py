@@ -13,11 +13,10 @@ from rich.console import Console
 from howtobench.config import resolve_data_dir
 from howtobench.dry_run import plan_judge
 from howtobench.judges.base import Judgment
-from howtobench.judges.job import NO_MODEL_METHODS, JudgeJob, judge_job, judge_options
+from howtobench.judges.job import NO_MODEL_METHODS, JudgeJob, calls_a_model, judge_job, judge_options
 from howtobench.llm.budget import spending_limit
-from howtobench.llm.dryrun import render
 
-from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, YesOpt, money_first
+from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, YesOpt, estimate_first
 from .options import (
     BatchOpt,
     BatchPollOpt,
@@ -48,6 +47,7 @@ from .options import (
     batch_settings,
     check_method,
     model_flags,
+    preflight_plan,
 )
 from .status import EXIT_STATUSES, finish
 
@@ -172,12 +172,13 @@ def judge(
         prices=prices,
         preflight=flags.preflight,
     )
-    if dry_run:
-        console.print(render([asyncio.run(plan_judge(job, prices))]), highlight=False, soft_wrap=True)
+    pays = job.endpoint is not None and method not in NO_MODEL_METHODS and job.cache_mode != "replay"
+    checked = preflight_plan(flags, batch=batch, judge=job.endpoint) if calls_a_model(method) else {}
+    if not estimate_first("judge", lambda: [asyncio.run(plan_judge(job, prices))],
+                          {"judge": job.endpoint.capacity if job.endpoint else 1},
+                          Money(yes, max_cost, confirm_above), dry_run=dry_run, pays=pays, preflight=checked,
+                          prices=prices, batch=batch):
         return
-    if job.endpoint is not None and method not in NO_MODEL_METHODS and job.cache_mode != "replay":
-        money_first("judge", [asyncio.run(plan_judge(job, prices))], {"judge": job.endpoint.capacity}, yes=yes,
-                    max_cost=max_cost, confirm_above=confirm_above, batch=batch)
     with spending_limit(max_cost):
         judgments = asyncio.run(judge_job(job))
     _summary(judgments, out)

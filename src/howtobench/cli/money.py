@@ -4,13 +4,15 @@ a threshold, and `--max-cost` (see `howtobench.llm.budget`)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
+from howtobench.config import EndpointConfig
 from howtobench.errors import ConfigError
 from howtobench.llm.budget import Quote, first_screen, total_text
 from howtobench.llm.dryrun import Estimate, render
@@ -76,14 +78,26 @@ def money_first(command: str, estimates: Sequence[Estimate], in_flight: dict[str
 
 
 def estimate_first(command: str, plan: Callable[[], list[Estimate]], in_flight: dict[str, int], money: Money, *,
-                   dry_run: bool, pays: bool) -> bool:
+                   dry_run: bool, pays: bool, preflight: Mapping[str, EndpointConfig | None] | None = None,
+                   prices: Path | None = None, batch: bool = False) -> bool:
     """`--dry-run`: print the plan and return False (the command stops there). A command that `pays` (a configured
     endpoint, not replaying) shows its estimate first and goes on, asks or refuses (`money_first`); True: go on
-    (inside `spending_limit(money.max_cost)`)."""
+    (inside `spending_limit(money.max_cost)`). `preflight`: the endpoints the command will preflight (role ->
+    endpoint; none with --no-preflight, --replay or --batch), whose tiny calls the estimate counts too; `batch`:
+    priced at the batch API's rate (`money_first`)."""
+    if not dry_run and not pays:
+        return True
+
+    def planned() -> list[Estimate]:
+        if not preflight:
+            return plan()
+        from howtobench.llm.preflight import with_preflight
+
+        return with_preflight(plan(), preflight, prices)
+
     if dry_run:
-        Console(soft_wrap=True).print(render(plan()), highlight=False, markup=False)
+        Console(soft_wrap=True).print(render(planned()), highlight=False, markup=False)
         return False
-    if pays:
-        money_first(command, plan(), in_flight, yes=money.yes, max_cost=money.max_cost,
-                    confirm_above=money.confirm_above)
+    money_first(command, planned(), in_flight, yes=money.yes, max_cost=money.max_cost,
+                confirm_above=money.confirm_above, batch=batch)
     return True

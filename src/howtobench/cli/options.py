@@ -420,6 +420,15 @@ def run_preflight(flags: ModelFlags, **endpoints: EndpointConfig | None) -> None
                                     workspace=flags.workspace))
 
 
+def preflight_plan(flags: ModelFlags, *, batch: bool = False, **endpoints: EndpointConfig | None
+                   ) -> dict[str, EndpointConfig | None]:
+    """The endpoints (role=endpoint) the command's preflight will check, for its estimate: none with
+    --no-preflight, --replay or --batch."""
+    if not flags.preflight or flags.cache_mode == "replay" or batch:
+        return {}
+    return endpoints
+
+
 BatchOpt = Annotated[bool, typer.Option(
     "--batch", help="Send the model calls through the endpoint's batch API (/files and /batches, as OpenAI's): "
     "half the price at OpenAI, answers within the batch window (up to 24 h). Pending calls go out as one batch "

@@ -23,6 +23,7 @@ from howtobench.cli.options import (
     TimeoutOpt,
     WorkspaceOpt,
     model_flags,
+    preflight_plan,
     run_preflight,
 )
 from howtobench.config import resolve_data_dir
@@ -112,8 +113,9 @@ def perturb(
 
     pays = kind in TRANSFER_KINDS and flags.writer is not None and flags.cache_mode != "replay"
     in_flight = {"writer": flags.writer.capacity if flags.writer else 1}
+    checked = preflight_plan(flags, writer=flags.writer) if kind in TRANSFER_KINDS else {}
     if not estimate_first("perturb", plan, in_flight, Money(yes, max_cost, confirm_above), dry_run=dry_run,
-                          pays=pays):
+                          pays=pays, preflight=checked, prices=prices):
         return
     if kind in TRANSFER_KINDS:
         run_preflight(flags, writer=flags.writer)

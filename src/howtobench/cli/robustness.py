@@ -34,6 +34,7 @@ from howtobench.cli.options import (
     TimeoutOpt,
     WorkspaceOpt,
     model_flags,
+    preflight_plan,
 )
 from howtobench.config import resolve_data_dir
 from howtobench.llm.budget import spending_limit
@@ -147,8 +148,9 @@ def robustness(
         return asyncio.run(plan_robustness(suite, data_root=data_root, run_dir=run_dir, judge_endpoint=flags.judge,
                                            writer_endpoint=flags.writer, prices=prices))
 
+    checked = preflight_plan(flags, writer=writer if need_writer else None, judge=flags.judge if need_judge else None)
     if not estimate_first("robustness", plan, in_flight, Money(yes, max_cost, confirm_above), dry_run=dry_run,
-                          pays=pays):
+                          pays=pays, preflight=checked, prices=prices):
         return
     with spending_limit(max_cost):
         table = asyncio.run(

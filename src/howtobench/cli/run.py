@@ -12,14 +12,13 @@ from rich.console import Console
 from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.dry_run import plan_run
 from howtobench.generate import safe_file_stem
-from howtobench.judges.job import NO_MODEL_METHODS
+from howtobench.judges.job import NO_MODEL_METHODS, calls_a_model
 from howtobench.llm.budget import spending_limit
-from howtobench.llm.dryrun import render
 from howtobench.llm.types import SamplingParams
 from howtobench.report.render import to_rich
 from howtobench.run import RunSettings, run_benchmark
 
-from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, YesOpt, money_first
+from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, YesOpt, estimate_first
 from .options import (
     ApiKeyEnvOpt,
     BaseUrlOpt,
@@ -59,6 +58,7 @@ from .options import (
     batch_settings,
     check_method,
     model_flags,
+    preflight_plan,
 )
 from .status import EXIT_STATUSES, finish
 
@@ -241,13 +241,12 @@ def run(
         prices=prices,
         batch=batch_settings(batch, batch_poll),
     )
-    if dry_run:
-        Console(stderr=True).print(render(asyncio.run(plan_run(settings, prices))), highlight=False,
-                                     soft_wrap=True)
+    checked = preflight_plan(flags, batch=batch, writer=settings.writer if settings.generate else None,
+                             judge=settings.judge if calls_a_model(settings.method) else None)
+    if not estimate_first("run", lambda: asyncio.run(plan_run(settings, prices)), _in_flight(settings),
+                          Money(yes, max_cost, confirm_above), dry_run=dry_run, pays=_pays(settings),
+                          preflight=checked, prices=prices):
         return
-    if _pays(settings):
-        money_first("run", asyncio.run(plan_run(settings, prices)), _in_flight(settings), yes=yes,
-                    max_cost=max_cost, confirm_above=confirm_above)
     with spending_limit(max_cost):
         result = asyncio.run(run_benchmark(settings))
     console = Console()

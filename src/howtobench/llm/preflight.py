@@ -20,7 +20,9 @@ from pathlib import Path
 from rich.console import Console
 
 from howtobench.config import EndpointConfig
-from howtobench.llm.client import CacheMode, open_client
+from howtobench.llm.client import PREFLIGHT, CacheMode, open_client
+from howtobench.llm.dryrun import Estimate, price_plan
+from howtobench.llm.pricing import MODES
 
 
 async def preflight_endpoints(endpoints: Mapping[str, EndpointConfig | None], *, enabled: bool, cache_mode: CacheMode,
@@ -38,11 +40,7 @@ async def check_endpoints(endpoints: Mapping[str, EndpointConfig | None], *, wor
                           run_id: str | None = None, console: Console | None = None) -> None:
     """Preflight every configured endpoint (None = the embedded local model, started and checked elsewhere)."""
     console = console or Console(stderr=True)
-    checked: set[EndpointConfig] = set()
-    for role, endpoint in endpoints.items():
-        if endpoint is None or endpoint in checked:
-            continue
-        checked.add(endpoint)
+    for role, endpoint in to_check(endpoints):
         started = time.perf_counter()
         async with open_client(endpoint, workspace=workspace, cache_mode="off", run_id=run_id) as client:
             warnings = await client.preflight()
@@ -51,3 +49,36 @@ async def check_endpoints(endpoints: Mapping[str, EndpointConfig | None], *, wor
             console.print(f"warning: {role} endpoint: {warning}", style="yellow", highlight=False, markup=False)
         console.print(f"preflight: {role} {endpoint.model} at {urls} answered "
                       f"({time.perf_counter() - started:.1f} s)", style="dim", highlight=False, markup=False)
+
+
+def to_check(endpoints: Mapping[str, EndpointConfig | None]) -> list[tuple[str, EndpointConfig]]:
+    """(role, endpoint) of each configured endpoint, once (the same endpoint in two roles is checked once)."""
+    checked: set[EndpointConfig] = set()
+    out = []
+    for role, endpoint in endpoints.items():
+        if endpoint is not None and endpoint not in checked:
+            checked.add(endpoint)
+            out.append((role, endpoint))
+    return out
+
+
+def with_preflight(estimates: list[Estimate], endpoints: Mapping[str, EndpointConfig | None],
+                   prices: Path | None = None) -> list[Estimate]:
+    """The estimates with the preflight's tiny calls added (one per base URL of each endpoint `check_endpoints`
+    would check), as purpose "preflight" of the role's estimate, or a line of its own when the role has none."""
+    out = list(estimates)
+    for role, endpoint in to_check(endpoints):
+        extra = price_plan(role, endpoint.model, [PREFLIGHT] * len(endpoint.base_urls), prices)
+        target = next((e for e in out if e.role.split(" ")[0] == role and e.model == endpoint.model), None)
+        if target is None:
+            out.append(extra)
+            continue
+        target.by_purpose = {**target.by_purpose, "preflight": extra.by_purpose["preflight"]}
+        if target.priced and extra.priced:
+            target.modes = {mode: _plus(target.modes.get(mode), extra.modes.get(mode)) for mode in MODES}
+            target.within_schema_usd = _plus(target.within_schema_usd, extra.within_schema_usd)
+    return out
+
+
+def _plus(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a + b
