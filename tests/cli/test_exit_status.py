@@ -63,7 +63,9 @@ def test_failures_left_exit_3_and_max_failed_rate_exits_4(fake_server: FakeServe
     fake_server.handler = lambda request: Reply.text("no JSON here")  # every judgment fails: writing-level
     status, err = run_main(judge_args(fake_server, bench_root, tmp_path, "--max-failed-rate", "0", "--parallel", "1"),
                            monkeypatch, capsys)
-    assert status == 4 and "error: stopped early: 1 of the 1 judgments finished so far failed" in err
+    assert status == 4 and "error:" not in err and err.splitlines()[-1] == (
+        "stopped early: 1 of the 1 judgments finished so far failed (100%, over --max-failed-rate 0); what finished "
+        "is saved, and re-running the same command resumes")
     assert [r["status"] for r in rows(tmp_path)] == ["failed"]
     status, err = run_main(judge_args(fake_server, bench_root, tmp_path), monkeypatch, capsys)
     assert status == 3 and "3 of 3 judgments failed" in err and "--redo-failed" in err

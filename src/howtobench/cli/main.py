@@ -5,7 +5,8 @@ Each command lives in its own module `howtobench.cli.<command>` and exposes
 that module is imported: the analysis commands pull in scipy and matplotlib, and
 `howtobench data stats` should not wait for them. Errors the toolkit raises on purpose
 are printed as one clear line, without a traceback, and exit with their class's status (errors.py); so are
-filesystem errors (OSError) that no command turned into an OutputError (status 2).
+filesystem errors (OSError) that no command turned into an OutputError (status 2). A `--max-failed-rate` stop
+(TooManyFailures, status 4) is not an error: its line reads "stopped early: ...", without the "error:" prefix.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from rich.console import Console
 
 from howtobench import __version__
 from howtobench.cli.status import EXIT_STATUSES
-from howtobench.errors import EXIT_STOPPED, HowtobenchError
+from howtobench.errors import EXIT_STOPPED, HowtobenchError, TooManyFailures
 from howtobench.outputs import os_error_line
 from howtobench.redact import redact_text
 
@@ -107,14 +108,17 @@ def main() -> None:
     """Console entry point."""
     try:
         build_app(requested_commands(sys.argv[1:]))()
+    except TooManyFailures as exc:  # a limit the user set, not an error: its own line ("stopped early: ...")
+        _fail(str(exc), exc.exit_status, prefix="")
     except HowtobenchError as exc:
         _fail(str(exc), exc.exit_status)
     except OSError as exc:  # a filesystem failure no command has put in words yet: still one line, no traceback
         _fail(os_error_line(exc), EXIT_STOPPED)
 
 
-def _fail(message: str, status: int) -> None:
+def _fail(message: str, status: int, prefix: str = "error:") -> None:
     console = Console(stderr=True, soft_wrap=True)
-    console.print("error:", style="bold red", end=" ")
-    console.print(redact_text(message), highlight=False, markup=False)
+    if prefix:
+        console.print(prefix, style="bold red", end=" ")
+    console.print(redact_text(message), style=None if prefix else "yellow", highlight=False, markup=False)
     sys.exit(status)
