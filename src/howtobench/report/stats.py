@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
 
 FloatArray = NDArray[np.float64]
 ALPHA = 0.05
@@ -93,5 +92,7 @@ def wilcoxon_p(diff: FloatArray) -> float | None:
         return None
     if not np.any(diff != 0):
         return 1.0
+    from scipy import stats  # here, not at import: scipy costs ~1 s of start-up that `judge --help` need not pay
+
     p = float(stats.wilcoxon(diff, zero_method="wilcox", alternative="two-sided").pvalue)
     return None if math.isnan(p) else p
