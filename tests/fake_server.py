@@ -41,6 +41,9 @@ Server settings
     ``latency``  seconds every chat request takes (while holding a slot)
     ``capacity`` max concurrent chat requests being served; excess requests wait for a slot
     ``model``    the model id reported by /v1/models
+    ``port``, ``reuse_port``  listen on a given port, shared (SO_REUSEPORT) with a socket the test holds, so
+                 the port stays taken after `stop()`: a "dead" server's port then refuses connections
+                 instead of being reused by another process's server (`hold_port()`)
 
 Records
     ``server.requests``  list of JSON bodies of every chat request received (appended on arrival,
@@ -71,6 +74,7 @@ import contextlib
 import hashlib
 import json
 import random
+import socket
 import subprocess
 import sys
 import threading
@@ -238,12 +242,24 @@ def _approx_tokens(text: str) -> int:
     return max(1, len(text) // 3)
 
 
+def hold_port() -> socket.socket:
+    """A bound, never-listening socket on a free loopback port (SO_REUSEPORT): pass its port to
+    `FakeServer(port=..., reuse_port=True)`; while it is open nobody else can bind the port, and once the
+    server stops, connections to it are refused — as to a dead server — for as long as the test needs."""
+    holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    holder.bind(("127.0.0.1", 0))
+    return holder
+
+
 class FakeServer:
     """The server; `start()` runs it in a daemon thread with its own event loop."""
 
     def __init__(self, handler: Handler | None = None, *, latency: float = 0.0, capacity: int | None = None,
-                 model: str = "fake-model") -> None:
+                 model: str = "fake-model", port: int = 0, reuse_port: bool = False) -> None:
         self.handler: Handler = handler or default_handler
+        self._wanted_port = port  # 0: any free port
+        self._reuse_port = reuse_port  # share `port` with a socket the caller holds (SO_REUSEPORT)
         self.latency = latency
         self.capacity = capacity
         self.model = model
@@ -287,14 +303,15 @@ class FakeServer:
         self.stop()
 
     def _run(self) -> None:
-        asyncio.run(self.serve())
+        asyncio.run(self.serve(self._wanted_port))
 
     async def serve(self, port: int = 0, on_ready: Callable[[int], None] | None = None) -> None:
         """Serve until stopped (usable directly in a process's main loop)."""
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         self._slots = asyncio.Semaphore(self.capacity) if self.capacity else None
-        server = await asyncio.start_server(self._connection, "127.0.0.1", port, backlog=1024)
+        server = await asyncio.start_server(self._connection, "127.0.0.1", port, backlog=1024,
+                                            reuse_port=self._reuse_port or None)
         self.port = server.sockets[0].getsockname()[1]
         self._ready.set()
         if on_ready:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from llm_helpers import FAST_RETRY, req
 
-from fake_server import FakeServer
+from fake_server import FakeServer, hold_port
 from howtobench.config import EndpointConfig
 from howtobench.errors import Unreachable
 from howtobench.llm.client import open_client
@@ -85,7 +85,13 @@ async def test_cancelled_probe_lets_the_next_request_probe() -> None:
 
 
 async def test_three_servers_one_killed_mid_run_the_run_finishes_on_the_other_two(tmp_path: Path) -> None:
-    servers = [FakeServer(latency=0.03).start() for _ in range(3)]
+    # The victim's port stays held after its death. Without that, on a busy machine another process's test server
+    # could bind the freed port: the victim's URL then answered again (a half-open probe after the 10 s cooldown
+    # found a live server there) and its circuit ended closed — the flaky `open_until == 0`.
+    holder = hold_port()
+    servers = [FakeServer(latency=0.03).start(),
+               FakeServer(latency=0.03, port=holder.getsockname()[1], reuse_port=True).start(),
+               FakeServer(latency=0.03).start()]
     victim = servers[1]
     ep = EndpointConfig(model="m", base_urls=tuple(s.base_url for s in servers), concurrency=4, timeout_s=5)
     n, after = 240, 60
@@ -105,6 +111,7 @@ async def test_three_servers_one_killed_mid_run_the_run_finishes_on_the_other_tw
     finally:
         for server in servers:
             server.stop()
+        holder.close()
     assert all(r.ok for r in results) and len(results) == n + after
     assert circuit.open_until > 0 and "cannot connect" in circuit.last_error
     served = [len(s.requests) for s in servers]
