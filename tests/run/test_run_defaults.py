@@ -40,5 +40,6 @@ def test_release_is_explicit_and_priced_on_its_own_line(fake_server: FakeServer,
     assert result.exit_code == 0, result.output
     mine = re.search(r"judge \(your writings\) .*\n(?:.*\n)*?\s+total\s+(\d+) calls", result.output)
     shipped = re.search(r"judge \(shipped models, --release\) .*\n(?:.*\n)*?\s+total\s+(\d+) calls", result.output)
-    assert mine and shipped and (int(mine.group(1)), int(shipped.group(1))) == (3, 30)
+    # 3 judgments of your writings + the judge's preflight, 30 of the shipped models' writings
+    assert mine and shipped and (int(mine.group(1)), int(shipped.group(1))) == (4, 30)
     assert fake_server.requests == []
