@@ -245,7 +245,7 @@ def run(
                              judge=settings.judge if calls_a_model(settings.method) else None)
     if not estimate_first("run", lambda: asyncio.run(plan_run(settings, prices)), _in_flight(settings),
                           Money(yes, max_cost, confirm_above), dry_run=dry_run, pays=_pays(settings),
-                          preflight=checked, prices=prices):
+                          preflight=checked, prices=prices, batch=batch):
         return
     with spending_limit(max_cost):
         result = asyncio.run(run_benchmark(settings))
