@@ -157,6 +157,9 @@ def test_missing_benchmark_and_unknown_task_argument(tmp_path: Path) -> None:
         load_items(tmp_path, ["guide"])
     with pytest.raises(DataError, match="unknown task 'poems'"):
         load_items(tmp_path, ["poems"])
+    # reached from the Python API and `inspect eval -T task=...`, where no CLI check runs first
+    with pytest.raises(DataError, match="unknown task 'opn' \\(did you mean 'open'\\?\\); known: completion"):
+        load_items(tmp_path, ["opn"])
 
 
 def test_user_items_language_genre_and_bom(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -260,5 +263,7 @@ def test_select_items(bench_root: Path) -> None:
     assert [it.id for it in select_items(items, ids=["infer_1000"])] == ["infer_1000"]
     with pytest.raises(DataError, match="unknown genre 'novel'"):
         select_items(items, genres=["novel"])
+    with pytest.raises(DataError, match="unknown genre 'poen' \\(did you mean 'poem'\\?\\)"):
+        select_items(items, genres=["poen"])
     with pytest.raises(DataError, match="unknown item id 'nope'"):
         select_items(items, ids=["nope"])

@@ -28,6 +28,7 @@ from howtobench.data.genres import GENRES, detail_genre_for, genre_for
 from howtobench.data.models import TASKS, Item, Writing
 from howtobench.data.subset import stratified_subset
 from howtobench.errors import DataError, RowError
+from howtobench.suggest import unknown_name
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +130,7 @@ def _check_tasks(tasks: Iterable[str] | None) -> tuple[str, ...]:
     chosen = tuple(tasks) if tasks else TASKS
     unknown = [t for t in chosen if t not in TASKS]
     if unknown:
-        raise DataError(f"unknown task {unknown[0]!r} (expected one of {', '.join(TASKS)})")
+        raise DataError(unknown_name("task", unknown[0], TASKS))
     return chosen
 
 
@@ -368,5 +369,5 @@ def _check_genres(genres: Iterable[str] | None) -> set[str] | None:
     chosen = set(genres)
     unknown = sorted(chosen - set(GENRES))
     if unknown:
-        raise DataError(f"unknown genre {unknown[0]!r} (known: {', '.join(GENRES)})")
+        raise DataError(unknown_name("genre", unknown[0], GENRES))
     return chosen
