@@ -254,7 +254,7 @@ async def _endpoints(settings: RunSettings) -> AsyncIterator[tuple[EndpointConfi
     if not settings.uses_local:
         yield settings.writer, settings.judge
         return
-    async with endpoint_or_local(None) as local:
+    async with endpoint_or_local(None, replay=settings.cache_mode == "replay") as local:
         writer = (settings.writer or local) if settings.generate else settings.writer
         local_judge = local.model_copy(update={"reasks": SMOKE_JUDGE_REASKS})
         yield writer, local_judge if settings.needs_local_judge else settings.judge

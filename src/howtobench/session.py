@@ -23,19 +23,23 @@ from howtobench.llm.types import LLMClient
 
 @asynccontextmanager
 async def endpoint_or_local(
-    endpoint: EndpointConfig | None, *, purpose: str = "model"
+    endpoint: EndpointConfig | None, *, purpose: str = "model", replay: bool = False
 ) -> AsyncIterator[EndpointConfig]:
     """The configured endpoint, or the embedded llama.cpp server (started here, stopped on exit).
 
     `purpose` names the role ("judge", "writer", ...) in the error raised when the local model is not installed.
+    `replay`: the calls are answered from the cache, so the local model's endpoint is named but no server started.
     """
     if endpoint is not None:
         yield endpoint
         return
     try:
-        from howtobench.llm.local import local_endpoint
+        from howtobench.llm.local import local_endpoint, replay_endpoint_config
     except ImportError as exc:  # the [local] extra is not installed
         raise ConfigError(f"no {purpose} endpoint configured and the local model is unavailable ({exc})") from exc
+    if replay:
+        yield replay_endpoint_config()
+        return
     async with local_endpoint() as local:
         yield local
 
@@ -47,7 +51,7 @@ async def model_client(
 ) -> AsyncIterator[LLMClient]:
     """A cached client on `endpoint`, or on the embedded local model when it is None; `prices` adds the user's
     price table to the accounting of every call."""
-    async with endpoint_or_local(endpoint, purpose=purpose) as resolved, open_client(
+    async with endpoint_or_local(endpoint, purpose=purpose, replay=cache_mode == "replay") as resolved, open_client(
         resolved, workspace=workspace, cache_mode=cache_mode, run_id=run_id, prices=prices
     ) as client:
         yield client

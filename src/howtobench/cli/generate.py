@@ -119,7 +119,7 @@ async def _generate(
                 return await generate_writings(batched, items, path, settings=settings,
                                                concurrency=max(1, len(items)), progress=progress,
                                                max_failed_rate=max_failed_rate)
-        async with endpoint_or_local(endpoint, purpose="writer") as ep, open_client(
+        async with endpoint_or_local(endpoint, purpose="writer", replay=mode == "replay") as ep, open_client(
             ep, workspace=workspace, cache_mode=mode, prices=prices
         ) as client:
             return await generate_writings(

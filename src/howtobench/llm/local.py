@@ -125,8 +125,21 @@ async def local_endpoint(*, console: Console | None = None, startup_timeout_s: f
 
 def local_endpoint_config(server: ServerProcess) -> EndpointConfig:
     """How the client talks to the local server: two calls at once, long timeout, the schema inlined."""
+    return _local_config(server.base_url)
+
+
+def replay_endpoint_config() -> EndpointConfig:
+    """The local model's endpoint for `--replay`: the same model and request settings (so the same cache keys;
+    the URL is not part of a key) without starting a server, since a replay sends nothing."""
+    return _local_config(REPLAY_URL)
+
+
+REPLAY_URL = "http://127.0.0.1:9/v1"  # never contacted: replay answers from the cache or stops on a miss
+
+
+def _local_config(base_url: str) -> EndpointConfig:
     return EndpointConfig(
-        model=LOCAL_MODEL, base_urls=(server.base_url,), concurrency=2, timeout_s=600.0,
+        model=LOCAL_MODEL, base_urls=(base_url,), concurrency=2, timeout_s=600.0,
         response_format="json_object", json_object_schema=True, max_retries=2,
     )
 
