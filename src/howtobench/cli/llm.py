@@ -73,13 +73,17 @@ def _modes_table(rows: list[UsageRow], modes: dict[tuple[str, str], dict[Mode, f
     return table
 
 
+PortOpt = Annotated[int, typer.Option("--port", min=0, max=65535, help="Loopback port to listen on, so the URL "
+                    "stays the same between starts (0: any free port, printed).")]
+
+
 @llm_app.command("serve-local")
-def serve_local_cmd() -> None:
+def serve_local_cmd(port: PortOpt = 0) -> None:
     """Start the embedded local model (Gemma-3-270M via llama.cpp) and print its URL until Ctrl-C.
 
-    Point any OpenAI-compatible tool at the printed base URL. A 270M base model is for offline smoke
-    runs only: its scores mean nothing.
+    Point any OpenAI-compatible tool at the printed base URL (model name gemma-3-270m-local). A 270M base model is
+    for offline smoke runs only: its scores mean nothing.
     """
     from howtobench.llm.local import serve_until_interrupted
 
-    asyncio.run(serve_until_interrupted(Console(stderr=True)))
+    asyncio.run(serve_until_interrupted(Console(stderr=True), port))

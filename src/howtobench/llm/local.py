@@ -86,8 +86,9 @@ def _new_log() -> Path:
 
 @asynccontextmanager
 async def local_server(*, console: Console | None = None, startup_timeout_s: float = 180.0, quiet: bool = False,
-                       extra_buffers: bool = False) -> AsyncIterator[ServerProcess]:
-    """Start the local model server on a free loopback port, wait for a real completion, yield it; stop it on exit.
+                       extra_buffers: bool = False, port: int = 0) -> AsyncIterator[ServerProcess]:
+    """Start the local model server on a loopback port (`port`, or a free one when 0), wait for a real completion,
+    yield it; stop it on exit.
 
     If it dies while the block runs, the block is stopped at once and `ServerDied` (with the log tail) raised.
     Its log is deleted on a clean exit and kept when it failed (the error names it).
@@ -98,7 +99,7 @@ async def local_server(*, console: Console | None = None, startup_timeout_s: flo
     if not quiet:
         console.print(f"[bold yellow]note:[/] {WARNING}", highlight=False)
     model = await asyncio.to_thread(model_file)
-    port = free_port()
+    port = port or free_port()
     log = _new_log()
     server = ServerProcess.start(server_command(model, port, extra_buffers=extra_buffers),
                                  f"http://127.0.0.1:{port}/v1", log)
@@ -117,9 +118,9 @@ async def local_server(*, console: Console | None = None, startup_timeout_s: flo
 
 @asynccontextmanager
 async def local_endpoint(*, console: Console | None = None, startup_timeout_s: float = 180.0,
-                         quiet: bool = False) -> AsyncIterator[EndpointConfig]:
+                         quiet: bool = False, port: int = 0) -> AsyncIterator[EndpointConfig]:
     """The endpoint of a `local_server` (started here, stopped on exit, also on Ctrl-C)."""
-    async with local_server(console=console, startup_timeout_s=startup_timeout_s, quiet=quiet) as server:
+    async with local_server(console=console, startup_timeout_s=startup_timeout_s, quiet=quiet, port=port) as server:
         yield local_endpoint_config(server)
 
 
@@ -144,14 +145,14 @@ def _local_config(base_url: str) -> EndpointConfig:
     )
 
 
-async def serve_until_interrupted(console: Console) -> None:
+async def serve_until_interrupted(console: Console, port: int = 0) -> None:
     """`howtobench llm serve-local`: run the server and print its URL until Ctrl-C (or SIGTERM)."""
     task = asyncio.current_task()
     loop = asyncio.get_running_loop()
     if task is not None:
         for sig in (signal.SIGINT, signal.SIGTERM):  # also when started in the background, where SIGINT is ignored
             loop.add_signal_handler(sig, task.cancel)
-    async with local_endpoint(console=console) as endpoint:
+    async with local_endpoint(console=console, port=port) as endpoint:
         console.print(f"local model [bold]{endpoint.model}[/] at [bold]{endpoint.base_urls[0]}[/] — Ctrl-C stops it")
         print(endpoint.base_urls[0], flush=True)
         with contextlib.suppress(asyncio.CancelledError):
