@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import re
 from pathlib import Path
 
@@ -95,3 +96,14 @@ async def test_ascore_raises_a_run_level_error_instead_of_a_failed_judgment() ->
     client = FakeClient(lambda request: PermanentError("http://judge/v1 answered HTTP 401"))
     with pytest.raises(PermanentError, match="401"):
         await howtobench.ascore("写一篇短文", "正文。", judge=client)
+
+
+def test_a_wrong_task_is_a_clear_error_and_help_shows_every_parameter() -> None:
+    """task="opne" raised pydantic's ValidationError for `Item`; help(howtobench.score) showed only **kwargs."""
+    with pytest.raises(ConfigError, match="unknown task 'opne' \\(did you mean 'open'\\?\\)"):
+        howtobench.score("写", "文", task="opne")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="unknown language 'fr'"):
+        howtobench.score("写", "文", language="fr")  # type: ignore[arg-type]
+    params = inspect.signature(howtobench.score).parameters
+    assert {"reference", "task", "judge", "base_url", "model", "workspace"} <= set(params)
+    assert "reference-free prompts" in (howtobench.score.__doc__ or "")

@@ -13,18 +13,22 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import inspect
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from howtobench.config import EndpointConfig, resolve_workspace
-from howtobench.data.models import Item, Language, Task, Writing
+from howtobench.data.models import TASKS, Item, Language, Task, Writing
 from howtobench.errors import ConfigError
 from howtobench.judges.base import Judgment
 from howtobench.judges.tree import Tree
 from howtobench.judges.tree_of_writing import TreeOfWriting
 from howtobench.llm.types import LLMClient
+from howtobench.suggest import unknown_name
+
+LANGUAGES: tuple[str, ...] = ("zh", "en")
 
 
 def adhoc_item(instruction: str, reference: str | None, information: str, task: Task, language: Language) -> Item:
@@ -81,6 +85,9 @@ async def ascore(
     Format). `options` go to `TreeOfWriting` (renormalize, samples, max_tokens, ...). Returns the full Judgment:
     `.score` is the root (None when a leaf failed), `.leaves` every sub-score with its reason.
     """
+    if task not in TASKS or language not in LANGUAGES:
+        raise ConfigError(unknown_name("task", task, TASKS) if task not in TASKS else
+                          unknown_name("language", language, LANGUAGES))
     item = adhoc_item(instruction, reference, information, task, language)
     text = Writing(infer_id=item.id, model="user", output=writing)
     with_reference = bool(reference and reference.strip())
@@ -96,3 +103,8 @@ def score(instruction: str, writing: str, reference: str | None = None, **kwargs
     except RuntimeError:
         return asyncio.run(ascore(instruction, writing, reference, **kwargs))
     raise RuntimeError("howtobench.score() was called inside a running event loop; use `await howtobench.ascore()`")
+
+
+# help(howtobench.score) and editors show ascore's parameters and their explanation, not just **kwargs
+score.__doc__ = f"{score.__doc__}\n\n{ascore.__doc__}"
+score.__signature__ = inspect.signature(ascore).replace(return_annotation=Judgment)  # type: ignore[attr-defined]
