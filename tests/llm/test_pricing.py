@@ -135,3 +135,16 @@ async def test_usage_from_the_log_in_every_mode(fake_server: FakeServer, tmp_pat
     assert row["cost_by_mode"]["batch"] == pytest.approx((6000 * 2.5 + 4000) / 2e6)
     table = CliRunner().invoke(app, ["llm", "usage", "--workspace", str(tmp_path)])
     assert "batch+cached" in table.output and f"{modes['batch+cached']:.4f}" in table.output
+
+
+def test_a_bad_user_price_table_is_one_line_naming_the_model_and_field(tmp_path: Path) -> None:
+    """It printed pydantic's multi-line dump (with a link to pydantic's docs) for a price missing `output`."""
+    table = tmp_path / "prices.yaml"
+    table.write_text("my-model: {input: 0.5, output: 1.5}\nother: {input: 0.5}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_prices(table)
+    said = str(info.value)
+    assert "\n" not in said and "pydantic" not in said
+    assert said.startswith(f"bad price table {table}: other: output: Field required")
+    table.write_text("my-model: {input: 0.5, output: 1.5}\n", encoding="utf-8")
+    assert price_for("my-model", load_prices(table)) == Price(input=0.5, output=1.5)

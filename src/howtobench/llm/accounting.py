@@ -61,11 +61,22 @@ PriceTable = dict[str, Price]
 
 
 def _read_table(text: str, origin: str) -> PriceTable:
+    """Entries `model: {input: USD, output: USD, ...}`; a bad one is one line naming the model and the field."""
     try:
         raw = yaml.safe_load(text) or {}
-        return {str(name): Price.model_validate(entry) for name, entry in raw.items()}
-    except (yaml.YAMLError, ValidationError, AttributeError) as exc:
-        raise ConfigError(f"bad price table {origin}: {exc}") from exc
+        entries = list(raw.items())
+    except (yaml.YAMLError, AttributeError) as exc:
+        raise ConfigError(f"bad price table {origin}: {' '.join(str(exc).split())}") from exc
+    table: PriceTable = {}
+    for name, entry in entries:
+        try:
+            table[str(name)] = Price.model_validate(entry)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(part) for part in err["loc"]) or "entry"
+            raise ConfigError(f"bad price table {origin}: {name}: {field}: {err['msg']} (expected e.g. "
+                              f"{name}: {{input: 2.5, output: 10.0}}, USD per million tokens)") from None
+    return table
 
 
 def load_prices(extra: Path | None = None) -> PriceTable:
