@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 from howtobench.config import resolve_workspace
-from howtobench.llm.accounting import UsageRow, usage_from_log
+from howtobench.llm.accounting import StopRow, UsageRow, stops_from_log, usage_from_log
 from howtobench.llm.pricing import MODES, Mode, modes_from_log
 from howtobench.report.tables import Table, print_tables
 
@@ -37,29 +37,46 @@ def usage_cmd(
     json_out: JsonOpt = False,
     prices: PricesOpt = None,
 ) -> None:
-    """Calls, cache hits, failures, retries, tokens and cost per run and purpose, from the workspace's call log.
+    """Calls, cache hits, failures, retries, tokens and cost per run and purpose, from the workspace's call log, then
+    the run-level errors that stopped runs (a wrong key, nothing answering, a replay miss...).
 
-    A model without a price (in the built-in table or --prices) shows its cost as unknown, never $0."""
+    "failed" counts writing-level failures (recorded on their row); "stopped" counts calls that raised a run-level
+    error. A model without a price (in the built-in table or --prices) shows its cost as unknown, never $0."""
     rows = usage_from_log(resolve_workspace(workspace), run, prices)
     modes = modes_from_log(resolve_workspace(workspace), run, prices)
+    stops = stops_from_log(resolve_workspace(workspace), run)
     if json_out or fmt == "json":
-        typer.echo(json.dumps([_row_dict(r, modes.get((r.run_id, r.purpose), {})) for r in rows], indent=2))
+        typer.echo(json.dumps([_row_dict(r, modes.get((r.run_id, r.purpose), {}), stops) for r in rows], indent=2))
         return
-    print_tables([_usage_table(rows), _modes_table(rows, modes)], fmt, Console())
+    tables = [_usage_table(rows), _modes_table(rows, modes)]
+    print_tables([*tables, _stops_table(stops)] if stops else tables, fmt, Console())
 
 
-def _row_dict(row: UsageRow, modes: dict[Mode, float | None]) -> dict[str, object]:
+def _row_dict(row: UsageRow, modes: dict[Mode, float | None], stops: list[StopRow]) -> dict[str, object]:
+    errors = [{"model": s.model, "error": s.error, "count": s.count, "first": s.first} for s in stops
+              if (s.run_id, s.purpose) == (row.run_id, row.purpose)]
     return {"run_id": row.run_id, "purpose": row.purpose, "failed": row.failed, "retries": row.retries,
-            **row.usage.model_dump(), "cost_by_mode": modes}
+            "stopped": row.stopped, **row.usage.model_dump(), "cost_by_mode": modes, "run_level_errors": errors}
 
 
 def _usage_table(rows: list[UsageRow]) -> Table:
-    table = Table("Model calls per run and purpose", ["run", "purpose", "calls", "from cache", "failed", "retries",
-                                                      "prompt tok", "cached tok", "completion tok", "cost USD"])
+    table = Table("Model calls per run and purpose", ["run", "purpose", "calls", "from cache", "failed", "stopped",
+                                                      "retries", "prompt tok", "cached tok", "completion tok",
+                                                      "cost USD"])
     for r in rows:
         u = r.usage
-        table.add_row(r.run_id, r.purpose, u.calls, u.cached_calls, r.failed, r.retries, u.prompt_tokens,
+        table.add_row(r.run_id, r.purpose, u.calls, u.cached_calls, r.failed, r.stopped, r.retries, u.prompt_tokens,
                       u.cached_tokens, u.completion_tokens, u.cost_text().lstrip("$"))
+    table.notes.append("failed: writing-level (recorded on the row); stopped: a run-level error stopped the run "
+                       "there (listed below).")
+    return table
+
+
+def _stops_table(stops: list[StopRow]) -> Table:
+    table = Table("Run-level errors (the run stopped; nothing was recorded for the writing)",
+                  ["run", "first seen", "purpose", "model", "calls", "error"])
+    for s in stops:
+        table.add_row(s.run_id, s.first, s.purpose, s.model, s.count, s.error)
     return table
 
 

@@ -19,7 +19,7 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError
 
 from howtobench.errors import ConfigError
-from howtobench.llm.cache import DB_NAME, CallStore
+from howtobench.llm.cache import DB_NAME, STOPPED, CallStore
 from howtobench.llm.types import ChatRequest, Usage
 
 
@@ -137,6 +137,7 @@ class UsageRow:
     usage: Usage
     failed: int
     retries: int
+    stopped: int = 0  # calls that raised a run-level error (call log status "stopped"): not in `usage`
 
 
 def usage_from_log(workspace: Path, run_id: str | None = None, prices: Path | None = None) -> list[UsageRow]:
@@ -150,9 +151,10 @@ def usage_from_log(workspace: Path, run_id: str | None = None, prices: Path | No
     try:
         where, params = ("WHERE run_id = ?", (run_id,)) if run_id else ("", ())
         rows = store.rows(
-            "SELECT run_id, purpose, COUNT(*) AS calls, SUM(from_cache) AS cached_calls, "
+            f"SELECT run_id, purpose, SUM(status != '{STOPPED}') AS calls, SUM(from_cache) AS cached_calls, "
             "SUM(prompt_tokens) AS p, SUM(completion_tokens) AS c, SUM(cached_tokens) AS k, SUM(cost_usd) AS cost, "
-            "SUM(status != 'ok') AS failed, SUM(MAX(attempts - asks, 0)) AS retries, MIN(started_at) AS first, "
+            f"SUM(status = 'failed') AS failed, SUM(status = '{STOPPED}') AS stopped, "
+            "SUM(MAX(attempts - asks, 0)) AS retries, MIN(started_at) AS first, "
             f"model FROM calls {where} GROUP BY run_id, purpose, model ORDER BY first, purpose",
             params,
         )
@@ -163,12 +165,38 @@ def usage_from_log(workspace: Path, run_id: str | None = None, prices: Path | No
     for r in rows:
         unpriced = r["calls"] - r["cached_calls"] if price_for(r["model"], table) is None else 0
         row = UsageRow(
-            run_id=r["run_id"], purpose=r["purpose"], failed=r["failed"], retries=r["retries"],
+            run_id=r["run_id"], purpose=r["purpose"], failed=r["failed"], retries=r["retries"], stopped=r["stopped"],
             usage=Usage(calls=r["calls"], cached_calls=r["cached_calls"], prompt_tokens=r["p"],
                         completion_tokens=r["c"], cached_tokens=r["k"], cost_usd=r["cost"], unpriced_calls=unpriced),
         )
         before = merged.get((row.run_id, row.purpose))
         merged[(row.run_id, row.purpose)] = row if before is None else UsageRow(
             run_id=row.run_id, purpose=row.purpose, usage=before.usage + row.usage,
-            failed=before.failed + row.failed, retries=before.retries + row.retries)
+            failed=before.failed + row.failed, retries=before.retries + row.retries,
+            stopped=before.stopped + row.stopped)
     return list(merged.values())
+
+
+@dataclass(frozen=True)
+class StopRow:
+    """One run-level error from the call log: what stopped a run, how often, when first."""
+
+    run_id: str
+    purpose: str
+    model: str
+    error: str
+    count: int
+    first: str
+
+
+def stops_from_log(workspace: Path, run_id: str | None = None) -> list[StopRow]:
+    """The run-level errors logged (status "stopped"), one row per (run, purpose, model, error), oldest first."""
+    store = CallStore.open(workspace)
+    try:
+        where, params = ("AND run_id = ?", (run_id,)) if run_id else ("", ())
+        rows = store.rows(
+            "SELECT run_id, purpose, model, error, COUNT(*) AS n, MIN(started_at) AS first FROM calls "
+            f"WHERE status = '{STOPPED}' {where} GROUP BY run_id, purpose, model, error ORDER BY first", params)
+    finally:
+        store.close()
+    return [StopRow(r["run_id"], r["purpose"], r["model"], r["error"] or "", r["n"], r["first"]) for r in rows]

@@ -1,6 +1,7 @@
 """The call log and content-addressed cache: one SQLite file per workspace (`<workspace>/calls.sqlite`).
 
-Every finished call — success or failure, fresh or served from the cache — is one row, written
+Every finished call — success or failure, fresh or served from the cache, or a call that stopped the run with
+a run-level error (status "stopped": 401, nothing answering, a replay miss...) — is one row, written
 and committed the moment the call finishes, so a run killed with SIGKILL loses at most the
 calls that were still in flight. WAL mode lets several processes read and write the same file.
 
@@ -38,6 +39,7 @@ from howtobench.errors import OutputError
 from howtobench.outputs import output_dir
 
 DB_NAME = "calls.sqlite"
+STOPPED = "stopped"  # the status of a call that raised a run-level error (errors.py): no answer to cache
 LOW_DISK_BYTES = 16 * 1024 * 1024
 
 
@@ -89,7 +91,7 @@ class CallRecord:
     run_id: str
     purpose: str
     model: str
-    status: str  # "ok" | "failed"
+    status: str  # "ok" | "failed" (writing-level) | STOPPED (a run-level error: the run stopped on this call)
     started_at: str
     endpoint: str | None = None
     request: dict[str, Any] | str | None = None  # the body sent (dict or its JSON text)

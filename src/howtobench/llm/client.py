@@ -27,6 +27,7 @@ redacted, see `howtobench.redact`) and the status, never the key.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import random
@@ -45,6 +46,7 @@ from howtobench.errors import (
     BudgetExceeded,
     CacheMiss,
     ConfigError,
+    HowtobenchError,
     LLMError,
     PermanentError,
     RateLimited,
@@ -54,7 +56,7 @@ from howtobench.errors import (
 from howtobench.llm import structured
 from howtobench.llm.accounting import Price, load_prices, price_for
 from howtobench.llm.budget import charge, check_budget
-from howtobench.llm.cache import CallRecord, CallStore, utc_now
+from howtobench.llm.cache import STOPPED, CallRecord, CallStore, utc_now
 from howtobench.llm.limits import Outcome, RpmLimiter, SlotPool
 from howtobench.llm.retry import RetryPolicy, classify_status, parse_retry_after
 from howtobench.llm.transport import AiohttpTransport, HttpResponse, Transport, TransportError
@@ -211,7 +213,9 @@ class OpenAIClient:
             if stored is not None:
                 return await self._hit(request, key, ChatResult.model_validate(stored))
             if self._cache_mode == "replay":
-                raise CacheMiss(f"replay mode: call {key[:12]} ({request.purpose}, model {self.model}) is not cached")
+                miss = CacheMiss(f"replay mode: call {key[:12]} ({request.purpose}, model {self.model}) is not cached")
+                await self._record_stop(request, key, miss, utc_now())
+                raise miss
         while (pending := self._inflight.get(key)) is not None:  # an identical request is in flight: share it
             try:
                 return await self._hit(request, key, await asyncio.shield(pending))
@@ -254,7 +258,12 @@ class OpenAIClient:
     async def _fresh(self, request: ChatRequest, key: str, only: int | None = None) -> ChatResult:
         started, t0 = utc_now(), time.perf_counter()
         payload = _Payload(lambda: self._body(request))
-        result, asks = await self._ask_until_valid(request, payload, only)
+        try:
+            result, asks = await self._ask_until_valid(request, payload, only)
+        except HowtobenchError as exc:
+            if not isinstance(exc, BudgetExceeded):  # a refusal by --max-cost is no fact about the endpoint
+                await self._record_stop(request, key, exc, started, payload, time.perf_counter() - t0)
+            raise
         result.cache_key, result.latency_s = key, time.perf_counter() - t0
         if self._price is None:  # sent to a model without a price: its cost is unknown, not $0
             result.usage = result.usage.model_copy(update={"unpriced_calls": 1})
@@ -269,6 +278,20 @@ class OpenAIClient:
             cached_tokens=result.usage.cached_tokens, cost_usd=result.usage.cost_usd, latency_s=result.latency_s,
         ))
         return result
+
+    async def _record_stop(self, request: ChatRequest, key: str, exc: HowtobenchError, started: str,
+                           payload: _Payload | None = None, latency_s: float = 0.0) -> None:
+        """Log a call that stopped the run (401, nothing answering, a replay miss, ...) with status "stopped", so
+        `llm usage` shows what stopped a run; the text is scrubbed of keys and credentials. A log that cannot be
+        written (disk full) does not hide the error being raised."""
+        body = None
+        with contextlib.suppress(HowtobenchError, ValueError, TypeError):  # a body that could not be built
+            body = payload.text() if payload is not None else None
+        with contextlib.suppress(HowtobenchError):
+            await self._store.write(CallRecord(
+                key=key, run_id=self.run_id, purpose=request.purpose, model=self.model, status=STOPPED,
+                started_at=started, request=body, error=self._scrub(f"{type(exc).__name__}: {exc}"),
+                latency_s=latency_s))
 
     async def _hit(self, request: ChatRequest, key: str, stored: ChatResult) -> ChatResult:
         usage = Usage(calls=1, cached_calls=1)
