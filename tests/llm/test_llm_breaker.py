@@ -84,6 +84,24 @@ async def test_cancelled_probe_lets_the_next_request_probe() -> None:
     assert not pool.circuits[0].probing and await pool.acquire() == 0
 
 
+async def test_a_late_answer_sent_before_the_url_failed_does_not_close_its_circuit() -> None:
+    """A reply read after the URL's refused connections tripped its circuit is old news; a probe's answer is not."""
+    clock = Clock()
+    pool = SlotPool(("a",), per_url=4, trip_after=3, cooldown_s=10, clock=clock)
+    slow = await pool.acquire()  # a request to a, sent at t=100, answered late
+    sent_at = pool.now()
+    clock.now = 101.0
+    assert [await _use(pool, "connect_failed", "refused") for _ in range(3)] == [0, 0, 0]  # a dies: it trips
+    assert pool.circuits[0].open_until == 111.0
+    pool.release(slow, "reached", sent_at=sent_at)  # its answer arrives now: a stays out
+    assert pool.circuits[0].open_until == 111.0 and pool.circuits[0].failures >= 3
+    clock.now = 112.0
+    probe = await pool.acquire()
+    assert probe == 0
+    pool.release(probe, "reached", sent_at=pool.now())  # the probe's answer is news: a is back
+    assert pool.circuits[0].open_until == 0.0
+
+
 async def test_three_servers_one_killed_mid_run_the_run_finishes_on_the_other_two(tmp_path: Path) -> None:
     # The victim's port stays held after its death. Without that, on a busy machine another process's test server
     # could bind the freed port: the victim's URL then answered again (a half-open probe after the 10 s cooldown

@@ -384,6 +384,7 @@ class OpenAIClient:
         """One HTTP exchange on base URL `slot`; its outcome goes to that URL's circuit."""
         outcome: Outcome = "unknown"
         failure: TransportError | None = None
+        sent_at = self._pool.now()
         try:
             resp = await self._transport.post_json(
                 self._targets[slot], payload.encoded(), self._headers, self.endpoint.timeout_s)
@@ -392,7 +393,7 @@ class OpenAIClient:
             failure = exc
             outcome = _TRANSPORT_OUTCOME.get(exc.kind, "reached")
         finally:
-            self._pool.release(slot, outcome, "" if failure is None else self._scrub(str(failure)))
+            self._pool.release(slot, outcome, "" if failure is None else self._scrub(str(failure)), sent_at)
         url = self._public[slot]
         if failure is not None:
             fatal = _FATAL_TRANSPORT.get(failure.kind)

@@ -21,11 +21,14 @@ class Circuit:
 
     closed (open_until == 0): in the pool. After `trip_after` consecutive connection failures it
     opens: out of the pool until `open_until`. Then half-open: one request (the probe) may try it;
-    any answer closes it, a connection failure re-opens it for twice as long (up to the maximum).
+    any answer closes it, a connection failure re-opens it for twice as long (up to the maximum). An answer
+    to a request that was sent before the circuit opened (read late, after the URL's refused connections
+    tripped it) is old news and does not close it.
     """
 
     failures: int = 0
     open_until: float = 0.0
+    opened_at: float = 0.0  # when it last opened: an answer to a request sent before then does not close it
     cooldown_s: float = 0.0
     probing: bool = False
     last_error: str = ""
@@ -122,13 +125,20 @@ class SlotPool:
                 self._load[i] -= 1
             raise
 
-    def release(self, i: int, outcome: Outcome = "unknown", error: str = "") -> None:
+    def now(self) -> float:
+        """The pool's clock: pass its reading when a request is sent as `release(..., sent_at=)`."""
+        return self._clock()
+
+    def release(self, i: int, outcome: Outcome = "unknown", error: str = "", sent_at: float | None = None) -> None:
         """Free the slot and record what the request told us about the URL.
 
         "reached": the server answered (any HTTP status, or a timeout/drop after connecting);
         "connect_failed": no connection (refused, DNS, connect timeout); "unknown": cancelled.
+        `sent_at` (`now()` when the request went out): a "reached" from before the circuit opened is ignored.
         """
         circuit = self.circuits[i]
+        if outcome == "reached" and sent_at is not None and circuit.open_until and sent_at < circuit.opened_at:
+            outcome = "unknown"  # answered on a connection made before the URL's connections started failing
         if outcome == "reached":
             circuit.failures, circuit.open_until, circuit.probing = 0, 0.0, False
             circuit.cooldown_s = self._cooldown_s
@@ -137,9 +147,11 @@ class SlotPool:
             circuit.last_error = error
             if circuit.probing:  # the probe failed: out again, for longer
                 circuit.cooldown_s = min(self._max_cooldown_s, circuit.cooldown_s * 2)
-                circuit.open_until, circuit.probing = self._clock() + circuit.cooldown_s, False
+                circuit.opened_at = self._clock()
+                circuit.open_until, circuit.probing = circuit.opened_at + circuit.cooldown_s, False
             elif circuit.open_until == 0.0 and circuit.failures >= self._trip_after:
-                circuit.open_until = self._clock() + circuit.cooldown_s
+                circuit.opened_at = self._clock()
+                circuit.open_until = circuit.opened_at + circuit.cooldown_s
         elif circuit.probing:
             circuit.probing = False  # the probe was cancelled: the next request probes again
         self._give_back(i)
