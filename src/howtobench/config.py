@@ -120,11 +120,20 @@ def load_config_file(path: Path | None) -> dict[str, Any]:
         return {}
     try:
         loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {yaml_problem(exc, path)}") from exc
     if not isinstance(loaded, dict):
         raise ConfigError(f"config file {path} must hold a mapping of option names to values")
     return loaded
+
+
+def yaml_problem(exc: yaml.YAMLError, origin: str | Path) -> str:
+    """A YAML syntax error on one line, as `FILE:LINE:COLUMN: problem` (PyYAML's own text spans several lines)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
+    return f"{origin}:{mark.line + 1}:{mark.column + 1}: {problem}" if mark is not None else f"{origin}: {problem}"
 
 
 def proxy_for(url: str) -> str | None:

@@ -83,3 +83,13 @@ def test_a_runs_config_yaml_repeats_the_run(fake_server: FakeServer, tmp_path: P
     assert [r["messages"] for r in fake_server.requests[calls:]] == [[{"role": "user", "content": "ping"}]] * 2
     again = json.loads((run_dir / "leaderboard.json").read_text(encoding="utf-8"))
     assert again["cells"] == first["cells"] and again["columns"] == ["w"]
+
+
+def test_a_config_file_that_does_not_parse_is_one_line_with_its_position(tmp_path: Path) -> None:
+    """PyYAML's own message spans four lines (with a caret); the toolkit says FILE:LINE:COLUMN: problem."""
+    config = tmp_path / "c.yaml"
+    config.write_text("judge:\n  model: [gpt-4o,\n", encoding="utf-8")
+    code, out = invoke(["judge", "--config", str(config), "--method", "rouge", "-o", str(tmp_path / "o.jsonl")])
+    assert code != 0 and f"config file {config}:3:1: expected the node content" in out.replace("\n", " ")
+    code, out = invoke(["judge", "--config", str(tmp_path / "none.yaml"), "--method", "rouge"])
+    assert code != 0 and "none.yaml: No such file or directory" in out and "Errno" not in out

@@ -148,3 +148,9 @@ def test_a_bad_user_price_table_is_one_line_naming_the_model_and_field(tmp_path:
     assert said.startswith(f"bad price table {table}: other: output: Field required")
     table.write_text("my-model: {input: 0.5, output: 1.5}\n", encoding="utf-8")
     assert price_for("my-model", load_prices(table)) == Price(input=0.5, output=1.5)
+    table.write_text("my-model: {input: 0.5\n", encoding="utf-8")  # YAML that does not parse: file:line:column
+    with pytest.raises(ConfigError, match=r"^bad price table .*prices.yaml:2:1: expected ',' or '}'"):
+        load_prices(table)
+    table.write_text("- 1\n- 2\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="expected one line per model"):
+        load_prices(table)

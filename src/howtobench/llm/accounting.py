@@ -18,6 +18,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, Field, ValidationError
 
+from howtobench.config import yaml_problem
 from howtobench.errors import ConfigError
 from howtobench.llm.cache import DB_NAME, STOPPED, CallStore
 from howtobench.llm.types import ChatRequest, Usage
@@ -64,9 +65,12 @@ def _read_table(text: str, origin: str) -> PriceTable:
     """Entries `model: {input: USD, output: USD, ...}`; a bad one is one line naming the model and the field."""
     try:
         raw = yaml.safe_load(text) or {}
-        entries = list(raw.items())
-    except (yaml.YAMLError, AttributeError) as exc:
-        raise ConfigError(f"bad price table {origin}: {' '.join(str(exc).split())}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"bad price table {yaml_problem(exc, origin)}") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"bad price table {origin}: expected one line per model, e.g. my-model: "
+                          "{input: 2.5, output: 10.0}")
+    entries = list(raw.items())
     table: PriceTable = {}
     for name, entry in entries:
         try:
