@@ -106,10 +106,18 @@ def test_invalid_specs_are_rejected(tmp_path: Path, edit, message: str) -> None:
     edit(spec)
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(spec, allow_unicode=True), encoding="utf-8")
-    with pytest.raises(JudgeError, match=message):
+    with pytest.raises(JudgeError, match=message) as info:
         load_tree(path)
+    assert "\n" not in str(info.value) and "pydantic" not in str(info.value)  # one line, not pydantic's dump
 
 
-def test_missing_tree_file() -> None:
-    with pytest.raises(JudgeError, match="cannot read"):
-        load_tree("no-such-tree")
+def test_missing_tree_file(tmp_path: Path) -> None:
+    """`--tree defualt` used to name the bundled folder's path in a multi-line error; a YAML slip too."""
+    with pytest.raises(JudgeError, match=r"unknown tree 'defualt' \(did you mean 'default'\?\); known: debiased"):
+        load_tree("defualt")
+    with pytest.raises(JudgeError, match="no tree spec file .*mine.yaml"):
+        load_tree(tmp_path / "mine.yaml")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("base: default\nleaves: [1,\n", encoding="utf-8")
+    with pytest.raises(JudgeError, match=r"^tree spec .*broken.yaml:3:1: expected the node content"):
+        load_tree(broken)

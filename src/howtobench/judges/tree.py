@@ -32,8 +32,10 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from howtobench.config import yaml_problem
 from howtobench.data.models import TASKS, Task
 from howtobench.errors import JudgeError
+from howtobench.suggest import unknown_name
 
 LeafKind = Literal["llm-rubric", "llm-step", "llm-scale", "llm-impression", "regex-headings"]
 LLM_KINDS: frozenset[str] = frozenset({"llm-rubric", "llm-step", "llm-scale", "llm-impression"})
@@ -202,8 +204,12 @@ def _read_spec(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
         raise JudgeError(f"tree spec {path}: `base` chain loops back to itself")
     try:
         spec = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise JudgeError(f"cannot read tree spec {path}: {exc}") from exc
+    except FileNotFoundError:
+        raise JudgeError(f"no tree spec file {path}") from None
+    except OSError as exc:
+        raise JudgeError(f"cannot read tree spec {path}: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise JudgeError(f"tree spec {yaml_problem(exc, path)}") from exc
     if not isinstance(spec, dict):
         raise JudgeError(f"invalid tree spec {path}: not a mapping")
     base = spec.pop("base", None)
@@ -216,11 +222,17 @@ def _read_spec(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
 def load_tree(source: str | Path = "default") -> Tree:
     """A tree from a YAML file path, or a bundled tree by name (`default`, `debiased`)."""
     path = _tree_path(source)
+    if not Path(source).suffix and not path.is_file():
+        bundled = sorted(p.stem for p in TREES_DIR.glob("*.yaml"))
+        raise JudgeError(f"{unknown_name('tree', str(source), bundled)} (or the path of a tree YAML file)")
     spec = _read_spec(path)
     try:
         return Tree.model_validate(spec)
     except ValidationError as exc:
-        raise JudgeError(f"invalid tree spec {path}:\n{exc}") from exc
+        err = exc.errors()[0]
+        where = ".".join(str(part) for part in err["loc"]) or "spec"
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise JudgeError(f"invalid tree spec {path}: {where}: {err['msg']}{more}") from exc
 
 
 def default_tree() -> Tree:
