@@ -33,6 +33,14 @@ def _cause(exc: OSError) -> str:
     return _HINTS.get(exc.errno or 0) or exc.strerror or str(exc)
 
 
+def read_cause(exc: OSError | UnicodeDecodeError) -> str:
+    """Why a file could not be read, in words ("No such file or directory", "not UTF-8 text ..."), without
+    Python's `[Errno 2] ... 'path'` repetition: the caller's message names the file already."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+    return _cause(exc)
+
+
 def _file_in_the_way(path: Path) -> Path | None:
     """The nearest folder of `path`'s that is a file (so nothing can be created under it)."""
     return next((p for p in reversed(path.parents) if p.exists() and not p.is_dir()), None)

@@ -34,8 +34,15 @@ def test_bad_row_names_file_and_line_or_is_skipped_and_counted(tmp_path: Path) -
 
 
 def test_missing_file_is_a_data_error(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match="cannot read pair file"):
-        read_model_rows(tmp_path / "none.jsonl", Pair, "pair")
+    """One cause in words, the path once (it read "...: [Errno 2] No such file or directory: '.../none.jsonl'")."""
+    missing = tmp_path / "none.jsonl"
+    with pytest.raises(DataError) as info:
+        read_model_rows(missing, Pair, "pair")
+    assert str(info.value) == f"cannot read pair file {missing}: No such file or directory"
+    binary = tmp_path / "b.jsonl"
+    binary.write_bytes(b'{"a": 1}\n\xff\xfe')
+    with pytest.raises(DataError, match=r"b.jsonl: not UTF-8 text \(byte 0xff at offset 9\)$"):
+        read_model_rows(binary, Pair, "pair")
 
 
 def test_json_objects_with_line_numbers_and_row_errors(tmp_path: Path) -> None:

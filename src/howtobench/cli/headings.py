@@ -12,6 +12,7 @@ import typer
 from howtobench.data.rows import iter_json_objects
 from howtobench.errors import DataError, RowError
 from howtobench.judges.headings import parse_headings
+from howtobench.outputs import read_cause
 
 
 def _read_text(source: str) -> str:
@@ -19,8 +20,8 @@ def _read_text(source: str) -> str:
         return sys.stdin.read()
     try:
         return Path(source).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise DataError(f"cannot read {source}: {exc}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"cannot read {source}: {read_cause(exc)}") from exc
 
 
 def jsonl_trees(path: Path, field: str) -> list[dict[str, object]]:

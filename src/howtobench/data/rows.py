@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from howtobench.errors import DataError, RowError
+from howtobench.outputs import read_cause
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -30,7 +31,7 @@ def read_model_rows(
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"cannot read {what} file {path}: {exc}") from exc
+        raise DataError(f"cannot read {what} file {path}: {read_cause(exc)}") from exc
     out: list[M] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -51,7 +52,7 @@ def iter_json_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"cannot read {path}: {exc}") from exc
+        raise DataError(f"cannot read {path}: {read_cause(exc)}") from exc
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue

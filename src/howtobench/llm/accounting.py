@@ -22,6 +22,7 @@ from howtobench.config import yaml_problem
 from howtobench.errors import ConfigError
 from howtobench.llm.cache import DB_NAME, STOPPED, CallStore
 from howtobench.llm.types import ChatRequest, Usage
+from howtobench.outputs import read_cause
 
 
 class Price(BaseModel):
@@ -91,7 +92,7 @@ def load_prices(extra: Path | None = None) -> PriceTable:
         try:
             table.update(_read_table(extra.read_text(encoding="utf-8"), str(extra)))
         except OSError as exc:
-            raise ConfigError(f"cannot read price table {extra}: {exc}") from exc
+            raise ConfigError(f"cannot read price table {extra}: {read_cause(exc)}") from exc
     return table
 
 
