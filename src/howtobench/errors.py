@@ -26,6 +26,8 @@ the run stops within seconds with one line naming the endpoint or path and the c
 non-zero, and writes no row for it, so the next run resumes. `is_run_level(exc)` is the one test
 every runner uses; the CLI catches HowtobenchError and prints its message without a traceback.
 [stop]: not an error about the run's inputs but a limit the user set; the rows written so far stay.
+The model call that raised a run-level error is logged with status "stopped" (llm/cache.py), so
+`howtobench llm usage` shows what stopped a run.
 
 Exit statuses (`howtobench --help`, README): 0 every selected item was judged or generated; 1 an
 unexpected error (a bug: Python traceback); 2 the run stopped on a run-level error (or a bad command
