@@ -171,3 +171,36 @@ async def test_a_refused_batch_api_names_the_status_never_the_key(
                 await client.chat(request)
     assert "sk-secret-123" not in str(caught.value)
     assert any(r.headers.get("authorization") == "Bearer sk-secret-123" for r in plain.log)
+
+
+async def test_max_cost_submits_only_what_fits_and_a_rerun_finishes(bench_root: Path, tmp_path: Path) -> None:
+    """--max-cost under --batch for a judge run: each request is priced at its bound (input $0, output $10 / M at
+    half price: max_tokens x $5 / M) before it is submitted, every reply is billed at that bound, and the run stops
+    when not one more request fits; the re-run submits only the rest."""
+    from howtobench.errors import BudgetExceeded
+    from howtobench.llm.budget import spending_limit
+
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(f"{MODEL}: {{input: 0.0, output: 10.0, batch: 0.5}}\n", encoding="utf-8")
+    answer = server_handler()
+
+    def at_the_bound(request: dict[str, Any]) -> Reply:
+        reply = answer(request)
+        reply.usage = {"prompt_tokens": 0, "completion_tokens": request["max_tokens"]}
+        return reply
+
+    def bound(line: dict[str, Any]) -> float:
+        return float(line["body"]["max_tokens"]) * 5e-6
+
+    with FakeBatchServer(at_the_bound, polls=1) as server:
+        limit = 10.5 * 4096 * 5e-6  # room for ten requests of 4,096 tokens
+        with spending_limit(limit), pytest.raises(BudgetExceeded, match="requests not submitted"):
+            await judge_job(job(bench_root, tmp_path, server.base_url, prices=prices))
+        first = [line for upload in server.uploads for line in body_lines(upload)]
+        assert sum(bound(line) for line in first) <= limit < sum(bound(line) for line in first) + 4096 * 5e-6
+        written = [json.loads(row) for row in (tmp_path / "tow.jsonl").read_text().splitlines() if row.strip()]
+        assert all(row["status"] == "ok" for row in written) and len(written) < 3
+        judged = await judge_job(job(bench_root, tmp_path, server.base_url, prices=prices))
+    assert [j.status for j in judged] == ["ok"] * 3
+    every = [line for upload in server.uploads for line in body_lines(upload)]
+    assert len(every) == 24 and len({line["custom_id"] for line in every}) == 24  # nothing submitted twice
