@@ -150,7 +150,8 @@ def test_robustness_shows_the_estimate_refuses_without_a_terminal_and_stops_at_m
 
 
 def test_perturb_transfer_shows_the_estimate_and_stops_at_max_cost(fake_server: FakeServer, tmp_path: Path,
-                                                                   bench_root: Path) -> None:
+                                                                   bench_root: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     fake_server.handler = priced_json_handler
     source = bench_root / "open" / "inferences" / "gpt-4o-2024-11-20.jsonl"
     rows = [line for line in source.read_text(encoding="utf-8").splitlines() if line.strip()][:3]
@@ -163,6 +164,10 @@ def test_perturb_transfer_shows_the_estimate_and_stops_at_max_cost(fake_server: 
     assert code != 0 and fake_server.requests == []
     assert out.lstrip().startswith("howtobench perturb — estimate before the first call")
     assert "writer · fake-writer: 3 calls" in out and "nothing was sent. Pass --yes" in out
+    with monkeypatch.context() as terminal:  # on a terminal it asks; "n" sends nothing
+        terminal.setattr(money, "stdin_is_terminal", lambda: True)
+        code, out = invoke([*args, "--confirm-above", "0"], input="n\n")
+    assert code == 1 and "Go ahead and spend at most ~$" in out and fake_server.requests == []
     code, out = invoke([*args, "--max-cost", "0.015"])
     assert code != 0 and "--max-cost $0.01 reached" in out.replace("0.015", "0.01"), out
     assert len(fake_server.requests) == 2 and not (tmp_path / "out.jsonl").exists()
