@@ -7,6 +7,7 @@ and the GGUF package): a core install without a compiler must be enough for a ru
 from __future__ import annotations
 
 import importlib.metadata
+import itertools
 import json
 import os
 import re
@@ -15,7 +16,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import typer
+
 from fake_server import FakeServer, default_handler
+from howtobench.cli.main import build_app
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -95,3 +99,34 @@ def test_every_path_the_readme_names_exists_and_every_benchmark_is_named() -> No
     unnamed = [p.name for p in sorted((ROOT / "bench").glob("*.py")) if f"`{p.name}`" not in development]
     assert unnamed == []
     assert "#collect-human-ratings" in README and "## Collect human ratings" in README
+
+
+def readme_commands() -> list[str]:
+    """Every howtobench command line the README shows: inline code naming a command, and bash-block lines."""
+    top = set(typer.main.get_command(build_app()).commands)  # type: ignore[attr-defined]
+    inline = [m.group(1) for m in re.finditer(r"`(?:howtobench )?([a-z][^`]+)`", README)]
+    blocks = [line.split(" #")[0].removeprefix("howtobench ")  # without the line's comment
+              for block in re.findall(r"```bash\n(.*?)```", README, re.DOTALL)
+              for line in block.replace("\\\n", " ").splitlines() if line.startswith("howtobench ")]
+    return [text for text in inline + blocks if len(text.split()) > 1 and text.split()[0] in top]
+
+
+def test_every_flag_the_readme_shows_exists_on_its_command() -> None:
+    """A README flag that a command does not have is the first thing a new user trips over."""
+    root = typer.main.get_command(build_app())
+    shown = readme_commands()
+    assert len(shown) > 40
+    missing = []
+    for text in shown:
+        for part in re.split(r" · | → ", text):
+            words = list(itertools.takewhile(lambda w: re.fullmatch(r"[a-z][a-z-]*", w) is not None, part.split()))
+            command = root
+            for word in words:
+                command = getattr(command, "commands", {}).get(word, command)
+            if hasattr(command, "commands"):
+                continue  # a group named on its own
+            options = {o for p in command.params for o in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ()))}
+            options.add("--help")
+            missing += [(" ".join(words), flag) for flag in re.findall(r"(?<![\w-])(--?[a-z][a-z0-9-]*)", part)
+                        if flag not in options]
+    assert missing == []
