@@ -112,7 +112,7 @@ class RunSettings(BaseModel):
     seed: int = 0
     bootstrap: int = 1000
     cache_mode: Literal["on", "off", "replay"] = "on"
-    concurrency: int | None = Field(default=None, ge=1)  # writings judged at once; None: the judge's capacity
+    concurrency: int | None = Field(default=None, ge=1)  # writings judged at once; None: twice the judge's capacity
     max_failed_rate: float | None = Field(default=None, ge=0.0, le=1.0)
     preflight: bool = False  # one tiny request per configured endpoint before the first item (llm/preflight.py)
     paper: bool = True

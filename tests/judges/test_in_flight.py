@@ -17,7 +17,7 @@ from howtobench.judges.job import writings_in_flight
 
 def test_default_follows_the_judge_capacity() -> None:
     two_urls = EndpointConfig(model="j", base_url=["http://a/v1", "http://b/v1"], concurrency=24)
-    assert writings_in_flight(None, two_urls) == 48 and writings_in_flight(5, two_urls) == 5
+    assert writings_in_flight(None, two_urls) == 96 and writings_in_flight(5, two_urls) == 5  # 2 x 24 x 2 URLs
     assert writings_in_flight(None, None) == 8  # the local model / no model: the old default
 
 

@@ -162,3 +162,22 @@ def test_hash_changes_when_a_template_changes(tmp_path: Path) -> None:
 def test_unknown_language() -> None:
     with pytest.raises(JudgeError, match="no prompt templates"):
         Prompts(default_tree(), "fr")
+
+
+def test_template_folder_renders_what_jinja_renders_and_stays_strict(tmp_path: Path) -> None:
+    """The compiled-once renderer gives jinja's own text (globals included) and still refuses a missing variable."""
+    import jinja2
+
+    from howtobench.judges.prompts import TemplateFolder
+
+    (tmp_path / "t.j2").write_text("{% for k in range(n) %}{{ k }}-{% endfor %}\n{{ text }}\n", encoding="utf-8")
+    plain = jinja2.Environment(loader=jinja2.FileSystemLoader(tmp_path), undefined=jinja2.StrictUndefined,
+                               trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    folder = TemplateFolder(tmp_path)
+    for n, text in ((3, "写作 <<<"), (0, "")):
+        assert folder.render("t", n=n, text=text) == plain.get_template("t.j2").render(n=n, text=text)
+    assert folder.render("t", n=2, text="x") == "0-1-x\n"  # trim_blocks eats the newline after a block tag
+    with pytest.raises(JudgeError, match="t.j2"):
+        folder.render("t", n=1)  # `text` missing: StrictUndefined still applies
+    with pytest.raises(JudgeError, match="nope.j2"):
+        folder.render("nope")

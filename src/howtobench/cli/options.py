@@ -233,9 +233,10 @@ JudgeMaxTokensOpt = Annotated[
 ]
 ParallelOpt = Annotated[
     int | None,
-    typer.Option("--parallel", min=1, help="Writings judged at once. Default: the judge's capacity "
-                 "(--judge-concurrency x its base URLs), so --judge-concurrency alone sets the calls in flight; "
-                 "the judge's slots bound the calls either way."),
+    typer.Option("--parallel", min=1, help="Writings judged at once. Default: twice the judge's capacity "
+                 "(2 x --judge-concurrency x its base URLs), so --judge-concurrency alone keeps every judge slot "
+                 "busy while half the writings build prompts or save results; the judge's slots bound the calls "
+                 "either way."),
 ]
 WriterTemperatureOpt = Annotated[
     float, typer.Option("--temperature", min=0.0, help="Sampling temperature of the model under test.")

@@ -55,7 +55,7 @@ class JudgeJob:
     endpoint: EndpointConfig | None = None
     cache_mode: CacheMode = "on"
     options: dict[str, Any] = field(default_factory=dict)
-    concurrency: int | None = None  # writings judged at once; None: the judge endpoint's capacity
+    concurrency: int | None = None  # writings judged at once; None: twice the judge endpoint's capacity
     progress: bool = True
     redo_failed: bool = False
     prices: Path | None = None  # the user's price table, over the built-in one (accounting of real calls too)
@@ -67,17 +67,21 @@ class JudgeJob:
 
 
 DEFAULT_IN_FLIGHT = 8  # writings at once without an endpoint (the local model, or metrics that call none)
+IN_FLIGHT_PER_SLOT = 2  # writings in flight per judge slot (see `writings_in_flight`)
 
 
 def writings_in_flight(parallel: int | None, endpoint: EndpointConfig | None) -> int:
-    """Writings judged at once: the user's --parallel, else as many as the judge takes calls at once.
+    """Writings judged at once: the user's --parallel, else twice as many as the judge takes calls at once.
 
-    A one-call method then keeps every judge slot busy, and ToW (several calls per writing) keeps them busy
-    with room to spare; the client's slots, not this number, bound the calls in flight.
+    Why twice: a writing also spends time outside its calls (its prompt built, its cache lookup, its call-log
+    row committed, its judgment written). With exactly one writing per slot a one-call method left each slot
+    idle for all of that (bench/saturation.py: ~0.63 of capacity on an idle machine); with a second writing
+    waiting on every slot, a freed slot goes straight to a request that is ready. ToW (several calls per
+    writing) keeps the slots busy either way; the client's slots, not this number, bound the calls in flight.
     """
     if parallel is not None:
         return parallel
-    return endpoint.capacity if endpoint is not None else DEFAULT_IN_FLIGHT
+    return IN_FLIGHT_PER_SLOT * endpoint.capacity if endpoint is not None else DEFAULT_IN_FLIGHT
 
 
 def import_judges() -> None:

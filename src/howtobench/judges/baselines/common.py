@@ -21,16 +21,15 @@ from __future__ import annotations
 import hashlib
 import statistics
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
-
-import jinja2
 
 from howtobench.concurrency import gather_or_cancel
 from howtobench.data.models import Item, Writing
 from howtobench.errors import JudgeError
 from howtobench.judges.base import Judgment, LeafResult, SampleResult, Status
-from howtobench.judges.prompts import AUTHORS_MAX_TOKENS, PROMPTS_DIR, defuse
+from howtobench.judges.prompts import AUTHORS_MAX_TOKENS, PROMPTS_DIR, TemplateFolder, defuse
 from howtobench.llm.types import ChatRequest, ChatResult, LLMClient, SamplingParams, Usage
 
 SCORES: tuple[int, ...] = tuple(range(1, 11))
@@ -77,20 +76,19 @@ class BaselinePrompts:
         missing = [n for n in self.names if not (self.folder / f"{n}.j2").is_file()]
         if missing:
             raise JudgeError(f"prompt templates missing in {self.folder}: {', '.join(missing)}")
-        self.env = jinja2.Environment(
-            loader=jinja2.FileSystemLoader(self.folder), undefined=jinja2.StrictUndefined, trim_blocks=True,
-            lstrip_blocks=True, keep_trailing_newline=True, autoescape=False,  # plain text; untrusted text is defused
-        )
+        self.templates = TemplateFolder(self.folder)  # plain text; untrusted text is defused
         digest = hashlib.sha256()
         for name in self.names:
             digest.update(f"{language}/{name}.j2\0".encode() + (self.folder / f"{name}.j2").read_bytes())
         self.hash = digest.hexdigest()
 
     def render(self, name: str, **context: Any) -> str:
-        try:
-            return self.env.get_template(f"{name}.j2").render(**context)
-        except jinja2.TemplateError as exc:
-            raise JudgeError(f"prompt template {self.folder / name}.j2: {exc}") from exc
+        return self.templates.render(name, **context)
+
+    @cached_property
+    def system(self) -> str:
+        """The system prompt: no context, the same for every call (rendered once)."""
+        return self.render("baseline_system")
 
 
 class LLMBaseline:
@@ -146,7 +144,7 @@ class LLMBaseline:
             "reference": defuse(item.reference) if self.has_reference(item) else "", "writing": defuse(writing.output),
         }
         user = prompts.render("baseline_prefix", **context) + self.tail(item, prompts, context)
-        return ({"role": "system", "content": prompts.render("baseline_system")}, {"role": "user", "content": user})
+        return ({"role": "system", "content": prompts.system}, {"role": "user", "content": user})
 
     def request(self, item: Item, writing: Writing, index: int) -> ChatRequest:
         seed = 0 if self.samples > 1 else None  # the client sends seed + sample_index: distinct, reproducible
