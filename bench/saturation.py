@@ -2,12 +2,16 @@
 
 Runs `howtobench judge --method single --judge-concurrency 64` — no --parallel — against a fake server in its
 own process (64 slots x 100 ms = 640 calls/s), and prints the calls/s the server saw between the first call
-and the last (from the workspace's call log, so loading the data is not counted) and the ratio to capacity.
+and the last (from the workspace's call log, so loading the data and the preflight are not counted), the ratio
+to capacity, and the CPU time this process spent per judged call over that same window (every thread: the
+call log's writer too) and over the whole command (start-up, data loading, the money-first estimate).
 Goal: ratio >= 0.9. `--parallel N` shows what the old default (8) gave.
 
-    python bench/saturation.py [--items 300] [--concurrency 64] [--latency 0.1] [--parallel N]
+    python bench/saturation.py [--items 300] [--concurrency 64] [--latency 0.1] [--parallel N] [--progress]
 
 Figures measured on a loaded machine understate the client: re-run on an idle one for the figures of record.
+CPU ms per call is distorted less by the load than calls/s (it still grows a little: caches shared with the
+other jobs), so compare it when the machine is busy.
 """
 
 from __future__ import annotations
@@ -17,7 +21,10 @@ import os
 import sqlite3
 import sys
 import tempfile
-from datetime import datetime
+import threading
+import time
+from bisect import bisect_left
+from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -29,13 +36,44 @@ from howtobench.cli.main import app  # noqa: E402
 from howtobench.llm.cache import DB_NAME  # noqa: E402
 
 
-def calls_per_second(workspace: Path) -> tuple[int, float]:
-    """Fresh calls in the log and their rate from the first start to the last finish."""
+class CpuSampler(threading.Thread):
+    """Samples (wall clock, this process's CPU time) every `interval_s`, so the CPU spent between two instants
+    of the call log (its first start, its last finish) can be read back afterwards."""
+
+    def __init__(self, interval_s: float = 0.01) -> None:
+        super().__init__(name="cpu-sampler", daemon=True)
+        self.interval_s = interval_s
+        self.samples: list[tuple[float, float]] = []
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        while not self._halt.is_set():
+            self.samples.append((time.time(), time.process_time()))
+            self._halt.wait(self.interval_s)
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.join()
+
+    def cpu_at(self, when: float) -> float:
+        """Process CPU seconds at wall-clock time `when` (linear between the two nearest samples)."""
+        walls = [w for w, _ in self.samples]
+        k = min(max(bisect_left(walls, when), 1), len(walls) - 1)
+        (w0, c0), (w1, c1) = self.samples[k - 1], self.samples[k]
+        return c0 + (c1 - c0) * (when - w0) / (w1 - w0) if w1 > w0 else c1
+
+
+def call_window(workspace: Path) -> tuple[int, float, float]:
+    """Fresh judge calls in the log (not the preflight), the first start and the last finish (Unix seconds)."""
     with sqlite3.connect(workspace / DB_NAME) as db:
         n, first, last = db.execute(
-            "SELECT COUNT(*), MIN(started_at), MAX(finished_at) FROM calls WHERE from_cache = 0").fetchone()
-    span = (datetime.fromisoformat(last) - datetime.fromisoformat(first)).total_seconds()
-    return n, n / span
+            "SELECT COUNT(*), MIN(started_at), MAX(finished_at) FROM calls "
+            "WHERE from_cache = 0 AND purpose != 'preflight'").fetchone()
+
+    def unix(stamp: str) -> float:
+        return datetime.fromisoformat(stamp).replace(tzinfo=timezone.utc).timestamp()
+
+    return n, unix(first), unix(last)
 
 
 def main() -> None:
@@ -44,22 +82,33 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--parallel", type=int, default=None)
+    parser.add_argument("--progress", action="store_true", help="draw the progress bar (default: --no-progress)")
     args = parser.parse_args()
     capacity = args.concurrency / args.latency
     with FakeServerProcess(latency=args.latency, capacity=args.concurrency) as server, \
             tempfile.TemporaryDirectory() as tmp:
         cli = ["judge", "--method", "single", "--subset", str(args.items), "--judge-base-url", server.base_url,
                "--judge-model", "fake-judge", "--judge-concurrency", str(args.concurrency), "--workspace",
-               f"{tmp}/ws", "-o", f"{tmp}/out.jsonl", "--no-progress"]
+               f"{tmp}/ws", "-o", f"{tmp}/out.jsonl"]
         cli += ["--parallel", str(args.parallel)] if args.parallel else []
+        cli += [] if args.progress else ["--no-progress"]
+        sampler = CpuSampler()
+        sampler.start()
+        cpu = time.process_time()
         result = CliRunner().invoke(app, cli, env={"HOWTOBENCH_DATA": os.environ.get(
             "HOWTOBENCH_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "howtobench-data"))})
+        cpu = time.process_time() - cpu
+        sampler.stop()
         if result.exit_code != 0:
             raise SystemExit(f"judge failed: {result.output}{result.exception!r}")
-        calls, rate = calls_per_second(Path(tmp) / "ws")
+        calls, first, last = call_window(Path(tmp) / "ws")
+    rate, window_cpu = calls / (last - first), sampler.cpu_at(last) - sampler.cpu_at(first)
     label = f"--parallel {args.parallel}" if args.parallel else "default --parallel"
     print(f"{label}, --judge-concurrency {args.concurrency}: {calls} calls, {rate:.0f} calls/s, "
-          f"ratio to capacity ({capacity:.0f} calls/s): {rate / capacity:.3f}")
+          f"ratio to capacity ({capacity:.0f} calls/s): {rate / capacity:.3f}  "
+          f"client CPU: {window_cpu / calls * 1000:.3f} ms/call while calling, "
+          f"{cpu / calls * 1000:.3f} ms/call for the whole command")
+    print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":
