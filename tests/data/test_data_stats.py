@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -109,3 +111,15 @@ def test_strict_stops_with_file_and_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(make_app(), ["data", "stats", "--data", str(tmp_path), "--strict"])
     assert isinstance(result.exception, RowError)  # main() prints it as one line and exits 2
     assert str(result.exception).startswith(f"{path}:2: malformed JSON")
+
+
+def test_csv_has_numbers_a_script_can_read(bench_root: Path) -> None:
+    """`data stats --format csv` wrote display strings ("52 / 46", "2,266 / 2,082") and a closing sentence."""
+    result = CliRunner().invoke(make_app(), ["data", "stats", "--data", str(bench_root), "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    blocks = [list(csv.reader(io.StringIO(block))) for block in result.stdout.strip().split("\n\n")]
+    tasks = {row[0]: row for row in blocks[0][1:]}
+    assert blocks[0][0][:4] == ["task", "instructions", "instruction chars mean", "instruction chars median"]
+    assert tasks["completion"][1:4] == ["379", "51.8", "46.0"] and tasks["guide"][6:8] == ["2334.8", "2218.5"]
+    assert all(float(cell) >= 0 for block in blocks for row in block[1:] for cell in row[2:])
+    assert "maps to a genre" not in result.stdout

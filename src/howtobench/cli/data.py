@@ -37,22 +37,28 @@ def stats_cmd(data: DataOpt = None, fmt: FormatOpt = "table", json_out: JsonOpt 
     if json_out or fmt == "json":  # the full record, for scripts
         typer.echo(result.model_dump_json(indent=2))
         return
-    tables = [_group_table("Instructions per task", "task", result.tasks)]
+    split = fmt == "csv"  # numbers a spreadsheet can read: mean and median in columns of their own
+    tables = [_group_table("Instructions per task", "task", result.tasks, split)]
     for task, genres in result.genres.items():
         rows = {f"{g} ({GENRES[g].zh})" if g in GENRES else g: s for g, s in genres.items()}
-        tables.append(_group_table(f"Genres — {task}", "genre", rows))
+        tables.append(_group_table(f"Genres — {task}", "genre", rows, split))
     tables.append(_model_table(result))
     console = Console()
     print_tables(tables, fmt, console)
-    _print_problems(console, result)
+    _print_problems(Console(stderr=True) if fmt == "csv" else console, result)  # stdout stays CSV
 
 
-def _group_table(title: str, key: str, groups: dict[str, GroupStats]) -> Table:
-    table = Table(title, [key, "instructions", *(f"{c} chars mean / median" for c in ("instruction",
-                                                                                     "information", "reference"))])
+def _group_table(title: str, key: str, groups: dict[str, GroupStats], split: bool = False) -> Table:
+    """Lengths as "mean / median" for reading, or (`split`) as separate numeric mean and median columns."""
+    texts = ("instruction", "information", "reference")
+    stats = [f"{c} chars {m}" for c in texts for m in ("mean", "median")] if split else \
+        [f"{c} chars mean / median" for c in texts]
+    table = Table(title, [key, "instructions", *stats], digits=1)
     for name, s in groups.items():
         lengths = (s.instruction_chars, s.information_chars, s.reference_chars)
-        table.add_row(name, s.instructions, *(f"{ln.mean:,.0f} / {ln.median:,.0f}" for ln in lengths))
+        cells = [v for ln in lengths for v in (ln.mean, ln.median)] if split else \
+            [f"{ln.mean:,.0f} / {ln.median:,.0f}" for ln in lengths]
+        table.add_row(name, s.instructions, *cells)
     return table
 
 
