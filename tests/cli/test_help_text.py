@@ -45,3 +45,17 @@ def test_run_help_names_every_file_of_the_run_directory() -> None:
     text = " ".join((run.help or "").split())
     for name in ("config.yaml", "writings/", "judgments/", "leaderboard.{md,json,csv}", "report.html", "manifest.json"):
         assert name in text, name
+
+
+def test_top_level_help_lists_every_command_with_a_whole_summary() -> None:
+    """At 80 columns click cut each docstring's first sentence mid-phrase ("W =...", "(method, item,...")."""
+    from typer.testing import CliRunner
+
+    from howtobench.cli.main import COMMAND_MODULES, SUMMARIES
+
+    listing = CliRunner().invoke(build_app(), ["--help"], terminal_width=80).output
+    commands = listing[listing.index("Commands:"):].split("\n\n")[0].splitlines()[1:]
+    assert sorted(line.split()[0] for line in commands) == sorted(COMMAND_MODULES) == sorted(SUMMARIES)
+    for line in commands:
+        name, summary = line.split(maxsplit=1)
+        assert summary == SUMMARIES[name] and not summary.endswith("..."), line

@@ -76,7 +76,38 @@ def build_app(commands: Iterable[str] = COMMAND_MODULES) -> typer.Typer:
     for name in commands:
         importlib.import_module(f"howtobench.cli.{name}").register(app)
     _add_endpoint_settings(app)
+    _add_summaries(app)
     return app
+
+
+SUMMARIES: dict[str, str] = {
+    "data": "Fetch the benchmark, see its shape.",
+    "generate": "Your model writes the benchmark.",
+    "judge": "Judge writings: ToW or a baseline.",
+    "leaderboard": "Table 4 from judgment files.",
+    "run": "Generate, judge and tabulate in one go.",
+    "report": "One self-contained HTML report.",
+    "headings": "The heading tree of a text, as JSON.",
+    "perturb": "Damage writings for a robustness test.",
+    "robustness": "Table 7: judges under perturbations.",
+    "list": "Methods, trees, tasks, genres, models.",
+    "meta": "Judges against human ratings (Table 3).",
+    "rate": "Collect human ratings in a local app.",
+    "analyze": "Length, weights, judge-vs-judge figures.",
+    "build": "Build a benchmark from your own texts.",
+    "llm": "Call usage and cost; the local model.",
+}
+"""The one-line summaries of `howtobench --help`: short enough for an 80-column terminal, where click cuts a
+docstring's first sentence mid-phrase ("W =...")."""
+
+
+def _add_summaries(app: typer.Typer) -> None:
+    for command in app.registered_commands:
+        if command.name in SUMMARIES and command.short_help is None:
+            command.short_help = SUMMARIES[command.name]
+    for group in app.registered_groups:  # their summary is otherwise the first sentence of their help
+        if group.name in SUMMARIES:
+            group.short_help = SUMMARIES[group.name]
 
 
 def _add_endpoint_settings(app: typer.Typer) -> None:
