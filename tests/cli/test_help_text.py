@@ -48,14 +48,20 @@ def test_run_help_names_every_file_of_the_run_directory() -> None:
 
 
 def test_top_level_help_lists_every_command_with_a_whole_summary() -> None:
-    """At 80 columns click cut each docstring's first sentence mid-phrase ("W =...", "(method, item,...")."""
+    """At 80 columns click cut each docstring's first sentence mid-phrase ("W =...", "(method, item,..."), in the
+    top-level listing and in each group's (meta, rate, analyze, build, data, llm)."""
     from typer.testing import CliRunner
 
     from howtobench.cli.main import COMMAND_MODULES, SUMMARIES
 
-    listing = CliRunner().invoke(build_app(), ["--help"], terminal_width=80).output
-    commands = listing[listing.index("Commands:"):].split("\n\n")[0].splitlines()[1:]
-    assert sorted(line.split()[0] for line in commands) == sorted(COMMAND_MODULES) == sorted(SUMMARIES)
-    for line in commands:
+    def listed(*group: str) -> list[str]:
+        listing = CliRunner().invoke(build_app(), [*group, "--help"], terminal_width=80).output
+        return listing[listing.index("Commands:"):].split("\n\n")[0].splitlines()[1:]
+
+    top = listed()
+    assert sorted(line.split()[0] for line in top) == sorted(COMMAND_MODULES)
+    groups = ("data", "meta", "rate", "analyze", "build", "llm")
+    for group, line in [("", line) for line in top] + [(f"{g} ", line) for g in groups for line in listed(g)]:
         name, summary = line.split(maxsplit=1)
-        assert summary == SUMMARIES[name] and not summary.endswith("..."), line
+        assert summary == SUMMARIES[group + name] and not summary.endswith("..."), line
+    assert len(SUMMARIES) == len(top) + sum(len(listed(g)) for g in groups)  # no summary of a gone command

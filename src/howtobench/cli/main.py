@@ -96,18 +96,42 @@ SUMMARIES: dict[str, str] = {
     "analyze": "Length, weights, judge-vs-judge figures.",
     "build": "Build a benchmark from your own texts.",
     "llm": "Call usage and cost; the local model.",
+    "data stats": "Items, lengths and writings per task.",
+    "data download": "Fetch the release into the user cache.",
+    "meta correlate": "Table 3: ρ, τ, σ against human ratings.",
+    "meta agreement": "Inter-annotator agreement: κ, r, α.",
+    "meta ablation": "Table 5: the root without each node.",
+    "meta inconsistency": "Section 5.3: δ and σ of negotiations.",
+    "rate serve": "Start the rating app for a study.",
+    "rate export": "Write the ratings for `meta`.",
+    "rate status": "Progress per rater, running agreement.",
+    "analyze length": "Table 6 / Figure 5: length effects.",
+    "analyze weights": "Figures 3 / 6: negotiated edge weights.",
+    "analyze judges": "Figure 4: judge-vs-judge correlations.",
+    "build ingest": "Step 1: read texts, drop duplicates.",
+    "build classify": "Step 2: a genre for each text.",
+    "build filter": "Step 3: keep the well-written texts.",
+    "build make": "Step 4: Completion / Guide / Open items.",
+    "build export": "Step 5: the review file and page.",
+    "build import": "Step 6: write the reviewed benchmark.",
+    "llm usage": "Calls, tokens and cost from the call log.",
+    "llm serve-local": "Serve the embedded model on loopback.",
 }
-"""The one-line summaries of `howtobench --help`: short enough for an 80-column terminal, where click cuts a
-docstring's first sentence mid-phrase ("W =...")."""
+"""The one-line summaries of `howtobench --help` and of each group's listing: short enough for an 80-column
+terminal, where click cuts a docstring's first sentence mid-phrase ("W =...")."""
 
 
-def _add_summaries(app: typer.Typer) -> None:
+def _add_summaries(app: typer.Typer, prefix: str = "") -> None:
     for command in app.registered_commands:
-        if command.name in SUMMARIES and command.short_help is None:
-            command.short_help = SUMMARIES[command.name]
+        key = f"{prefix}{command.name}"
+        if key in SUMMARIES and command.short_help is None:
+            command.short_help = SUMMARIES[key]
     for group in app.registered_groups:  # their summary is otherwise the first sentence of their help
-        if group.name in SUMMARIES:
-            group.short_help = SUMMARIES[group.name]
+        key = f"{prefix}{group.name}"
+        if key in SUMMARIES:
+            group.short_help = SUMMARIES[key]
+        if group.typer_instance is not None:
+            _add_summaries(group.typer_instance, f"{key} ")
 
 
 def _add_endpoint_settings(app: typer.Typer) -> None:
