@@ -63,5 +63,6 @@ def test_top_level_help_lists_every_command_with_a_whole_summary() -> None:
     groups = ("data", "meta", "rate", "analyze", "build", "llm")
     for group, line in [("", line) for line in top] + [(f"{g} ", line) for g in groups for line in listed(g)]:
         name, summary = line.split(maxsplit=1)
+        assert group + name in SUMMARIES, f"`{group}{name}`: add its one-line summary to cli/main.SUMMARIES"
         assert summary == SUMMARIES[group + name] and not summary.endswith("..."), line
     assert len(SUMMARIES) == len(top) + sum(len(listed(g)) for g in groups)  # no summary of a gone command
