@@ -7,7 +7,6 @@ ingest -> classify -> filter -> make -> export -> (edit) -> import.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from pathlib import Path
 from typing import Annotated, Any
@@ -26,6 +25,7 @@ from howtobench.construct.review import export_review, import_review
 from howtobench.construct.workfile import REVIEW, REVIEW_HTML
 from howtobench.data.models import TASKS
 from howtobench.dry_run import model_name
+from howtobench.event_loop import run as run_async
 from howtobench.llm.budget import spending_limit
 from howtobench.llm.dryrun import price_plan
 from howtobench.locks import output_lock
@@ -95,7 +95,7 @@ def _run(step: pipeline.Step, build_dir: Path, opts: pipeline.StepOptions, flags
         with Progress(*columns, console=console, transient=True) as progress:
             bar = progress.add_task(f"{step} texts", total=total)
             with spending_limit(money.max_cost):
-                return asyncio.run(pipeline.run(
+                return run_async(pipeline.run(
                     step, build_dir, opts, endpoint=writer, local=writer is None, workspace=flags.workspace,
                     cache_mode=flags.cache_mode, on_done=lambda _: progress.advance(bar), prices=prices))
 

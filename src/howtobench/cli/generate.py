@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated
 
@@ -13,6 +12,7 @@ from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.data.loader import load_items, select_items
 from howtobench.data.models import Item
 from howtobench.dry_run import model_name, plan_generate
+from howtobench.event_loop import run as run_async
 from howtobench.generate import (
     PROMPT_STYLES,
     GenerateSettings,
@@ -204,7 +204,7 @@ def generate(
                           batch=batch):
         return
     with spending_limit(max_cost):
-        summary = asyncio.run(
+        summary = run_async(
             _generate(flags.writer, items, out, flags.workspace, flags.cache_mode, settings, not no_progress,
                       batch_settings(batch, batch_poll), max_failed_rate, prices, flags.preflight)
         )

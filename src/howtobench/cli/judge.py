@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from pathlib import Path
 from typing import Annotated
@@ -12,6 +11,7 @@ from rich.console import Console
 
 from howtobench.config import resolve_data_dir
 from howtobench.dry_run import plan_judge
+from howtobench.event_loop import run as run_async
 from howtobench.judges.base import Judgment
 from howtobench.judges.job import NO_MODEL_METHODS, JudgeJob, calls_a_model, judge_job, judge_options
 from howtobench.llm.budget import spending_limit
@@ -174,13 +174,13 @@ def judge(
     )
     pays = job.endpoint is not None and method not in NO_MODEL_METHODS and job.cache_mode != "replay"
     checked = preflight_plan(flags, batch=batch, judge=job.endpoint) if calls_a_model(method) else {}
-    if not estimate_first("judge", lambda: [asyncio.run(plan_judge(job, prices))],
+    if not estimate_first("judge", lambda: [run_async(plan_judge(job, prices))],
                           {"judge": job.endpoint.capacity if job.endpoint else 1},
                           Money(yes, max_cost, confirm_above), dry_run=dry_run, pays=pays, preflight=checked,
                           prices=prices, batch=batch):
         return
     with spending_limit(max_cost):
-        judgments = asyncio.run(judge_job(job))
+        judgments = run_async(judge_job(job))
     _summary(judgments, out)
     finish(sum(j.status == "failed" for j in judgments), len(judgments), "judgments",
            "re-run with --redo-failed to judge them again", console)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Annotated
 
@@ -10,6 +9,7 @@ import typer
 from rich.console import Console
 
 from howtobench.config import resolve_workspace
+from howtobench.event_loop import run as run_async
 from howtobench.llm.accounting import StopRow, UsageRow, stops_from_log, usage_from_log
 from howtobench.llm.pricing import MODES, Mode, modes_from_log
 from howtobench.report.tables import Table, print_tables
@@ -103,4 +103,4 @@ def serve_local_cmd(port: PortOpt = 0) -> None:
     """
     from howtobench.llm.local import serve_until_interrupted
 
-    asyncio.run(serve_until_interrupted(Console(stderr=True), port))
+    run_async(serve_until_interrupted(Console(stderr=True), port))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
@@ -17,6 +16,7 @@ from pydantic import ValidationError
 from howtobench.cli.config_file import apply_config, flatten
 from howtobench.config import EndpointConfig, load_config_file, resolve_workspace
 from howtobench.errors import ConfigError
+from howtobench.event_loop import run as run_async
 from howtobench.judges.base import EmptyConvention
 from howtobench.llm.batch import BatchSettings
 from howtobench.llm.client import CacheMode
@@ -417,7 +417,7 @@ def run_preflight(flags: ModelFlags, **endpoints: EndpointConfig | None) -> None
     function, which checks after taking the output's lock."""
     from howtobench.llm.preflight import preflight_endpoints
 
-    asyncio.run(preflight_endpoints(endpoints, enabled=flags.preflight, cache_mode=flags.cache_mode,
+    run_async(preflight_endpoints(endpoints, enabled=flags.preflight, cache_mode=flags.cache_mode,
                                     workspace=flags.workspace))
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated
 
@@ -27,6 +26,7 @@ from howtobench.cli.options import (
     run_preflight,
 )
 from howtobench.config import resolve_data_dir
+from howtobench.event_loop import run as run_async
 from howtobench.llm.budget import spending_limit
 from howtobench.llm.dryrun import Estimate
 from howtobench.robustness.apply import ALL_KINDS
@@ -108,7 +108,7 @@ def perturb(
     data_root = resolve_data_dir(data) if data else None
 
     def plan() -> list[Estimate]:
-        return [asyncio.run(plan_perturb(source, kind, seed, data_root=data_root, endpoint=flags.writer,
+        return [run_async(plan_perturb(source, kind, seed, data_root=data_root, endpoint=flags.writer,
                                          prices=prices))]
 
     pays = kind in TRANSFER_KINDS and flags.writer is not None and flags.cache_mode != "replay"
@@ -120,7 +120,7 @@ def perturb(
     if kind in TRANSFER_KINDS:
         run_preflight(flags, writer=flags.writer)
     with spending_limit(max_cost):
-        summary = asyncio.run(
+        summary = run_async(
             perturb_file(source, kind, seed, output, data_root=data_root, endpoint=flags.writer,
                          workspace=flags.workspace, cache_mode=flags.cache_mode, prices=prices)
         )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -11,6 +10,7 @@ import typer
 from rich.console import Console
 
 from howtobench.config import resolve_data_dir
+from howtobench.event_loop import run as run_async
 from howtobench.rate.server import DEFAULT_HOST, DEFAULT_PORT, exposure_warning, serve
 from howtobench.rate.study import open_study, prepare_study
 from howtobench.report.tables import print_tables
@@ -88,7 +88,7 @@ def serve_cmd(
     if warning:
         Console(stderr=True).print(warning, style="yellow", highlight=False, markup=False)
     try:
-        asyncio.run(serve(opened, host, port, _say))
+        run_async(serve(opened, host, port, _say))
     except KeyboardInterrupt:  # pragma: no cover - signal handlers normally catch it
         pass
     finally:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import asdict
 from pathlib import Path
@@ -37,6 +36,7 @@ from howtobench.cli.options import (
     preflight_plan,
 )
 from howtobench.config import resolve_data_dir
+from howtobench.event_loop import run as run_async
 from howtobench.llm.budget import spending_limit
 from howtobench.llm.dryrun import Estimate
 from howtobench.report.tables import print_tables
@@ -145,7 +145,7 @@ def robustness(
     in_flight = {"writer": writer.capacity if writer else 1, "judge": flags.judge.capacity if flags.judge else 1}
 
     def plan() -> list[Estimate]:
-        return asyncio.run(plan_robustness(suite, data_root=data_root, run_dir=run_dir, judge_endpoint=flags.judge,
+        return run_async(plan_robustness(suite, data_root=data_root, run_dir=run_dir, judge_endpoint=flags.judge,
                                            writer_endpoint=flags.writer, prices=prices))
 
     checked = preflight_plan(flags, writer=writer if need_writer else None, judge=flags.judge if need_judge else None)
@@ -153,7 +153,7 @@ def robustness(
                           pays=pays, preflight=checked, prices=prices):
         return
     with spending_limit(max_cost):
-        table = asyncio.run(
+        table = run_async(
             run_suite(
                 suite, data_root=data_root, run_dir=run_dir, workspace=flags.workspace,
                 judge_endpoint=flags.judge, writer_endpoint=flags.writer, cache_mode=flags.cache_mode,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,6 +10,7 @@ from rich.console import Console
 
 from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.dry_run import plan_run
+from howtobench.event_loop import run as run_async
 from howtobench.generate import safe_file_stem
 from howtobench.judges.job import NO_MODEL_METHODS, calls_a_model
 from howtobench.llm.budget import spending_limit
@@ -243,12 +243,12 @@ def run(
     )
     checked = preflight_plan(flags, batch=batch, writer=settings.writer if settings.generate else None,
                              judge=settings.judge if calls_a_model(settings.method) else None)
-    if not estimate_first("run", lambda: asyncio.run(plan_run(settings, prices)), _in_flight(settings),
+    if not estimate_first("run", lambda: run_async(plan_run(settings, prices)), _in_flight(settings),
                           Money(yes, max_cost, confirm_above), dry_run=dry_run, pays=_pays(settings),
                           preflight=checked, prices=prices, batch=batch):
         return
     with spending_limit(max_cost):
-        result = asyncio.run(run_benchmark(settings))
+        result = run_async(run_benchmark(settings))
     console = Console()
     console.print(to_rich(result.leaderboard))
     console.print(f"run directory: {settings.run_dir} (leaderboard.md / .json / .csv, report.html, manifest.json)",
