@@ -66,3 +66,13 @@ def test_top_level_help_lists_every_command_with_a_whole_summary() -> None:
         assert group + name in SUMMARIES, f"`{group}{name}`: add its one-line summary to cli/main.SUMMARIES"
         assert summary == SUMMARIES[group + name] and not summary.endswith("..."), line
     assert len(SUMMARIES) == len(top) + sum(len(listed(g)) for g in groups)  # no summary of a gone command
+
+
+def test_exit_statuses_in_help_are_the_readmes_five() -> None:
+    """The epilog listed 0, 2, 3 and 4 but not 1 (an unexpected error), which the README's table explains."""
+    from howtobench.cli.status import EXIT_STATUSES
+
+    text = " ".join(EXIT_STATUSES.split())
+    positions = [text.find(f"; {n} ") if n else text.find("0 every") for n in range(5)]
+    assert -1 not in positions and positions == sorted(positions)
+    assert "1 an unexpected error (a bug" in text
