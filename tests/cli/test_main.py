@@ -48,3 +48,27 @@ def test_error_line_never_shows_a_credential(bench_root, tmp_path) -> None:  # t
     assert failed.returncode == 2, failed.stderr
     assert "error: base URL 'notaurl?api-key=***' is not an http(s) URL" in failed.stderr
     assert "S3CRET" not in failed.stderr + failed.stdout
+
+
+def test_ctrl_c_says_what_is_kept(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Ctrl-C ended a judge run with a silent exit 130; now one line says the finished work is kept."""
+    import pytest
+    import typer
+
+    from howtobench.cli import main as cli_main
+
+    def interrupted(_: object) -> typer.Typer:
+        app = typer.Typer()
+
+        @app.command()
+        def work() -> None:
+            raise KeyboardInterrupt
+
+        return app
+
+    monkeypatch.setattr(cli_main, "build_app", interrupted)
+    monkeypatch.setattr(sys, "argv", ["howtobench"])
+    with pytest.raises(SystemExit) as stopped:
+        cli_main.main()
+    assert stopped.value.code == 130
+    assert capsys.readouterr().err.startswith("interrupted: what finished is saved")

@@ -169,6 +169,15 @@ def main() -> None:
         _fail(str(exc), exc.exit_status)
     except OSError as exc:  # a filesystem failure no command has put in words yet: still one line, no traceback
         _fail(os_error_line(exc), EXIT_STOPPED)
+    except SystemExit as exc:
+        if exc.code == EXIT_INTERRUPTED:  # typer turns Ctrl-C into a silent exit 130
+            _fail(INTERRUPTED, EXIT_INTERRUPTED, prefix="")
+        raise
+
+
+EXIT_INTERRUPTED = 130  # what a shell reports for a program stopped by SIGINT
+INTERRUPTED = ("interrupted: what finished is saved; judge, generate, run, robustness and build pick up from there "
+               "when the same command runs again")
 
 
 def _fail(message: str, status: int, prefix: str = "error:") -> None:
