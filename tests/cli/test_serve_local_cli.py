@@ -30,3 +30,5 @@ def test_serve_local_listens_on_the_port_asked(tmp_path: Path, monkeypatch: pyte
         assert isinstance(result.exception, Started), result.output
         port = commands[-1][commands[-1].index("--port") + 1]
         assert (port == "18999") == fixed and commands[-1][-1] == f"http://127.0.0.1:{port}/v1"
+        # its notice does not send the user to options serve-local does not have
+        assert "offline smoke tests" in result.output and "--base-url" not in result.output

@@ -33,6 +33,8 @@ from howtobench.llm.server_process import ServerProcess, stop_when_it_dies
 
 LOCAL_MODEL = "gemma-3-270m-local"
 N_CTX = 8192
+SERVE_NOTE = ("Gemma-3-270M is a 270M base model on llama.cpp, for offline smoke tests: its writings and scores "
+              "mean nothing.")
 WARNING = (
     "Using the embedded local model: Gemma-3-270M, a 270M base model on llama.cpp. It is for offline smoke "
     "runs of the pipeline only; its writings and scores mean nothing. For real results give --base-url/--model "
@@ -152,7 +154,8 @@ async def serve_until_interrupted(console: Console, port: int = 0) -> None:
     if task is not None:
         for sig in (signal.SIGINT, signal.SIGTERM):  # also when started in the background, where SIGINT is ignored
             loop.add_signal_handler(sig, task.cancel)
-    async with local_endpoint(console=console, port=port) as endpoint:
+    console.print(f"[bold yellow]note:[/] {SERVE_NOTE}", highlight=False)
+    async with local_endpoint(console=console, port=port, quiet=True) as endpoint:
         console.print(f"local model [bold]{endpoint.model}[/] at [bold]{endpoint.base_urls[0]}[/] — Ctrl-C stops it")
         print(endpoint.base_urls[0], flush=True)
         with contextlib.suppress(asyncio.CancelledError):
