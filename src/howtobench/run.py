@@ -42,7 +42,7 @@ from howtobench.generate import (
     safe_file_stem,
     template_hash,
 )
-from howtobench.judges.base import Judgment
+from howtobench.judges.base import EmptyConvention, Judgment
 from howtobench.judges.job import NO_MODEL_METHODS, build_judge, calls_a_model, writings_in_flight
 from howtobench.judges.runner import run_judge
 from howtobench.llm.accounting import usage_from_log
@@ -54,7 +54,7 @@ from howtobench.llm.types import LLMClient, SamplingParams, Usage
 from howtobench.locks import output_lock
 from howtobench.outputs import output_dir, write_text_atomic
 from howtobench.progress import step
-from howtobench.report.html import write_report
+from howtobench.report.html import ReportOptions, write_report
 from howtobench.report.leaderboard import Leaderboard, build_leaderboard
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import to_csv, to_json, to_markdown
@@ -116,6 +116,7 @@ class RunSettings(BaseModel):
     max_failed_rate: float | None = Field(default=None, ge=0.0, le=1.0)
     preflight: bool = False  # one tiny request per configured endpoint before the first item (llm/preflight.py)
     paper: bool = True
+    empty: EmptyConvention = "exclude"  # how the leaderboard and report count empty writings (judges.base)
     progress: bool = True
     strict: bool = False  # a bad --writings row stops the run (default: skipped and counted with file:line)
     prices: Path | None = None  # the user's price table over the built-in one, for estimates and real calls
@@ -303,7 +304,7 @@ def run_config(settings: RunSettings) -> dict[str, Any]:
         "prices": str(settings.prices) if settings.prices else None,
         "temperature": settings.sampling.temperature, "max_tokens": settings.sampling.max_tokens,
         "system_prompt": settings.system_prompt, "seed": settings.seed, "bootstrap": settings.bootstrap,
-        "paper": settings.paper, "parallel": settings.concurrency,
+        "paper": settings.paper, "empty": settings.empty, "parallel": settings.concurrency,
         "judge_max_tokens": settings.judge_options.get("max_tokens"),
         "writer": endpoint_config(settings.writer) if settings.writer else None,
         "judge": endpoint_config(settings.judge) if settings.judge else None,
@@ -440,6 +441,7 @@ def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Se
         paper=paper_table4() if settings.paper and settings.method == "tow" else None,
         title=f"{'SMOKE · ' if smoke else ''}HoWToBench run {settings.name} ({len(items)} items)",
         notes=[SMOKE_NOTE] if smoke else [],
+        empty=settings.empty,
     )
 
 
@@ -449,7 +451,7 @@ def _write_outputs(settings: RunSettings, board: Leaderboard, manifest: dict[str
     write_text_atomic(d / "leaderboard.json", to_json(board))
     write_text_atomic(d / "leaderboard.csv", to_csv(board))
     write_text_atomic(d / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
-    write_report([d], d / "report.html")  # the same page as `howtobench report RUN_DIR`
+    write_report([d], d / "report.html", ReportOptions(empty=settings.empty))  # as `howtobench report RUN_DIR`
 
 
 # ------------------------------------------------------------------ manifest

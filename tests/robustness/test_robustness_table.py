@@ -88,3 +88,26 @@ def test_zero_to_one_scales_get_more_digits() -> None:
     sets = {ORIGINAL: [j("rouge", "i1", "m", 0.1234)], "drop": [j("rouge", "i1", "m+drop", 0.1200)]}
     text = render(as_table(robustness_table({"rouge": sets}, ["drop"], n_boot=10)), "markdown")
     assert "| rouge | 0.1234 | 1 | -0.0034 [-0.0034, -0.0034] |" in text
+
+
+@pytest.mark.parametrize("empty", ["exclude", "lowest"])
+def test_empty_writings_are_left_out_by_default_and_counted(empty: str) -> None:
+    """Originals i1 5, i2 6, i3 empty (lowest 1); drop left i1 empty (lowest 1), i2 5, i3 4. Left out: init over
+    i1, i2 and drop over i2 only (−1). Lowest: init (5 + 6 + 1) / 3 = 4 and drop (−4 − 1 + 3) / 3 = −2/3."""
+    sets = {ORIGINAL: [j("tow", "i1", "m", 5.0), j("tow", "i2", "m", 6.0), j("tow", "i3", "m", 1.0, status="empty")],
+            "drop": [j("tow", "i1", "m+drop", 1.0, status="empty"), j("tow", "i2", "m+drop", 5.0),
+                     j("tow", "i3", "m+drop", 4.0)]}
+    table = robustness_table({"tow": sets}, ["drop"], seed=0, n_boot=50, empty=empty)  # type: ignore[arg-type]
+    (row,) = table.rows
+    drop = row.cells["drop"]
+    if empty == "exclude":
+        assert (row.initial, row.n_initial, drop.n, drop.mean_delta) == (5.5, 2, 1, -1.0)
+    else:
+        assert (row.initial, row.n_initial, drop.n) == (4.0, 3, 3)
+        assert drop.mean_delta == pytest.approx(-2 / 3)
+    assert (row.n_empty, drop.empty, drop.missing) == (1, 2, 0)
+    shown = as_table(table)
+    treatment = "left out" if empty == "exclude" else "scored lowest"
+    assert shown.columns[-1] == f"empty ({treatment})" and shown.rows[0][-1] == 3
+    assert f"Empty writings ({treatment}, --empty {empty}" in render(shown, "markdown")
+    assert "original 1, drop 2." in render(shown, "markdown")

@@ -128,3 +128,28 @@ def test_robustness_exit_status_counts_failed_judgments_and_perturbations(data_r
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 3 and failures_left(run, config) == (1, 16)
     assert "1 of 16 judgments and perturbations failed" in " ".join(result.output.split())
+
+
+def test_robustness_empty_flag_reaches_the_table(data_root: Path, tmp_path: Path) -> None:
+    """A perturbation that left an empty writing: left out of the drop cell by default, scored with --empty lowest
+    (BLEU-1 0); counted in table.json either way and recorded in the run's manifest."""
+    run = tmp_path / "run"
+    args = ["robustness", "--run-dir", str(run), "--methods", "bleu", "--kinds", "drop", "--n", "3",
+            "--per-model", "1", "--task", "open", "--bootstrap", "50", "--data", str(data_root),
+            "--workspace", str(tmp_path / "ws"), "--format", "json"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    path = run / "perturbed" / "drop.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    rows[0]["output"] = ""
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    (run / "judgments" / "bleu.jsonl").unlink()  # judge the edited set again
+    cells = {}
+    for empty in ("exclude", "lowest"):
+        out = CliRunner().invoke(app, [*args, "--empty", empty])
+        assert out.exit_code == 0, out.output
+        saved = json.loads((run / "table.json").read_text(encoding="utf-8"))
+        assert saved["empty"] == empty
+        cells[empty] = saved["rows"][0]["cells"]["drop"]
+        assert json.loads((run / "manifest.json").read_text(encoding="utf-8"))["config"]["empty"] == empty
+    assert (cells["exclude"]["n"], cells["exclude"]["empty"]) == (2, 1)
+    assert (cells["lowest"]["n"], cells["lowest"]["empty"]) == (3, 1)

@@ -149,3 +149,39 @@ def test_smoke_subset_is_the_shortest_item_per_task(bench_root: Path, tmp_path: 
     assert not limited.smoke_subset and len(select_run_items(limited, items, release)) == 6
     overlap = smoke.model_copy(update={"method": "rouge", "generate": False})
     assert not overlap.uses_local  # BLEU / ROUGE call no model: no local judge needed
+
+
+@pytest.mark.parametrize("empty", ["exclude", "lowest"])
+def test_run_passes_empty_to_its_leaderboard_report_and_config(tmp_path: Path, bench_root: Path, empty: str) -> None:
+    """`run --empty` reaches the leaderboard files and report.html and is recorded in config.yaml, so
+    `howtobench report RUN_DIR` keeps it (and --empty there overrides it). ROUGE-L calls no model: the empty
+    writing is recorded with score 0 (status empty)."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from howtobench.cli.main import app
+
+    rows = [json.loads(line) for line in (bench_root / "guide" / "aligned.jsonl").read_text("utf-8").splitlines()[:2]]
+    mine = tmp_path / "mine.jsonl"
+    mine.write_text("".join(json.dumps({"infer_id": r["infer_id"], "model": "mine", "output": text}) + "\n"
+                            for r, text in zip(rows, [rows[0]["reference"], ""], strict=True)), "utf-8")
+    run_dir = tmp_path / "run"
+    out = CliRunner().invoke(app, ["run", "--data", str(bench_root), "--method", "rouge", "--writings", str(mine),
+                                   "--no-release", "--task", "guide", "--run-dir", str(run_dir), "--bootstrap", "20",
+                                   "--workspace", str(tmp_path / "ws"), "--no-progress", "--empty", empty])
+    assert out.exit_code == 0, out.output
+    board = json.loads((run_dir / "leaderboard.json").read_text("utf-8"))
+    [cell] = [c for c in board["cells"] if c["row"] == "all" and c["column"] == "mine"]
+    # the first writing is its reference (ROUGE-L 1); the empty one scores 0 when counted
+    assert (cell["mean"], cell["n"], cell["n_empty"]) == ((1.0, 1, 1) if empty == "exclude" else (0.5, 2, 1))
+    assert board["empty"]["convention"] == empty and board["empty"]["writings"] == 1
+    assert yaml.safe_load((run_dir / "config.yaml").read_text("utf-8"))["empty"] == empty
+    label = "1 empty writings left out of the means" if empty == "exclude" else "1 empty writings scored at the"
+    assert label in (run_dir / "report.html").read_text("utf-8") and label in out.output
+    assert label in (run_dir / "leaderboard.md").read_text("utf-8")
+    page = tmp_path / "again.html"
+    assert CliRunner().invoke(app, ["report", str(run_dir), "-o", str(page)]).exit_code == 0
+    assert label in page.read_text("utf-8")  # the run's convention, read from its config.yaml
+    other = "lowest" if empty == "exclude" else "exclude"
+    assert CliRunner().invoke(app, ["report", str(run_dir), "-o", str(page), "--empty", other]).exit_code == 0
+    assert label not in page.read_text("utf-8")

@@ -131,15 +131,12 @@ FormatOpt = Annotated[
     ),
 ]
 
-EmptyOpt = Annotated[
-    EmptyConvention,
-    typer.Option(
-        "--empty",
-        help="How empty writings count. exclude (default, the authors' convention: their pipeline writes no "
-        "judgment for an empty writing, so the paper's tables never saw one): left out of every mean, correlation "
-        "and score change. lowest: the lowest score the judge recorded for them. Their number is always shown.",
-    ),
-]
+EMPTY_HELP = (
+    "How empty writings count. exclude (default, the authors' convention: their pipeline writes no judgment for an "
+    "empty writing, so the paper's tables never saw one): left out of every mean, correlation and score change. "
+    "lowest: the lowest score the judge recorded for them. Their number is always shown."
+)
+EmptyOpt = Annotated[EmptyConvention, typer.Option("--empty", help=EMPTY_HELP)]
 
 
 # ------------------------------------------------------------------ endpoints (the model under test and the judge)

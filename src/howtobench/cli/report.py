@@ -8,7 +8,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from howtobench.cli.options import EMPTY_HELP
 from howtobench.config import resolve_data_dir
+from howtobench.judges.base import EmptyConvention
 from howtobench.report.html import ReportOptions, write_report
 from howtobench.report.html_explorer import DEFAULT_LIMIT
 
@@ -54,6 +56,10 @@ ExplorerOpt = Annotated[
     ),
 ]
 TitleOpt = Annotated[str | None, typer.Option("--title", help="Page title. Default: the run's name.")]
+ReportEmptyOpt = Annotated[
+    EmptyConvention | None,
+    typer.Option("--empty", help=EMPTY_HELP + " Default: as the run recorded it (its config.yaml), else exclude."),
+]
 
 
 def report(
@@ -65,10 +71,12 @@ def report(
     paper: PaperOpt = None,
     explorer: ExplorerOpt = DEFAULT_LIMIT,
     title: TitleOpt = None,
+    empty: ReportEmptyOpt = None,
 ) -> None:
     """Write one self-contained HTML page of judgment files or a run directory.
 
-    It shows the leaderboard with 95% intervals and failure counts,
+    It shows the leaderboard with 95% intervals and failure counts (empty
+    writings left out of the means and counted, as the authors did: --empty),
     a genre × model heatmap, the node breakdown, failure rates per leaf,
     the run's manifest (endpoints without keys, hashes, tokens and cost),
     and a judgment explorer: each writing, every leaf's score and reason.
@@ -83,6 +91,7 @@ def report(
         paper=paper,
         explorer_limit=explorer,
         title=title,
+        empty=empty,
     )
     path = write_report(sources, output, options)
     size = path.stat().st_size

@@ -17,6 +17,7 @@ from howtobench.cli.options import (
     ConfigOpt,
     DataOpt,
     DryRunOpt,
+    EmptyOpt,
     FormatOpt,
     JudgeApiKeyEnvOpt,
     JudgeBaseUrlOpt,
@@ -93,6 +94,7 @@ def robustness(
     seed: SeedOpt = 0,
     task: TasksOpt = None,
     bootstrap: BootOpt = 1000,
+    empty: EmptyOpt = "exclude",
     data: DataOpt = None,
     judge_base_url: JudgeBaseUrlOpt = None,
     judge_model: JudgeModelOpt = None,
@@ -121,7 +123,8 @@ def robustness(
     """Sample writings (per model, seeded), perturb them, judge originals and perturbed sets, print Table 7.
 
     Each cell is the mean change of the score (perturbed − original) with a 95% bootstrap interval; ▲ marks a
-    score that rose under damage, ≠ a reference control whose interval misses the reference anchor (ToW 6).
+    score that rose under damage, ≠ a reference control whose interval misses the reference anchor (ToW 6). A
+    perturbation that leaves an empty writing is left out and counted, as the authors did (--empty).
     Transfers are rewritten by the writer (--base-url/--model), else the judge endpoint, else the embedded local
     model; LLM judges use the judge endpoint (--judge-base-url/--judge-model), else the local model (a 270M model
     for smoke runs: its numbers mean nothing). Every call is cached in the workspace.
@@ -136,6 +139,7 @@ def robustness(
         tasks=tuple(task) if task else None,
         n_boot=bootstrap,
         max_failed_rate=max_failed_rate,
+        empty=empty,
     )
     data_root = resolve_data_dir(data)
     writer = flags.writer or flags.judge

@@ -28,6 +28,7 @@ from .options import (
     ConfigOpt,
     DataOpt,
     DryRunOpt,
+    EmptyOpt,
     GenreOpt,
     IdsOpt,
     JudgeApiKeyEnvOpt,
@@ -159,6 +160,7 @@ def run(
     seed: SeedOpt = 0,
     bootstrap: BootstrapOpt = 1000,
     paper: PaperOpt = True,
+    empty: EmptyOpt = "exclude",
     base_url: BaseUrlOpt = None,
     model: ModelOpt = None,
     api_key_env: ApiKeyEnvOpt = None,
@@ -197,7 +199,8 @@ def run(
 
     Everything lands in the run directory: config.yaml, writings/, judgments/, leaderboard.{md,json,csv},
     report.html and manifest.json (versions, endpoints without keys, tree/prompt hashes, seeds, data sha256, tokens
-    and cost per purpose). Re-running the same command resumes without repeating a finished call.
+    and cost per purpose). Re-running the same command resumes without repeating a finished call. Empty writings
+    are left out of the means and counted, as the authors did (--empty, recorded in config.yaml).
 
     With no endpoint at all, the embedded local model (Gemma-3-270M) writes and judges a small subset — the
     shortest item of each task, with the writings of three of the paper's models — in about a quarter of an hour
@@ -234,6 +237,7 @@ def run(
         cache_mode=flags.cache_mode,
         concurrency=parallel,
         paper=paper,
+        empty=empty,
         progress=not no_progress,
         strict=strict,
         max_failed_rate=max_failed_rate,

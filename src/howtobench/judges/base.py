@@ -22,6 +22,8 @@ EMPTY_CONVENTIONS: tuple[str, ...] = ("exclude", "lowest")
 """How means, correlations and score differences treat an empty writing: "exclude" (default: left out and counted,
 as the authors' pipeline writes no judgment for an empty writing, so nothing downstream of it saw one) or "lowest"
 (the lowest score the judge recorded for it, flagged `empty`). `counted_score` is the one place that applies it."""
+EMPTY_TREATMENT: dict[str, str] = {"exclude": "left out", "lowest": "scored lowest"}
+"""What each convention does to an empty writing, in the words every output uses."""
 LeafStatus = Literal["ok", "failed", "empty"]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from howtobench.judges.base import EMPTY_TREATMENT
 from howtobench.meta.correlate import ITEM_POLICIES, TASK_LABELS, TASKS, CorrelationRow, CorrelationSettings
 from howtobench.meta.stats import METRICS, SYMBOLS, Estimate
 from howtobench.report.tables import Table
@@ -24,9 +25,6 @@ def _items_used(level: str, settings: CorrelationSettings) -> str:
     if level == "system":
         return f"{settings.items}: {ITEM_POLICIES[settings.items]}"
     return "per item: the models rated on it"
-
-
-EMPTY_TREATMENT = {"exclude": "left out", "lowest": "scored lowest"}
 
 
 def empty_note(count: int | str, empty: str, what: str = "rated writings") -> str:

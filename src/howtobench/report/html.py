@@ -29,7 +29,7 @@ import jinja2
 import howtobench
 from howtobench.data.genres import GENRES
 from howtobench.data.models import Item
-from howtobench.judges.base import Judgment
+from howtobench.judges.base import EmptyConvention, Judgment, check_empty
 from howtobench.outputs import output_file, write_text_atomic
 from howtobench.report import html_views as views
 from howtobench.report.html_explorer import DEFAULT_LIMIT, choose_items, explorer
@@ -131,6 +131,7 @@ class ReportOptions:
     paper: bool | None = None
     explorer_limit: int = DEFAULT_LIMIT
     title: str | None = None
+    empty: EmptyConvention | None = None
 
 
 def _run_items(items: list[Item] | None, manifest: Mapping[str, Any] | None) -> list[Item] | None:
@@ -162,6 +163,7 @@ def _leaderboard_for(
     paper = options.paper
     if paper is None:  # a ToW run shows the paper's columns when it asked for them (config.yaml `paper`)
         paper = bool((sources.run_config or {}).get("paper")) and methods == {"tow"}
+    empty = check_empty(options.empty or (sources.run_config or {}).get("empty") or "exclude")
     return build_leaderboard(
         judgments,
         nodes=True,
@@ -171,6 +173,7 @@ def _leaderboard_for(
         paper=paper_table4() if paper else None,
         title=_title(sources, items, options),
         notes=[SMOKE_BANNER] if m.get("smoke") else [],
+        empty=empty,
     )
 
 

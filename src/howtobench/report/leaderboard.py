@@ -72,6 +72,8 @@ class Cell:
     n: int
     n_failed: int
     n_weights_repaired: int = 0
+    n_empty: int = 0
+    """Empty writings among the row's items: left out of `n` and the mean, or in them ("lowest")."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,15 @@ class Leaderboard:
     """How empty writings count in the means ("exclude": the authors'; "lowest")."""
 
     @property
+    def empty_label(self) -> str:
+        """What happened to the empty writings, in words every view prints (with their number)."""
+        n = sum(c.empty for c in self.counts.values())
+        if self.empty == "exclude":
+            return (f"{n} empty writings left out of the means (--empty exclude, the authors' convention: their "
+                    "pipeline judges no empty writing; --empty lowest scores them)")
+        return f"{n} empty writings scored at the judge's lowest scores (--empty lowest)"
+
+    @property
     def order_label(self) -> str:
         """How the columns are ordered, in words every view prints."""
         if self.order == "shared":
@@ -162,6 +173,7 @@ class _Matrix:
     values: dict[str, FloatArray]
     failed: np.ndarray
     repaired: np.ndarray
+    empty: np.ndarray
 
 
 def _column_name(j: Judgment, multi_method: bool) -> str:
@@ -197,12 +209,14 @@ def _matrix(latest: dict[tuple[str, str, str], Judgment], metrics: Sequence[str]
     values = {m: np.full((len(columns), len(items)), np.nan) for m in metrics}
     failed = np.zeros((len(columns), len(items)), dtype=bool)
     repaired = np.zeros((len(columns), len(items)), dtype=bool)
+    empty_writing = np.zeros((len(columns), len(items)), dtype=bool)
     item_genre: dict[tuple[str, str], str] = {}
     for (col, task, item_id), j in latest.items():
         c, k = col_ix[col], item_ix[(task, item_id)]
         item_genre.setdefault((task, item_id), genre_of.get(item_id, j.genre))
         failed[c, k] = _is_failed(j)
         repaired[c, k] = bool(repair_kinds(j.weight_repairs))
+        empty_writing[c, k] = j.status == "empty"
         for m in metrics:
             v = _metric_value(j, m, empty)
             if v is not None:
@@ -215,6 +229,7 @@ def _matrix(latest: dict[tuple[str, str, str], Judgment], metrics: Sequence[str]
         values=values,
         failed=failed,
         repaired=repaired,
+        empty=empty_writing,
     )
 
 
@@ -258,6 +273,7 @@ def _cells(mx: _Matrix, rows: Sequence[Row], seed: int, n_boot: int) -> dict[tup
                     n=int(vals.size),
                     n_failed=n_failed,
                     n_weights_repaired=int(mx.repaired[c, mask].sum()),
+                    n_empty=int(mx.empty[c, mask].sum()),
                 )
     return cells
 

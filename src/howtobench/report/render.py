@@ -17,6 +17,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from howtobench.judges.base import EMPTY_TREATMENT
 from howtobench.report.fit import FittedGrid, SplitTable
 from howtobench.report.leaderboard import SCORE, Cell, Leaderboard
 from howtobench.report.tables import markdown_grid
@@ -38,6 +39,8 @@ CSV_FIELDS = (
     "n_weights_repaired",
     "rank",
     "order",
+    "n_empty",
+    "empty",
 )
 
 
@@ -76,7 +79,7 @@ def cell_records(lb: Leaderboard) -> list[dict[str, Any]]:
                     continue
                 counts = lb.counts[col]
                 rec = _record(metric, row.group, row.key, col, counts.model, counts.method, "ours", cell)
-                out.append(rec | {"rank": lb.columns.index(col) + 1, "order": _order_name(lb)})
+                out.append(rec | {"rank": lb.columns.index(col) + 1, "order": _order_name(lb), "empty": lb.empty})
     if lb.paper is not None:
         for row in lb.rows:
             for model in lb.paper.models:
@@ -112,6 +115,8 @@ def _record(
         "n_weights_repaired": cell.n_weights_repaired if source == "ours" else None,
         "rank": None,
         "order": None,
+        "n_empty": cell.n_empty if source == "ours" else None,
+        "empty": None,
     }
 
 
@@ -139,7 +144,8 @@ def counts_grid(lb: Leaderboard) -> tuple[list[str], list[list[str]]]:
     (method shown when several are mixed)."""
     with_missing = any(c.missing is not None for c in lb.counts.values())
     with_method = len(lb.methods) > 1
-    header = ["model", *(["method"] if with_method else []), "judged", "scored", "failed", "empty", "truncated"]
+    empty = f"empty ({EMPTY_TREATMENT[lb.empty]})"
+    header = ["model", *(["method"] if with_method else []), "judged", "scored", "failed", empty, "truncated"]
     header += ["renorm."]
     header += ["failed %", "weights repaired", *(["missing"] if with_missing else [])]
     body = []
@@ -175,7 +181,7 @@ def to_markdown(lb: Leaderboard) -> str:
     parts += [f"> {note}" for note in lb.notes] + ([""] if lb.notes else [])
     for metric in lb.metrics:
         parts += [f"### {metric_title(lb, metric)}", "", markdown_grid(*grid(lb, metric)), ""]
-    parts += [order_line(lb), ""]
+    parts += [order_line(lb), lb.empty_label + ".", ""]
     parts += ["### Judged writings per model", "", markdown_grid(*counts_grid(lb)), ""]
     if lb.paired:
         parts += ["### Adjacent models, paired on shared items", "", markdown_grid(*paired_grid(lb)), ""]
@@ -223,6 +229,8 @@ def to_json_data(lb: Leaderboard) -> dict[str, Any]:
             }
             for p in lb.paired
         ],
+        "empty": {"convention": lb.empty, "treatment": EMPTY_TREATMENT[lb.empty],
+                  "writings": sum(c.empty for c in lb.counts.values()), "label": lb.empty_label},
         "order": {"by": lb.order, "label": lb.order_label, "items": lb.order_items,
                   "scores": {c: _r(v) for c, v in lb.order_scores.items()}},
         "warnings": list(lb.warnings),
@@ -263,6 +271,7 @@ def to_rich(lb: Leaderboard) -> RenderableType:
     parts: list[RenderableType] = [Text(note, style="bold magenta") for note in lb.notes]
     parts += [_fitted(metric_title(lb, m), *grid(lb, m)) for m in lb.metrics]
     parts.append(Text(order_line(lb), style="dim"))
+    parts.append(Text(lb.empty_label + ".", style="dim"))
     parts.append(_split("Judged writings per model", *counts_grid(lb), keep=2 if len(lb.methods) > 1 else 1))
     if lb.paired:
         parts.append(_rich_table("Adjacent models, paired on shared items", *paired_grid(lb)))

@@ -31,7 +31,7 @@ from howtobench.config import EndpointConfig
 from howtobench.data.loader import load_items, load_release_writings, load_writings_file
 from howtobench.data.models import Item, Writing
 from howtobench.errors import ConfigError
-from howtobench.judges.base import Judgment
+from howtobench.judges.base import EmptyConvention, Judgment
 from howtobench.judges.job import NO_MODEL_METHODS, build_judge
 from howtobench.judges.overlap import OVERLAP_METHODS
 from howtobench.judges.runner import read_judgments, run_judge
@@ -63,6 +63,7 @@ class SuiteConfig:
     n_boot: int = 1000
     judge_options: tuple[tuple[str, Any], ...] = ()
     max_failed_rate: float | None = None  # stop judging early past this failed share (outcome.FailureBudget)
+    empty: EmptyConvention = "exclude"  # how the table counts empty writings (judges.base.counted_score)
 
     def sampling(self) -> dict[str, Any]:
         """The settings that fix the sample (a resumed run must not change them)."""
@@ -250,6 +251,6 @@ async def _suite_locked(config: SuiteConfig, *, data_root: Path, run_dir: Path, 
         judgments = await _judge_all(run_dir, config.methods, sets, items, judge_client, dict(config.judge_options),
                                      progress, config.max_failed_rate)
     table = robustness_table(judgments, kinds, unchanged=unchanged_writings(sets), seed=config.seed,
-                             n_boot=config.n_boot)
+                             n_boot=config.n_boot, empty=config.empty)
     _write_table(run_dir, table)
     return table

@@ -7,7 +7,9 @@ and reports the mean of (perturbed − original) over the pairs where both have 
 seeded percentile-bootstrap 95% interval. Failed or missing judgments never enter a mean; they
 are counted in `missing`. Writings the perturbation left unchanged (e.g. `drop` on a one-sentence
 text, `strip-headings` on a text without headings) test nothing: when the caller names them in
-`unchanged` they are left out and counted in `unchanged`.
+`unchanged` they are left out and counted in `unchanged`. A perturbation that left nothing (an empty
+writing, status `empty`) is left out by default and counted in `empty` (`empty="exclude"`, the authors'
+convention: their pipeline judges no empty writing); `empty="lowest"` pairs it with the judge's lowest score.
 
 What is flagged (the paper's "undesired changes"):
 - a damaging perturbation (every kind but `reference`) whose mean change is above zero: the judge
@@ -22,11 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from howtobench.judges.base import Judgment
+from howtobench.judges.base import EMPTY_TREATMENT, EmptyConvention, Judgment, counted_score, left_out_as_empty
 from howtobench.report.stats import bootstrap_ci, rng_for
 from howtobench.report.tables import Table
 from howtobench.robustness.apply import expectation
@@ -49,6 +51,8 @@ class Cell:
     mean_score: float | None = None
     score_ci: tuple[float, float] | None = None
     flag: str = ""
+    empty: int = 0
+    """Pairs with an empty writing on either side: left out ("exclude") or in `n` with the lowest score."""
 
     @property
     def flagged(self) -> bool:
@@ -65,6 +69,8 @@ class Row:
     initial: float | None
     n_initial: int
     cells: dict[str, Cell] = field(default_factory=dict)
+    n_empty: int = 0
+    """Empty original writings (left out of `initial` under "exclude")."""
 
 
 @dataclass(frozen=True)
@@ -73,12 +79,11 @@ class RobustnessTable:
     rows: tuple[Row, ...]
     seed: int
     n_boot: int
+    empty: EmptyConvention = "exclude"
 
 
-def _value(j: Judgment | None, node: str | None) -> float | None:
-    if j is None or j.status == "failed":
-        return None
-    return j.score if node is None else j.nodes.get(node)
+def _value(j: Judgment | None, node: str | None, empty: EmptyConvention) -> float | None:
+    return None if j is None else counted_score(j, empty, node)
 
 
 def source_model(model: str, kind: str) -> str:
@@ -90,23 +95,35 @@ Key = tuple[str, str]
 
 
 def _pairs(originals: Mapping[Key, Judgment], perturbed: Sequence[Judgment], kind: str, node: str | None,
-           unchanged: AbstractSet[Key]) -> tuple[list[tuple[float, float]], int, int]:
-    pairs, missing, same = [], 0, 0
+           unchanged: AbstractSet[Key], empty: EmptyConvention) -> tuple[list[tuple[float, float]], int, int, int]:
+    """(before, after) pairs, and how many were missing, unchanged, or had an empty writing."""
+    pairs, missing, same, empties = [], 0, 0, 0
     for j in perturbed:
         if (j.item_id, j.model) in unchanged:
             same += 1
             continue
-        before = _value(originals.get((j.item_id, source_model(j.model, kind))), node)
-        after = _value(j, node)
+        original = originals.get((j.item_id, source_model(j.model, kind)))
+        sides = [x for x in (original, j) if x is not None]
+        empties += any(x.status == "empty" for x in sides)
+        if any(left_out_as_empty(x, empty) for x in sides):
+            continue
+        before, after = _value(original, node, empty), _value(j, node, empty)
         if before is None or after is None:
             missing += 1
         else:
             pairs.append((before, after))
-    return pairs, missing, same
+    return pairs, missing, same, empties
 
 
-def _cell(label: str, kind: str, pairs: list[tuple[float, float]], counts: tuple[int, int], anchor: float | None,
-          seed: int, n_boot: int) -> Cell:
+def _cell(label: str, kind: str, pairs: list[tuple[float, float]], counts: tuple[int, int, int],
+          anchor: float | None, seed: int, n_boot: int) -> Cell:
+    missing, same, empties = counts
+    cell = _scored_cell(label, kind, pairs, (missing, same), anchor, seed, n_boot)
+    return replace(cell, empty=empties)
+
+
+def _scored_cell(label: str, kind: str, pairs: list[tuple[float, float]], counts: tuple[int, int],
+                 anchor: float | None, seed: int, n_boot: int) -> Cell:
     missing, same = counts
     if not pairs:
         return Cell(kind, 0, missing, same, None, None)
@@ -135,24 +152,28 @@ def robustness_table(
     unchanged: AbstractSet[Key] = frozenset(),
     seed: int = 0,
     n_boot: int = 1000,
+    empty: EmptyConvention = "exclude",
 ) -> RobustnessTable:
     """Build the table from judgments[method][set], where set is "original" or a perturbation kind.
 
-    `unchanged` holds the (item id, perturbed model) of writings the perturbation did not change.
+    `unchanged` holds the (item id, perturbed model) of writings the perturbation did not change; `empty` says how
+    empty writings count (see the module docstring).
     """
     rows: list[Row] = []
     for method, sets in judgments.items():
         originals = {(j.item_id, j.model): j for j in sets.get(ORIGINAL, ())}
         for node in [None, *_nodes(list(originals.values()))]:
             label = method if node is None else f"{method}:{node}"
-            initial = [v for j in originals.values() if (v := _value(j, node)) is not None]
+            initial = [v for j in originals.values() if (v := _value(j, node, empty)) is not None]
             cells = {}
             for kind in kinds:
-                pairs, missing, same = _pairs(originals, sets.get(kind, ()), kind, node, unchanged)
-                cells[kind] = _cell(label, kind, pairs, (missing, same), anchors.get(label), seed, n_boot)
+                pairs, *counts = _pairs(originals, sets.get(kind, ()), kind, node, unchanged, empty)
+                cells[kind] = _cell(label, kind, pairs, (counts[0], counts[1], counts[2]), anchors.get(label), seed,
+                                    n_boot)
             mean = float(np.mean(initial)) if initial else None
-            rows.append(Row(label, method, node, mean, len(initial), cells))
-    return RobustnessTable(tuple(kinds), tuple(rows), seed, n_boot)
+            n_empty = sum(1 for j in originals.values() if j.status == "empty")
+            rows.append(Row(label, method, node, mean, len(initial), cells, n_empty))
+    return RobustnessTable(tuple(kinds), tuple(rows), seed, n_boot, empty)
 
 
 def _fmt(value: float | None, digits: int) -> str:
@@ -172,11 +193,13 @@ def _show(cell: Cell, digits: int) -> str:
 def as_table(table: RobustnessTable, digits: int = 2) -> Table:
     """The display table (shared renderer): Init., then one column per kind."""
     out = Table(title="Robustness (Table 7 shape): initial score, then mean change under each perturbation",
-                columns=["method", "init", "n", *table.kinds], digits=digits)
+                columns=["method", "init", "n", *table.kinds, f"empty ({EMPTY_TREATMENT[table.empty]})"],
+                digits=digits)
     for row in table.rows:
         places = digits + 2 if row.initial is not None and abs(row.initial) <= 1 else digits  # 0-1 scales (ROUGE)
         out.add_row(row.label, _fmt(row.initial, places), row.n_initial,
-                    *(_show(row.cells[k], places) for k in table.kinds))
+                    *(_show(row.cells[k], places) for k in table.kinds),
+                    row.n_empty + sum(row.cells[k].empty for k in table.kinds))
     out.notes = [
         "Cells: mean(perturbed − original) [95% bootstrap CI] over writings with both scores; "
         f"{table.n_boot} resamples, seed {table.seed}.",
@@ -186,7 +209,19 @@ def as_table(table: RobustnessTable, digits: int = 2) -> Table:
         "(tow 6, bleu/sacrebleu 100, rouge 1).",
     ]
     first = table.rows[0].cells if table.rows else {}
+    out.notes.append(_empty_note(table))
     skipped = [f"{kind} {first[kind].unchanged}" for kind in table.kinds if kind in first and first[kind].unchanged]
     if skipped:
         out.notes.append("Left out because the perturbation did not change the text: " + ", ".join(skipped) + ".")
     return out
+
+
+def _empty_note(table: RobustnessTable) -> str:
+    """The empty writings of the first method, per set, and what was done with them (always printed)."""
+    row = table.rows[0] if table.rows else None
+    per_set = [f"original {row.n_empty if row else 0}"]
+    per_set += [f"{kind} {row.cells[kind].empty if row else 0}" for kind in table.kinds]
+    treatment = EMPTY_TREATMENT[table.empty]
+    why = ("the authors' convention: their pipeline judges no empty writing; --empty lowest scores them"
+           if table.empty == "exclude" else "the judge's lowest scores")
+    return f"Empty writings ({treatment}, --empty {table.empty}: {why}): " + ", ".join(per_set) + "."
