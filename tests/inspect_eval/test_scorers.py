@@ -136,3 +136,19 @@ def test_an_empty_writing_follows_the_leaderboards_convention(tmp_path: Path, be
     floor = lowest.samples[1].scores["tow"].value
     assert isinstance(floor, float) and floor < 2  # every leaf at its lowest
     assert lowest.results.scores[0].metrics["all"].value == pytest.approx((written + floor) / 2)
+
+
+def test_sampled_weights_keep_each_samples_nodes_in_the_score() -> None:
+    """A ToW judgment with three weight samples: the Score's metadata and explanation carry every sample's root and
+    node scores (inspect keeps one Score per epoch, so the samples are only there)."""
+    from howtobench.inspect_eval.scorers import explanation, score_metadata
+    from howtobench.judges.base import Judgment, SampleResult
+
+    samples = [SampleResult(index=k, score=5.0 + k, nodes={"content": 6.0 + k, "impression": 4.0}) for k in range(3)]
+    judgment = Judgment(method="tow", item_id="i", model="m", task="completion", genre="fiction", score=6.0,
+                        nodes=samples[0].nodes, samples=samples)
+    meta = score_metadata(judgment)
+    assert [s["nodes"]["content"] for s in meta["samples"]] == [6.0, 7.0, 8.0]
+    assert [s["score"] for s in meta["samples"]] == [5.0, 6.0, 7.0]
+    text = explanation(judgment)
+    assert "3 samples (the score is their mean):" in text and "- #2: 7 (ok), content 8, impression 4" in text

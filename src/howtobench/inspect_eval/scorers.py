@@ -61,12 +61,17 @@ def explanation(judgment: Judgment) -> str:
             why = leaf.reason if leaf.status != "failed" else f"FAILED: {leaf.error}"
             lines.append(f"| {leaf.name} | {leaf.node or ''} | {_number(leaf.score)} | "
                          f"{_number(judgment.weights.get(leaf.name))} | {_cell(why)} |")
+    if len(judgment.samples) > 1:
+        lines += ["", f"{len(judgment.samples)} samples (the score is their mean):"]
+        lines += [f"- #{s.index}: {_number(s.score)} ({s.status})"
+                  + "".join(f", {name} {_number(v)}" for name, v in s.nodes.items()) for s in judgment.samples]
     lines += [f"- {_cell(failure)}" for failure in judgment.failures]
     return "\n".join(lines)
 
 
 def score_metadata(judgment: Judgment) -> dict[str, Any]:
-    """Leaves by name (node, score, raw score, weight, reason, status, error), nodes, weights and the record."""
+    """Leaves by name (node, score, raw score, weight, reason, status, error), nodes, weights, each sample (score,
+    status, its own node scores: ToW with sampled weights) and the record."""
     leaves = {
         leaf.name: {"node": leaf.node, "score": leaf.score, "raw_score": leaf.raw_score,
                     "weight": judgment.weights.get(leaf.name), "reason": leaf.reason, "status": leaf.status,
@@ -76,6 +81,8 @@ def score_metadata(judgment: Judgment) -> dict[str, Any]:
     return {
         "method": judgment.method, "status": judgment.status, "nodes": judgment.nodes, "leaves": leaves,
         "weights": judgment.weights, "weight_repairs": judgment.weight_repairs, "failures": judgment.failures,
+        "samples": [{"index": s.index, "score": s.score, "status": s.status, "nodes": s.nodes}
+                    for s in judgment.samples],
         "judge_model": judgment.judge_model, "judgment": judgment.model_dump(mode="json"),
     }
 

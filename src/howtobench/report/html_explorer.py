@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from howtobench.data.models import TASKS, Item
-from howtobench.judges.base import Judgment, LeafResult
+from howtobench.judges.base import Judgment, LeafResult, SampleResult
 from howtobench.report.html_views import column_of, latest_judgments
 from howtobench.report.leaderboard import Leaderboard
 from howtobench.report.render import fmt
@@ -133,8 +133,14 @@ def _entry(j: Judgment, column: str, writing: str | None) -> EntryView:
         writing=writing,
         judge_model=j.judge_model or "",
         details=_details(j.meta),
-        samples=[f"#{s.index}: {fmt(s.score)} ({s.status})" for s in j.samples] if len(j.samples) > 1 else [],
+        samples=[_sample_text(s) for s in j.samples] if len(j.samples) > 1 else [],
     )
+
+
+def _sample_text(sample: SampleResult) -> str:
+    """One self-consistency / weight sample: its score, status and (ToW) its own node scores."""
+    nodes = ", ".join(f"{name} {fmt(v)}" for name, v in sample.nodes.items())
+    return f"#{sample.index}: {fmt(sample.score)} ({sample.status})" + (f" [{nodes}]" if nodes else "")
 
 
 def explorer(
