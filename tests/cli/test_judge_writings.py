@@ -113,3 +113,16 @@ def test_copy_grows_with_resumes_and_says_when_a_text_changed(bench_root: Path, 
     assert [r.getMessage() for r in caplog.records] == [
         f"1 writings in {tmp_path / 'a' / 'mine.jsonl'} changed since the run copied them to {paths[0]}; their "
         "judgments are of the old text (use another --run-dir to judge the new one)"]
+
+
+def test_the_closing_mean_leaves_empty_writings_out(bench_root: Path, tmp_path: Path) -> None:
+    """`judge` prints a mean score: like the leaderboard it leaves the empty writing out (ROUGE-L would record 0)."""
+    rows = load_items(bench_root, ["guide"])[:2]
+    mine = tmp_path / "w.jsonl"
+    mine.write_text(json.dumps({"infer_id": rows[0].id, "model": "mine", "output": rows[0].reference}) + "\n"
+                    + json.dumps({"infer_id": rows[1].id, "model": "mine", "output": ""}) + "\n", encoding="utf-8")
+    args = [a if a != "1" else "2" for a in _judge(bench_root, tmp_path, "--writings", str(mine))]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    line = " ".join(result.output.split())
+    assert "2 judgments (empty 1, ok 1); mean score 1.000 (empty writings left out, as the leaderboard does)" in line

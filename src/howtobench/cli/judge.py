@@ -12,7 +12,7 @@ from rich.console import Console
 from howtobench.config import resolve_data_dir
 from howtobench.dry_run import plan_judge
 from howtobench.event_loop import run as run_async
-from howtobench.judges.base import Judgment
+from howtobench.judges.base import Judgment, counted_score
 from howtobench.judges.job import NO_MODEL_METHODS, JudgeJob, calls_a_model, judge_job, judge_options
 from howtobench.llm.budget import spending_limit
 
@@ -90,10 +90,12 @@ RedoFailedOpt = Annotated[bool, typer.Option("--redo-failed", help="Judge again 
 
 def _summary(judgments: list[Judgment], out: Path) -> None:
     statuses = Counter(j.status for j in judgments)
-    scores = [j.score for j in judgments if j.score is not None]
+    scores = [v for j in judgments if (v := counted_score(j)) is not None]
     mean = f"{sum(scores) / len(scores):.3f}" if scores else "n/a"
     parts = ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()))
-    console.print(f"{len(judgments)} judgments ({parts}); mean score {mean}; written to {out}", highlight=False)
+    left_out = " (empty writings left out, as the leaderboard does)" if statuses.get("empty") else ""
+    console.print(f"{len(judgments)} judgments ({parts}); mean score {mean}{left_out}; written to {out}",
+                  highlight=False)
 
 
 def judge(
