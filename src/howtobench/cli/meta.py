@@ -142,7 +142,7 @@ def correlate_cmd(
     System level correlates per-model mean scores (by default over the items rated for every model; equal
     means are ties); sample level correlates models within each item and averages over items. Intervals are
     95% BCa bootstrap intervals over items (--interval). Self-consistency files (n > 1 samples per judgment)
-    give worst / best / mean rows. Cost sums the recorded usage. Empty writings are left out, as the authors' did
+    give worst / best / mean rows. Cost sums the recorded usage. Empty writings are left out, as the authors did
     (--empty). Every table names its interval method, item policy and empty-writing convention, and counts the
     items used and the empty writings.
     """
