@@ -105,3 +105,4 @@ def test_judges_matrix_leaves_empty_writings_out_by_default(tmp_path: Path) -> N
         doc = json.loads(out.stdout)
         assert doc["rows"][0]["b"] == pytest.approx(stats.pearsonr(xs[start:], ys[start:])[0])
         assert doc["notes"][-1].startswith("1 empty judged writings " + ("left out" if start else "included"))
+        assert [r["empty writings"] for r in doc["rows"]] == [1, 1]

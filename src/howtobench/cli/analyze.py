@@ -14,7 +14,15 @@ from rich.console import Console
 from howtobench.config import resolve_data_dir
 from howtobench.meta.correlate_table import empty_note
 from howtobench.meta.human import average_scores, load_ratings
-from howtobench.meta.judges import HUMAN, empty_writings, heatmap, judge_matrix, labelled_scores, matrix_table
+from howtobench.meta.judges import (
+    HUMAN,
+    empty_writings,
+    heatmap,
+    judge_matrix,
+    labelled_empty_counts,
+    labelled_scores,
+    matrix_table,
+)
 from howtobench.meta.judgments import load_judgments, load_results
 from howtobench.meta.length import EMPTY_LENGTHS
 from howtobench.meta.length_report import analyze_length
@@ -135,7 +143,7 @@ def judges_cmd(
     if human is not None:
         scores[HUMAN] = average_scores(load_ratings(human, strict=strict))
     matrix = judge_matrix(scores)
-    table = matrix_table(matrix)
+    table = matrix_table(matrix, labelled_empty_counts(files, task))
     table.notes.append(empty_note(empty_writings(files, task), empty, "judged writings"))
     print_tables([table], fmt)
     if out is not None:

@@ -7,8 +7,10 @@ empty writings by default (`empty="exclude"`, the authors' convention; `empty_wr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -20,6 +22,7 @@ from howtobench.meta.plots import new_figure, save_figure
 from howtobench.report.tables import Table
 
 HUMAN = "human"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -47,14 +50,24 @@ def _kept(judgments: list[Judgment], tasks: list[str] | None) -> list[Judgment]:
     return [j for j in judgments if tasks is None or j.task in tasks]
 
 
+def _labelled(files: dict[Path, list[Judgment]], value: Callable[[list[Judgment]], T]) -> dict[str, T]:
+    """`value` of each file's judgments under the file's unique label (a repeated label gets the file stem)."""
+    out: dict[str, T] = {}
+    for path, judgments in files.items():
+        label = judge_label(path, judgments)
+        out[label if label not in out else f"{label} ({path.stem})"] = value(judgments)
+    return out
+
+
 def labelled_scores(files: dict[Path, list[Judgment]], tasks: list[str] | None = None,
                     empty: EmptyConvention = "exclude") -> ScoreSets:
     """Final scores per file under unique labels (a repeated label gets the file stem appended)."""
-    out: ScoreSets = {}
-    for path, judgments in files.items():
-        label = judge_label(path, judgments)
-        out[label if label not in out else f"{label} ({path.stem})"] = final_scores(_kept(judgments, tasks), empty)
-    return out
+    return _labelled(files, lambda js: final_scores(_kept(js, tasks), empty))
+
+
+def labelled_empty_counts(files: dict[Path, list[Judgment]], tasks: list[str] | None = None) -> dict[str, int]:
+    """Judgments of empty writings per file, under the labels of `labelled_scores`."""
+    return _labelled(files, lambda js: sum(1 for j in _kept(js, tasks) if j.status == "empty"))
 
 
 def empty_writings(files: dict[Path, list[Judgment]], tasks: list[str] | None = None) -> int:
@@ -80,11 +93,13 @@ def judge_matrix(scores: ScoreSets) -> JudgeMatrix:
     return JudgeMatrix(labels, r, n)
 
 
-def matrix_table(matrix: JudgeMatrix) -> Table:
-    """The matrix as rows (one column per judge) with the smallest shared count in a note."""
-    table = Table("Sample-level Pearson correlation between judges", ["judge", *matrix.labels])
+def matrix_table(matrix: JudgeMatrix, empties: dict[str, int] | None = None) -> Table:
+    """The matrix as rows (one column per judge) with the smallest shared count in a note; with `empties`, a last
+    column counts each judge's empty writings (none for the human row)."""
+    extra = ["empty writings"] if empties is not None else []
+    table = Table("Sample-level Pearson correlation between judges", ["judge", *matrix.labels, *extra])
     for i, label in enumerate(matrix.labels):
-        table.add_row(label, *(float(v) for v in matrix.r[i]))
+        table.add_row(label, *(float(v) for v in matrix.r[i]), *([empties.get(label)] if empties is not None else []))
     off = matrix.n[~np.eye(len(matrix.labels), dtype=bool)]
     if off.size:
         table.notes.append(f"writings shared per pair: {int(off.min())} to {int(off.max())} (all models concatenated)")
