@@ -77,3 +77,19 @@ def test_average_without_filters_takes_the_from_file_writings(tmp_path: Path, be
                                        str(tmp_path / "nope.jsonl"), "-o", str(out), "--no-progress"])
     assert isinstance(missing.exception, JudgeError) and missing.exception.exit_status == 2  # main() prints one line
     assert "nope.jsonl: no such file" in str(missing.exception)
+
+
+def test_the_call_log_names_a_judge_command_by_its_output(fake_server: FakeServer, tmp_path: Path,
+                                                          bench_root: Path) -> None:
+    """`llm usage` listed a judge command as '20261201T083944Z-ff988f'; now 'judge:<out>', one row across resumes."""
+    from howtobench.llm.accounting import usage_from_log
+
+    fake_server.handler = lambda req: Reply.json({"reason": "r", "score": 6})
+    out = tmp_path / "single.jsonl"
+    for limit in ("1", "2"):  # the second command resumes the first and judges one more item per model
+        args = ["judge", "--data", str(bench_root), "--task", "completion", "--limit", limit, "--models", MODELS[0],
+                "--method", "single", "-o", str(out), "--no-progress", "--judge-base-url", fake_server.base_url,
+                "--judge-model", "fake-judge", "--workspace", str(tmp_path / "ws"), "--no-preflight"]
+        assert CliRunner().invoke(app, args).exit_code == 0
+    rows = usage_from_log(tmp_path / "ws")
+    assert [(r.run_id, r.purpose, r.usage.calls) for r in rows] == [(f"judge:{out}", "baseline:single", 2)]

@@ -109,18 +109,20 @@ async def _generate(
     preflight: bool = False,
 ) -> GenerateSummary:
     path = _out_path(out, settings, model_name(endpoint))
+    run_id = f"generate:{path}"  # the call log's name for this command (`llm usage`), the same on every resume
     with output_lock(output_file(path)):  # before the file is read back: one process per output
         if batch is None:  # a batch's upload is its own cheap check
-            await preflight_endpoints({"writer": endpoint}, enabled=preflight, cache_mode=mode, workspace=workspace)
+            await preflight_endpoints({"writer": endpoint}, enabled=preflight, cache_mode=mode, workspace=workspace,
+                                      run_id=run_id)
         if batch is not None:  # every item in flight at once: the calls wait for their batch, not for a slot
             async with batch_client(endpoint, workspace=workspace, settings=batch, cache_mode=mode, purpose="writer",
                                     report=lambda line: console.print(line, highlight=False),
-                                    prices=prices) as batched:
+                                    prices=prices, run_id=run_id) as batched:
                 return await generate_writings(batched, items, path, settings=settings,
                                                concurrency=max(1, len(items)), progress=progress,
                                                max_failed_rate=max_failed_rate)
         async with endpoint_or_local(endpoint, purpose="writer", replay=mode == "replay") as ep, open_client(
-            ep, workspace=workspace, cache_mode=mode, prices=prices
+            ep, workspace=workspace, cache_mode=mode, prices=prices, run_id=run_id
         ) as client:
             return await generate_writings(
                 client, items, path, settings=settings, concurrency=ep.capacity, progress=progress,

@@ -183,12 +183,20 @@ async def judge_client(job: JudgeJob) -> AsyncIterator[LLMClient | None]:
     embedded local model; none for overlap metrics."""
     if job.batch is not None and job.method not in NO_MODEL_METHODS:
         async with batch_client(job.endpoint, workspace=job.workspace, settings=job.batch, cache_mode=job.cache_mode,
-                                purpose="judge", report=job.report, prices=job.prices) as batched:
+                                purpose="judge", report=job.report, prices=job.prices,
+                                run_id=judge_run_id(job)) as batched:
             yield batched
         return
     async with optional_client(job.method not in NO_MODEL_METHODS, job.endpoint, workspace=job.workspace,
-                               cache_mode=job.cache_mode, purpose="judge", prices=job.prices) as client:
+                               cache_mode=job.cache_mode, purpose="judge", prices=job.prices,
+                               run_id=judge_run_id(job)) as client:
         yield client
+
+
+def judge_run_id(job: JudgeJob) -> str:
+    """The call log's run id of a judge command: named by its output, so `llm usage` says which command made
+    the calls and a resumed command adds to the same row (a timestamp id told the user nothing)."""
+    return f"judge:{job.out_path}"
 
 
 async def judge_job(job: JudgeJob) -> list[Judgment]:
@@ -201,7 +209,7 @@ async def judge_job(job: JudgeJob) -> list[Judgment]:
                 "also need their file: --writings)" if stored_tow_pairs(job) is not None else ""))
         if job.batch is None and calls_a_model(job.method):  # a batch's upload is its own cheap check
             await preflight_endpoints({"judge": job.endpoint}, enabled=job.preflight, cache_mode=job.cache_mode,
-                            workspace=job.workspace)
+                                      workspace=job.workspace, run_id=judge_run_id(job))
         async with judge_client(job) as client:
             judge = build_judge(job.method, client, job.options)
             # in batch mode every writing is in flight at once: its calls wait for their batch, not for a slot
