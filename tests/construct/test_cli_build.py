@@ -135,7 +135,7 @@ def test_build_failures_left_exit_3_and_max_failed_rate_exits_4(fake_server, tmp
 
     def slow_after_the_first(request: dict) -> Reply:  # every call fails (writing-level); the 2nd is still
         answered.append(1)                               # in flight when the 1st failure stops the step
-        return Reply.text("no JSON here", delay=0 if len(answered) == 1 else 3.0)
+        return Reply.text("no JSON here", delay=0 if len(answered) == 1 else 60.0)
 
     fake_server.handler = slow_after_the_first
     status, err = run("classify", *endpoint, "--concurrency", "1", "--max-failed-rate", "0")
