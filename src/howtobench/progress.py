@@ -7,6 +7,7 @@ from contextlib import contextmanager
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Column
 
 
 def stats_progress(enabled: bool) -> Progress:
@@ -15,12 +16,14 @@ def stats_progress(enabled: bool) -> Progress:
     Add its task with `bar.add_task(description, total=n, stats="")`; `enabled=False` draws nothing.
     """
     return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[stats]}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
+        TextColumn("[bold]{task.description}", table_column=Column(no_wrap=True)),
+        # a short bar, and counters that wrap rather than being cut: at 80 columns the default 40-character bar
+        # left "… tokens 284 · cost…"
+        BarColumn(bar_width=12),
+        MofNCompleteColumn(table_column=Column(no_wrap=True)),
+        TextColumn("{task.fields[stats]}", table_column=Column(no_wrap=False, overflow="fold")),
+        TimeElapsedColumn(table_column=Column(no_wrap=True)),
+        TimeRemainingColumn(table_column=Column(no_wrap=True)),
         disable=not enabled,
     )
 
