@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -69,3 +70,17 @@ async def test_budget_exceeded_lets_the_siblings_finish_before_it_propagates() -
                 got.append(result)
     assert got == [4, 3] and s.cancelled == []
     assert [t for t in asyncio.all_tasks() if t is not asyncio.current_task()] == []
+
+
+async def test_gather_or_cancel_of_one_awaitable_runs_it_in_place() -> None:
+    """One awaitable needs no task of its own: its result, or its exception, comes straight back."""
+    async def here() -> asyncio.Task[Any] | None:
+        return asyncio.current_task()
+
+    assert await gather_or_cancel(here()) == [asyncio.current_task()]
+
+    async def fails() -> None:
+        raise ValueError("bad")
+
+    with pytest.raises(ValueError, match="bad"):
+        await gather_or_cancel(fails())
