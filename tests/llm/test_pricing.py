@@ -17,6 +17,7 @@ from howtobench.llm.client import open_client
 from howtobench.llm.dryrun import price_plan, render
 from howtobench.llm.pricing import (
     CACHE_RULES,
+    MODES,
     CallTokens,
     PrefixCache,
     call_tokens,
@@ -135,6 +136,21 @@ async def test_usage_from_the_log_in_every_mode(fake_server: FakeServer, tmp_pat
     assert row["cost_by_mode"]["batch"] == pytest.approx((6000 * 2.5 + 4000) / 2e6)
     table = CliRunner().invoke(app, ["llm", "usage", "--workspace", str(tmp_path)])
     assert "batch+cached" in table.output and f"{modes['batch+cached']:.4f}" in table.output
+
+
+async def test_a_model_without_a_price_costs_unknown_in_every_mode_not_zero(fake_server: FakeServer,
+                                                                           tmp_path: Path) -> None:
+    fake_server.handler = script(Reply.text("a", usage={"prompt_tokens": 3000, "completion_tokens": 200}))
+    endpoint = EndpointConfig(model="my-unpriced-model", base_urls=(fake_server.base_url,))
+    async with open_client(endpoint, workspace=tmp_path, run_id="r1") as client:
+        await client.chat(ChatRequest(messages=({"role": "user", "content": "1"},), purpose="leaf:logic"))
+    assert modes_from_log(tmp_path)[("r1", "leaf:logic")] == dict.fromkeys(MODES, None)
+
+    from howtobench.cli.main import app
+
+    shown = CliRunner().invoke(app, ["llm", "usage", "--workspace", str(tmp_path), "--json"])
+    [row] = json.loads(shown.output)
+    assert row["cost_by_mode"] == dict.fromkeys(MODES, None) and row["unpriced_calls"] == 1
 
 
 def test_a_bad_user_price_table_is_one_line_naming_the_model_and_field(tmp_path: Path) -> None:

@@ -86,7 +86,7 @@ def _modes_table(rows: list[UsageRow], modes: dict[tuple[str, str], dict[Mode, f
         m = modes.get((r.run_id, r.purpose), {})
         table.add_row(r.run_id, r.purpose, *(m.get(mode) for mode in MODES))
     table.notes.append("list: no prompt cache; cached: with the cache hits the server reported; batch: at the batch "
-                       "API's rate (- : the model has none).")
+                       "API's rate (- : unknown: the model has no batch rate, or no price at all; --prices FILE).")
     return table
 
 

@@ -152,19 +152,13 @@ def usage_from_log(workspace: Path, run_id: str | None = None, prices: Path | No
     `usage.unpriced_calls`: their cost is unknown, not zero."""
     if not (workspace / DB_NAME).exists():
         raise ConfigError(f"no call log in {workspace} (expected {workspace / DB_NAME})")
-    store = CallStore.open(workspace)
-    try:
-        where, params = ("WHERE run_id = ?", (run_id,)) if run_id else ("", ())
-        rows = store.rows(
-            f"SELECT run_id, purpose, SUM(status != '{STOPPED}') AS calls, SUM(from_cache) AS cached_calls, "
-            "SUM(prompt_tokens) AS p, SUM(completion_tokens) AS c, SUM(cached_tokens) AS k, SUM(cost_usd) AS cost, "
-            f"SUM(status = 'failed') AS failed, SUM(status = '{STOPPED}') AS stopped, "
-            "SUM(MAX(attempts - asks, 0)) AS retries, MIN(started_at) AS first, "
-            f"model FROM calls {where} GROUP BY run_id, purpose, model ORDER BY first, purpose",
-            params,
-        )
-    finally:
-        store.close()
+    rows = CallStore.report(
+        workspace,
+        f"SELECT run_id, purpose, SUM(status != '{STOPPED}') AS calls, SUM(from_cache) AS cached_calls, "
+        "SUM(prompt_tokens) AS p, SUM(completion_tokens) AS c, SUM(cached_tokens) AS k, SUM(cost_usd) AS cost, "
+        f"SUM(status = 'failed') AS failed, SUM(status = '{STOPPED}') AS stopped, "
+        "SUM(MAX(attempts - asks, 0)) AS retries, MIN(started_at) AS first, model",
+        "GROUP BY run_id, purpose, model ORDER BY first, purpose", run_id)
     table = load_prices(prices)
     merged: dict[tuple[str, str], UsageRow] = {}
     for r in rows:
@@ -196,12 +190,7 @@ class StopRow:
 
 def stops_from_log(workspace: Path, run_id: str | None = None) -> list[StopRow]:
     """The run-level errors logged (status "stopped"), one row per (run, purpose, model, error), oldest first."""
-    store = CallStore.open(workspace)
-    try:
-        where, params = ("AND run_id = ?", (run_id,)) if run_id else ("", ())
-        rows = store.rows(
-            "SELECT run_id, purpose, model, error, COUNT(*) AS n, MIN(started_at) AS first FROM calls "
-            f"WHERE status = '{STOPPED}' {where} GROUP BY run_id, purpose, model, error ORDER BY first", params)
-    finally:
-        store.close()
+    rows = CallStore.report(
+        workspace, "SELECT run_id, purpose, model, error, COUNT(*) AS n, MIN(started_at) AS first",
+        "GROUP BY run_id, purpose, model, error ORDER BY first", run_id, where=f"status = '{STOPPED}'")
     return [StopRow(r["run_id"], r["purpose"], r["model"], r["error"] or "", r["n"], r["first"]) for r in rows]

@@ -140,6 +140,18 @@ class CallStore:
     def open(cls, workspace: Path) -> CallStore:
         return cls(output_dir(workspace) / DB_NAME)
 
+    @classmethod
+    def report(cls, workspace: Path, select: str, rest: str, run_id: str | None, where: str = "1"
+               ) -> list[sqlite3.Row]:
+        """`SELECT ... FROM calls WHERE <where> [AND run_id = ?] <rest>` on the workspace's log, opened and closed
+        here: the reports of `llm usage` (usage, cost per mode, run-level errors) share one filter by run."""
+        cond, params = (f"({where}) AND run_id = ?", (run_id,)) if run_id else (where, ())
+        store = cls.open(workspace)
+        try:
+            return store.rows(f"{select} FROM calls WHERE {cond} {rest}", params)
+        finally:
+            store.close()
+
     def lookup(self, key: str) -> dict[str, Any] | None:
         """The stored response of the latest successful, fresh call with this key."""
         row = self.db.execute(

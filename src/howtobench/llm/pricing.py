@@ -204,23 +204,23 @@ def logged_mode_costs(price: Price, usage: Usage) -> dict[Mode, float | None]:
 def modes_from_log(workspace: Path, run_id: str | None = None, prices: Path | None = None
                    ) -> dict[tuple[str, str], dict[Mode, float | None]]:
     """What the logged calls of each (run, purpose) cost in every mode, from their tokens and the server's
-    cached-token counts (models without a price cost nothing; a mode one of the models lacks is None)."""
+    cached-token counts. None where the cost is not known: a mode one of the models lacks (no batch API), or tokens
+    sent to a model without a price (unknown, never $0, as `usage_from_log` counts them)."""
     from howtobench.llm.accounting import load_prices, price_for
     from howtobench.llm.cache import CallStore
 
     table = load_prices(prices)
-    store = CallStore.open(workspace)
-    try:
-        where, params = ("WHERE run_id = ?", (run_id,)) if run_id else ("", ())
-        rows = store.rows(
-            "SELECT run_id, purpose, model, SUM(prompt_tokens) AS p, SUM(completion_tokens) AS c, "
-            f"SUM(cached_tokens) AS k FROM calls {where} GROUP BY run_id, purpose, model", params)
-    finally:
-        store.close()
+    rows = CallStore.report(
+        workspace, "SELECT run_id, purpose, model, SUM(prompt_tokens) AS p, SUM(completion_tokens) AS c, "
+        "SUM(cached_tokens) AS k", "GROUP BY run_id, purpose, model", run_id)
     out: dict[tuple[str, str], dict[Mode, float | None]] = {}
     for r in rows:
-        price = price_for(r["model"], table) or Price(input=0, output=0, batch=1)
-        costs = logged_mode_costs(price, Usage(prompt_tokens=r["p"], completion_tokens=r["c"], cached_tokens=r["k"]))
+        price = price_for(r["model"], table)
+        if price is None:
+            costs: dict[Mode, float | None] = dict.fromkeys(MODES, None if r["p"] or r["c"] else 0.0)
+        else:
+            costs = logged_mode_costs(price, Usage(prompt_tokens=r["p"], completion_tokens=r["c"],
+                                                   cached_tokens=r["k"]))
         spent = out.setdefault((r["run_id"], r["purpose"]), dict.fromkeys(MODES, 0.0))
         for mode in MODES:
             before, more = spent[mode], costs[mode]
