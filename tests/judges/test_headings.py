@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from howtobench.judges.headings import heading_lines, parse_headings, score_formatting
 
 
@@ -103,6 +105,13 @@ def test_formatting_without_titles_depends_on_length() -> None:
     assert score_formatting("短" * 499)[0] == 10
     assert score_formatting("短" * 500)[0] == 5
     assert score_formatting("- 要点\n" * 100)[0] == 5  # bullets are not titles: 600 characters, no title
+
+
+def test_an_empty_writing_gets_no_formatting_score() -> None:
+    """Not "short, no titles needed" (10): an empty text has nothing to judge, and ToW handles it as empty."""
+    for text in ("", "  \n\t "):
+        with pytest.raises(ValueError, match="empty writing"):
+            score_formatting(text)
 
 
 def test_formatting_level_jump_of_more_than_one_is_zero() -> None:

@@ -122,7 +122,12 @@ def score_formatting(writing: str) -> tuple[int, str]:
     Listing 1 and the authors' own regexes disagree on a few title shapes (Listing 1 knows `（一）`, not
     `第一章` or `1、`), so on the release this rule gives the authors' value on 98.0% of Guide and 98.7%
     of Open writings; docs/fidelity.md records it.
+    The 10 / 5 for a text without titles is that rule judging a real text, not a stand-in for a missing score: an
+    empty writing has no formatting to judge, so it is refused here (ToW records it as empty, with no score
+    counted by default) rather than passing as "short, no titles needed".
     """
+    if not writing.strip():
+        raise ValueError("an empty writing has no formatting to score (ToW records it as an empty writing)")
     titles = [(level, title) for kind, level, title in heading_lines(writing) if kind in HEADING_KINDS]
     if not titles:
         if len(writing) < SHORT_TEXT:
