@@ -33,7 +33,6 @@ from typer.testing import CliRunner  # noqa: E402
 
 from fake_server import FakeServerProcess  # noqa: E402
 from howtobench.cli.main import app  # noqa: E402
-from howtobench.event_loop import loop_name  # noqa: E402
 from howtobench.llm.cache import DB_NAME  # noqa: E402
 
 
@@ -109,8 +108,7 @@ def main() -> None:
           f"ratio to capacity ({capacity:.0f} calls/s): {rate / capacity:.3f}  "
           f"client CPU: {window_cpu / calls * 1000:.3f} ms/call while calling, "
           f"{cpu / calls * 1000:.3f} ms/call for the whole command")
-    print(f"event loop: {loop_name()} (HOWTOBENCH_EVENT_LOOP=asyncio for the standard one)  "
-          f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":

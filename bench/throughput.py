@@ -9,7 +9,7 @@ CPU time per call (process time of this process / calls). Goal: ratio >= 0.9, <<
 `--reference` also times a bare aiohttp loop and a minimal raw asyncio loop against the same server:
 on a loaded machine only the side-by-side ratios mean something (DESIGN.md), so compare them, and
 re-run on an idle machine for the figures of record. Every loop runs on the commands' event loop
-(`howtobench.event_loop`: uvloop where installed; `HOWTOBENCH_EVENT_LOOP=asyncio` for asyncio's own).
+(`howtobench.event_loop.run`: asyncio's own).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from fake_server import FakeServerProcess  # noqa: E402
 from howtobench.config import EndpointConfig  # noqa: E402
-from howtobench.event_loop import loop_name, run  # noqa: E402
+from howtobench.event_loop import run  # noqa: E402
 from howtobench.llm.client import CacheMode, open_client  # noqa: E402
 from howtobench.llm.types import ChatRequest  # noqa: E402
 
@@ -119,8 +119,7 @@ def main() -> None:
     args = parser.parse_args()
     capacity = args.slots / args.latency
     print(f"calls: {args.calls}  concurrency: {args.concurrency}  "
-          f"server: {args.slots} slots x {args.latency * 1000:g} ms = {capacity:g} calls/s  cache: {args.cache}  "
-          f"event loop: {loop_name()} (HOWTOBENCH_EVENT_LOOP=asyncio for the standard one)")
+          f"server: {args.slots} slots x {args.latency * 1000:g} ms = {capacity:g} calls/s  cache: {args.cache}")
     with FakeServerProcess(latency=args.latency, capacity=args.slots) as server, \
             tempfile.TemporaryDirectory(dir=args.workspace_dir) as tmp:
         server_cpu = process_cpu_s(server.pid)

@@ -1,45 +1,39 @@
-"""The commands' event loop: uvloop by default where installed, asyncio's own on request; same results."""
+"""The commands' event loop and the collector setting their batches run under."""
 
 from __future__ import annotations
 
 import asyncio
-import json
-import sys
-from pathlib import Path
+import gc
 
-import pytest
-from typer.testing import CliRunner
-
-from fake_server import FakeServer
-from howtobench.cli.main import app
-from howtobench.event_loop import ENV, loop_name, run
+from howtobench.concurrency import as_finished
+from howtobench.event_loop import loaded_data_frozen, run
 
 
-async def _loop_module() -> str:
-    await asyncio.sleep(0)
-    return type(asyncio.get_running_loop()).__module__
+def test_loaded_objects_are_frozen_while_a_batch_runs_and_given_back_after() -> None:
+    """The collector's full passes skip what was alive when the batch started (gc.freeze), nested batches keep
+    it frozen until the outermost ends, and afterwards it is collectable again (nothing leaks across runs)."""
+    assert gc.get_freeze_count() == 0
+    loaded = [{"id": i} for i in range(1000)]
+    with loaded_data_frozen():
+        assert gc.get_freeze_count() >= len(loaded)
+        with loaded_data_frozen():
+            pass
+        assert gc.get_freeze_count() >= len(loaded)
+    assert gc.get_freeze_count() == 0
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="no uvloop on Windows (pyproject's marker)")
-def test_uvloop_by_default_and_asyncio_on_request(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(ENV, raising=False)
-    assert loop_name() == "uvloop" and run(_loop_module()).startswith("uvloop")
-    monkeypatch.setenv(ENV, "asyncio")
-    assert loop_name() == "asyncio" and run(_loop_module()).startswith("asyncio")
+def test_every_batch_of_items_runs_with_the_loaded_data_frozen() -> None:
+    """as_finished (the judge runner, generation, perturbations, build steps) is where batches start."""
+    seen: list[int] = []
 
+    async def item(i: int) -> int:
+        await asyncio.sleep(0)
+        seen.append(gc.get_freeze_count())
+        return i
 
-def test_a_judge_run_gives_the_same_judgments_on_either_loop(tmp_path: Path, bench_root: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    outputs = {}
-    with FakeServer() as server:
-        for loop in ("uvloop", "asyncio"):
-            monkeypatch.setenv(ENV, loop)
-            out = tmp_path / f"{loop}.jsonl"
-            args = ["judge", "--method", "single", "--data", str(bench_root), "--task", "open", "--limit", "2",
-                    "--judge-base-url", server.base_url, "--judge-model", "j", "--judge-concurrency", "4",
-                    "--workspace", str(tmp_path / f"ws-{loop}"), "-o", str(out), "--no-progress", "--yes"]
-            result = CliRunner().invoke(app, args)
-            assert result.exit_code == 0, result.output
-            rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-            outputs[loop] = sorted((r["item_id"], r["model"], r["score"], r["cache_keys"]) for r in rows)
-    assert len(outputs["uvloop"]) == 20 and outputs["uvloop"] == outputs["asyncio"]
+    async def main() -> list[int]:
+        async with as_finished(item(i) for i in range(5)) as finished:
+            return sorted([r async for r in finished])
+
+    assert run(main()) == [0, 1, 2, 3, 4]
+    assert len(seen) == 5 and min(seen) > 0 and gc.get_freeze_count() == 0

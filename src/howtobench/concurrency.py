@@ -20,6 +20,7 @@ from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 from howtobench.errors import BudgetExceeded
+from howtobench.event_loop import loaded_data_frozen
 
 T = TypeVar("T")
 
@@ -82,10 +83,11 @@ async def as_finished(awaitables: Iterable[Awaitable[T]]) -> AsyncIterator[Async
     """Start every awaitable now; `async for` over their results as they finish. Leaving the block (normally, by
     an exception or a break) cancels and awaits whatever is still running. `BudgetExceeded` from one of them
     is raised only after the others have ended (their results are still handed out)."""
-    tasks = [asyncio.ensure_future(a) for a in awaitables]
-    results = _results(tasks)
-    try:
-        yield results
-    finally:
-        await results.aclose()
-        await cancel_and_wait(tasks)
+    with loaded_data_frozen():  # the items' data are loaded by now: keep them out of the collector's passes
+        tasks = [asyncio.ensure_future(a) for a in awaitables]
+        results = _results(tasks)
+        try:
+            yield results
+        finally:
+            await results.aclose()
+            await cancel_and_wait(tasks)

@@ -1,40 +1,49 @@
-"""The event loop every command runs on: uvloop where it is installed (Linux, macOS), asyncio's own elsewhere.
+"""The event loop every command runs on (asyncio's own), and the garbage-collector setting its batches run under.
 
-Why: a judge run is one Python thread driving hundreds of calls a second, and the loop's own bookkeeping
-(tasks, futures, callbacks, socket reads) is a large share of that thread's work. uvloop (libuv, made for
-exactly this) does it in C: `bench/saturation.py` (`howtobench judge --judge-concurrency 64` against a fake
-server of 640 calls/s) went from ~0.72-0.81 to ~0.85-0.88 of capacity on a shared 2-core machine. Nothing a
-run computes depends on the loop. Windows has no uvloop (pyproject's marker leaves it out), so there the
-standard loop runs; `HOWTOBENCH_EVENT_LOOP=asyncio` picks it anywhere (to rule the loop out when something
-misbehaves).
+`run` is the one entry from a command into async code, so a setting every run needs has one place. The
+standard loop is used: uvloop was tried (a core dependency for a session) and measured side by side on idle
+2-core machines it gave no gain — `bench/saturation.py` 0.896-0.904 of capacity on uvloop against 0.908-0.923 on
+asyncio's loop — while the collector's full passes over the loaded data were the real stall (below).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-from collections.abc import Coroutine
+import gc
+from collections.abc import Coroutine, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 T = TypeVar("T")
-ENV = "HOWTOBENCH_EVENT_LOOP"
-
-
-def loop_name() -> str:
-    """"uvloop" or "asyncio": the loop `run` uses in this process."""
-    if os.environ.get(ENV, "").strip().lower() == "asyncio":
-        return "asyncio"
-    try:
-        import uvloop  # noqa: F401
-    except ImportError:  # Windows (no wheel: pyproject's marker leaves it out) or a platform without uvloop
-        return "asyncio"
-    return "uvloop"
 
 
 def run(main: Coroutine[Any, Any, T]) -> T:
-    """`asyncio.run(main)` on the loop `loop_name()` names (a new loop, closed after)."""
-    if loop_name() == "uvloop":
-        import uvloop
-
-        return uvloop.run(main)
+    """`asyncio.run(main)`: a new event loop, closed after."""
     return asyncio.run(main)
+
+
+_frozen_depth = 0
+
+
+@contextmanager
+def loaded_data_frozen() -> Iterator[None]:
+    """While a batch of work runs, keep everything already alive (the loaded benchmark, imported modules) out of
+    the garbage collector's passes; back in them afterwards.
+
+    Why: a judge run allocates fast, so CPython's collector runs full passes now and then, and each one walks the
+    whole heap — ~190,000 objects once the release is loaded, 100-150 ms on a 2-core EPYC, during which no
+    response is read: one such pause costs every call in flight a whole call's latency (bench/saturation.py).
+    `gc.freeze()` moves what exists now to the permanent generation, which passes skip; `gc.unfreeze()` at the
+    end gives it back, so cyclic garbage made before is still collected later (nothing leaks across runs in one
+    process, e.g. the tests). Nested blocks unfreeze only when the outermost one ends.
+    """
+    global _frozen_depth
+    if _frozen_depth == 0:
+        gc.freeze()
+    _frozen_depth += 1
+    try:
+        yield
+    finally:
+        _frozen_depth -= 1
+        if _frozen_depth == 0:
+            gc.unfreeze()
