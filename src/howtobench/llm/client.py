@@ -385,6 +385,7 @@ class OpenAIClient:
         outcome: Outcome = "unknown"
         failure: TransportError | None = None
         sent_at = self._pool.now()
+        handed_over = False
         try:
             resp = await self._transport.post_json(
                 self._targets[slot], payload.encoded(), self._headers, self.endpoint.timeout_s)
@@ -393,7 +394,10 @@ class OpenAIClient:
             failure = exc
             outcome = _TRANSPORT_OUTCOME.get(exc.kind, "reached")
         finally:
-            self._pool.release(slot, outcome, "" if failure is None else self._scrub(str(failure)), sent_at)
+            handed_over = self._pool.release(
+                slot, outcome, "" if failure is None else self._scrub(str(failure)), sent_at)
+        if handed_over:
+            await _let_the_next_request_go_out()
         url = self._public[slot]
         if failure is not None:
             fatal = _FATAL_TRANSPORT.get(failure.kind)
@@ -445,6 +449,21 @@ class OpenAIClient:
         spent = self._usage.get(purpose)
         # the first usage of a purpose is copied: it is also the caller's `result.usage`, which they may change
         self._usage[purpose] = usage.model_copy() if spent is None else spent + usage
+
+
+async def _let_the_next_request_go_out() -> None:
+    """Two turns of the event loop, taken after a response freed a slot that a queued request now holds.
+
+    Why: responses arrive in bursts (many slots started together finish together), and the loop runs every
+    callback that is ready before it looks again. Without this, each response of a burst is parsed, checked,
+    logged and handed to its judge before any of the queued requests gets to send — the last one waits for the
+    whole burst. The queued request runs on the next turn and aiohttp writes its body on the turn after (in a
+    task of its own), so after two turns every request of the burst is on the wire and the responses are
+    processed while the server works. Measured side by side (bench/saturation.py, bench/throughput.py): +0.02 to
+    +0.03 of capacity.
+    """
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
 
 
 def _auth_headers(endpoint: EndpointConfig) -> dict[str, str]:

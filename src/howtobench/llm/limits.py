@@ -129,8 +129,8 @@ class SlotPool:
         """The pool's clock: pass its reading when a request is sent as `release(..., sent_at=)`."""
         return self._clock()
 
-    def release(self, i: int, outcome: Outcome = "unknown", error: str = "", sent_at: float | None = None) -> None:
-        """Free the slot and record what the request told us about the URL.
+    def release(self, i: int, outcome: Outcome = "unknown", error: str = "", sent_at: float | None = None) -> bool:
+        """Free the slot and record what the request told us about the URL; True when a waiting request got it.
 
         "reached": the server answered (any HTTP status, or a timeout/drop after connecting);
         "connect_failed": no connection (refused, DNS, connect timeout); "unknown": cancelled.
@@ -154,18 +154,20 @@ class SlotPool:
                 circuit.open_until = circuit.opened_at + circuit.cooldown_s
         elif circuit.probing:
             circuit.probing = False  # the probe was cancelled: the next request probes again
-        self._give_back(i)
+        return self._give_back(i)
 
-    def _give_back(self, i: int) -> None:
+    def _give_back(self, i: int) -> bool:
+        """The slot goes to the next live waiter (True), or back to the free count (False)."""
         self._load[i] -= 1
         waiters = self._waiters[i]
         while waiters:
             fut = waiters.popleft()
             if not fut.done():
                 fut.set_result(None)  # the slot moves to this waiter
-                return
+                return True
             # else: its task was cancelled while waiting (it already left `_load`)
         self._free[i] += 1
+        return False
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[str]:
