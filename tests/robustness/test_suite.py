@@ -10,8 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from howtobench.cli.main import app
+from howtobench.data.loader import load_items
 from howtobench.data.models import Item, Writing
 from howtobench.errors import ConfigError
+from howtobench.robustness.perturb_file import perturb_file
 from howtobench.robustness.suite import SuiteConfig, failures_left, run_suite, sample_writings
 
 
@@ -55,27 +57,44 @@ async def test_suite_with_overlap_methods_resumes(data_root: Path, tmp_path: Pat
                         data_root=data_root, run_dir=run, workspace=tmp_path / "ws", progress=False)
 
 
-def test_perturb_command_writes_release_layout(tmp_path: Path) -> None:
+def test_perturb_command_writes_release_layout(tmp_path: Path, data_root: Path) -> None:
     source = tmp_path / "w.jsonl"
-    rows = [{"infer_id": "x1", "model": "me", "output": "第一段。\n\n第二段。\n\n第三段。"},
-            {"infer_id": "x2", "model": "me", "output": "One. Two.\nThree."}]
+    first, second = (it.id for it in load_items(data_root, ["open"])[:2])
+    rows = [{"infer_id": first, "model": "me", "output": "第一段。\n\n第二段。\n\n第三段。"},
+            {"infer_id": second, "model": "me", "output": "One. Two.\nThree."}]
     source.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
     out = tmp_path / "p.jsonl"
-    result = CliRunner().invoke(app, ["perturb", str(source), "--kind", "inject-start", "--seed", "3", "-o", str(out)])
+    result = CliRunner().invoke(app, ["perturb", str(source), "--kind", "inject-start", "--seed", "3", "-o", str(out),
+                                      "--data", str(data_root)])
     assert result.exit_code == 0, result.output
     written = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert [w["model"] for w in written] == ["me+inject-start"] * 2
-    assert written[0]["output"].startswith("（致评分人") and written[1]["output"].startswith("(Note to the evaluator")
+    # the language is the item's (the benchmark is Chinese), not guessed from the text
+    assert all(w["output"].startswith("（致评分人") for w in written)
     assert written[0]["source_model"] == "me" and written[0]["perturbation"]["kind"] == "inject-start"
 
 
-def test_perturb_command_rejects_unknown_kind_and_reference_without_data(tmp_path: Path) -> None:
+async def test_perturb_file_without_a_benchmark_detects_the_language(tmp_path: Path) -> None:
+    """The library call still works without a benchmark (the CLI always reads one, like every command)."""
+    source = tmp_path / "w.jsonl"
+    rows = [{"infer_id": "x1", "model": "me", "output": "第一段。\n\n第二段。"},
+            {"infer_id": "x2", "model": "me", "output": "One. Two.\nThree."}]
+    source.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    summary = await perturb_file(source, "inject-start", 3, tmp_path / "p.jsonl", workspace=tmp_path / "ws",
+                                 progress=False)
+    written = [json.loads(x) for x in (tmp_path / "p.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert summary.written == 2 and written[0]["output"].startswith("（致评分人")
+    assert written[1]["output"].startswith("(Note to the evaluator")
+    with pytest.raises(ConfigError, match="the reference control needs the benchmark's references: pass --data"):
+        await perturb_file(source, "reference", 3, tmp_path / "r.jsonl", workspace=tmp_path / "ws", progress=False)
+
+
+def test_perturb_command_rejects_an_unknown_kind(tmp_path: Path, data_root: Path) -> None:
     source = tmp_path / "w.jsonl"
     source.write_text('{"infer_id": "x", "model": "m", "output": "t"}\n', encoding="utf-8")
-    bad = CliRunner().invoke(app, ["perturb", str(source), "--kind", "nope", "-o", str(tmp_path / "o.jsonl")])
+    bad = CliRunner().invoke(app, ["perturb", str(source), "--kind", "nope", "-o", str(tmp_path / "o.jsonl"),
+                                   "--data", str(data_root)])
     assert bad.exit_code != 0 and "unknown perturbation kind" in str(bad.exception or bad.output)
-    ref = CliRunner().invoke(app, ["perturb", str(source), "--kind", "reference", "-o", str(tmp_path / "o.jsonl")])
-    assert ref.exit_code != 0 and "--data" in str(ref.exception or ref.output)
 
 
 def test_robustness_command_with_tow_and_transfer_on_fake_server(fake_server, data_root: Path, tmp_path: Path) -> None:

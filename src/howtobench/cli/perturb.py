@@ -13,9 +13,11 @@ from howtobench.cli.options import (
     BaseUrlOpt,
     ConcurrencyOpt,
     ConfigOpt,
+    DataOpt,
     DryRunOpt,
     ModelOpt,
     NoCacheOpt,
+    NoProgressOpt,
     PricesOpt,
     ReplayOpt,
     RpmOpt,
@@ -40,7 +42,7 @@ KIND_HELP = (
     "Perturbation: drop (1-3 paragraphs, or sentences in texts under 4 paragraphs), repeat (1-3 paragraphs copied "
     "elsewhere), shuffle (paragraphs), truncate (last third), pad (off-topic text of equal length), inject-start / "
     "inject-middle / inject-end (a line asking the judge for full marks), strip-headings (the markers the heading "
-    "parser reads), reference (the human reference as the candidate; needs --data), transfer-comment / "
+    "parser reads), reference (the benchmark's human reference as the candidate), transfer-comment / "
     "transfer-letter / transfer-official / transfer-poem (an LLM rewrites the genre)."
 )
 KindOpt = Annotated[str, typer.Option("--kind", help=KIND_HELP)]
@@ -60,15 +62,6 @@ InputArg = Annotated[
 OutOpt = Annotated[
     Path, typer.Option("-o", "--out", help="Where to write the perturbed writings (JSONL, release layout).")
 ]
-DataForPerturbOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--data",
-        help="Benchmark root. Gives each item's language, the reference (needed by --kind reference), other items' "
-        "references as filler for pad, and the texts of a judgment file. Without it, language is detected and pad "
-        "uses the bundled filler.",
-    ),
-]
 
 
 def perturb(
@@ -76,7 +69,7 @@ def perturb(
     kind: KindOpt,
     output: OutOpt,
     seed: SeedOpt = 0,
-    data: DataForPerturbOpt = None,
+    data: DataOpt = None,
     base_url: BaseUrlOpt = None,
     model: ModelOpt = None,
     api_key_env: ApiKeyEnvOpt = None,
@@ -92,6 +85,7 @@ def perturb(
     yes: YesOpt = False,
     max_cost: MaxCostOpt = None,
     confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
+    no_progress: NoProgressOpt = False,
 ) -> None:
     """Perturb every writing of INPUT with one kind and write them in the release layout.
 
@@ -100,12 +94,17 @@ def perturb(
     kind, the derived seed and every change with its positions). Failed perturbations (a transfer call that
     failed) go to `<output>.failures.jsonl`, never into the output.
 
+    The benchmark is read like every other command reads it (--data, else $HOWTOBENCH_DATA, else the copy of
+    `howtobench data download`): it gives each item's language, its reference (--kind reference), other items'
+    references as filler for pad, and the texts of a judgment file. Rows of items it does not hold are skipped
+    and counted with file:line.
+
     The transfer kinds rewrite with the model given by --base-url/--model (the "writer"); without one, the embedded
     local model rewrites (fine for trying the pipeline, not for real results). Every call is cached, so a run
     stopped by --max-cost resumes from the cache. With an endpoint, the estimate is shown before the first call.
     """
     flags = model_flags(locals())
-    data_root = resolve_data_dir(data) if data else None
+    data_root = resolve_data_dir(data)
 
     def plan() -> list[Estimate]:
         return [run_async(plan_perturb(source, kind, seed, data_root=data_root, endpoint=flags.writer,
@@ -122,7 +121,8 @@ def perturb(
     with spending_limit(max_cost):
         summary = run_async(
             perturb_file(source, kind, seed, output, data_root=data_root, endpoint=flags.writer,
-                         workspace=flags.workspace, cache_mode=flags.cache_mode, prices=prices)
+                         workspace=flags.workspace, cache_mode=flags.cache_mode, progress=not no_progress,
+                         prices=prices)
         )
     console = Console(stderr=True)
     for line in summary.skipped_rows:
