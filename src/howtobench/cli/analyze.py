@@ -27,9 +27,10 @@ from howtobench.meta.judgments import load_judgments, load_results
 from howtobench.meta.length import EMPTY_LENGTHS
 from howtobench.meta.length_report import analyze_length
 from howtobench.meta.weights import weight_plots, weight_sets, weight_table
+from howtobench.progress import step
 from howtobench.report.tables import print_tables
 
-from .options import DataOpt, EmptyOpt, FormatOpt, StrictOpt, TaskOpt
+from .options import DataOpt, EmptyOpt, FormatOpt, NoProgressOpt, StrictOpt, TaskOpt
 
 analyze_app = typer.Typer(
     name="analyze",
@@ -77,6 +78,7 @@ def length_cmd(
         typer.Option("--empty", help="include (default, as the paper's fits): empty writings count with output "
                      "length 0; exclude: left out. Their number is printed either way; they never have a score."),
     ] = "include",
+    no_progress: NoProgressOpt = False,
 ) -> None:
     """Section 6.1: Pearson r (p-values, ** p<0.05, * p<0.1) among input length, output length and scores per task,
     and the pooled least-squares slope of output length on input length (paper: 1.4 Guide, 6.1 Open).
@@ -85,7 +87,7 @@ def length_cmd(
         raise typer.BadParameter(f"--empty must be one of {', '.join(EMPTY_LENGTHS)}")
     err = Console(stderr=True)
     loaded = load_results(results, strict=strict) if results else None
-    with err.status("analysing lengths and drawing figures..."):
+    with step("analysing lengths and drawing figures...", not no_progress):
         report = analyze_length(resolve_data_dir(data), tasks=task, writings_files=writings, results=loaded,
                                 out_dir=out, strict=strict, empty=empty)  # type: ignore[arg-type]
     print_tables(report.tables, fmt)

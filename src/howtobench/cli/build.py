@@ -42,9 +42,11 @@ from .options import (
     ModelFlags,
     ModelOpt,
     NoCacheOpt,
+    NoProgressOpt,
     PricesOpt,
     ReplayOpt,
     WorkspaceOpt,
+    check_task,
     model_flags,
     preflight_plan,
     run_preflight,
@@ -73,8 +75,9 @@ def build_lock(build_dir: Path) -> contextlib.AbstractContextManager[None]:
 
 
 def _run(step: pipeline.Step, build_dir: Path, opts: pipeline.StepOptions, flags: ModelFlags,
-         prices: Path | None, dry_run: bool, money: Money) -> Any:
-    """Estimate (dry run) or run a model-backed step with a progress bar; None for a dry run.
+         prices: Path | None, dry_run: bool, money: Money, progress_bar: bool = True) -> Any:
+    """Estimate (dry run) or run a model-backed step with a progress bar (none with --no-progress); None for a
+    dry run.
 
     No endpoint in `flags.writer` means the embedded local model. A configured endpoint sees the estimate first
     (and the --confirm-above / --max-cost rules) like generate, judge and run.
@@ -92,7 +95,7 @@ def _run(step: pipeline.Step, build_dir: Path, opts: pipeline.StepOptions, flags
     with build_lock(build_dir):
         if total:  # after the lock: a second process refused on this build directory spends nothing
             run_preflight(flags, writer=writer)
-        with Progress(*columns, console=console, transient=True) as progress:
+        with Progress(*columns, console=console, transient=True, disable=not progress_bar) as progress:
             bar = progress.add_task(f"{step} texts", total=total)
             with spending_limit(money.max_cost):
                 return run_async(pipeline.run(
@@ -145,12 +148,13 @@ def classify_cmd(
     no_cache: NoCacheOpt = False, replay: ReplayOpt = False, prices: PricesOpt = None,
     retry_failed: RetryOpt = False, dry_run: DryRunOpt = False, yes: YesOpt = False, max_cost: MaxCostOpt = None,
     confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE, max_failed_rate: MaxFailedRateOpt = None,
+    no_progress: NoProgressOpt = False,
 ) -> None:
     """Step 2: an LLM gives each text one genre and a reason; correct 02_classify.jsonl by hand if needed."""
     flags = model_flags(locals())
     opts = pipeline.StepOptions(retry_failed=retry_failed, max_failed_rate=max_failed_rate)
     report: ClassifyReport | None = _run("classify", build_dir, opts, flags, prices, dry_run,
-                                                Money(yes, max_cost, confirm_above))
+                                                Money(yes, max_cost, confirm_above), not no_progress)
     if report is not None:
         genres = ", ".join(f"{g} {n}" for g, n in sorted(report.by_genre.items()))
         console.print(f"classified {report.classified} texts ({genres}); {report.failed} failed (genre null, "
@@ -166,12 +170,13 @@ def filter_cmd(build_dir: DirOpt, min_quality: Annotated[int, typer.Option(
     no_cache: NoCacheOpt = False, replay: ReplayOpt = False, prices: PricesOpt = None,
     retry_failed: RetryOpt = False, dry_run: DryRunOpt = False, yes: YesOpt = False, max_cost: MaxCostOpt = None,
     confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE, max_failed_rate: MaxFailedRateOpt = None,
+    no_progress: NoProgressOpt = False,
 ) -> None:
     """Step 3: score each text 1-5 against its genre's rubric and keep those at or above --min-quality."""
     flags = model_flags(locals())
     opts = pipeline.StepOptions(threshold=min_quality, retry_failed=retry_failed, max_failed_rate=max_failed_rate)
     table: ScoreTable | None = _run("filter", build_dir, opts, flags, prices, dry_run,
-                                                Money(yes, max_cost, confirm_above))
+                                                Money(yes, max_cost, confirm_above), not no_progress)
     if table is not None:
         console.print(score_table(table))
         failed = sum(table.failed.values())
@@ -195,8 +200,8 @@ def score_table(table: ScoreTable) -> Table:
 
 
 def make_cmd(build_dir: DirOpt,
-             task: Annotated[list[str] | None, typer.Option("--task", help="Make items for these tasks only "
-                             "(completion, guide, open); repeatable. Default: all three.")] = None,
+             task: Annotated[list[str] | None, typer.Option("--task", callback=check_task, help="Make items for "
+                             "these tasks only (completion, guide, open); repeatable. Default: all three.")] = None,
              seed: Annotated[int, typer.Option("--seed", help="Seed for choosing the blanked paragraphs (and the "
                                                "task of each text with --split).")] = 0,
              split: Annotated[bool, typer.Option("--split", help="Make each text into ONE task, drawn per text "
@@ -207,13 +212,14 @@ def make_cmd(build_dir: DirOpt,
     no_cache: NoCacheOpt = False, replay: ReplayOpt = False, prices: PricesOpt = None,
     retry_failed: RetryOpt = False, dry_run: DryRunOpt = False, yes: YesOpt = False, max_cost: MaxCostOpt = None,
     confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE, max_failed_rate: MaxFailedRateOpt = None,
+    no_progress: NoProgressOpt = False,
 ) -> None:
     """Step 4: Completion items by blanking 1-10 paragraphs; Guide/Open items by back-construction (S, T, G)."""
     flags = model_flags(locals())
     opts = pipeline.StepOptions(tasks=tuple(task) if task else TASKS, seed=seed, retry_failed=retry_failed,
                                 split=split, max_failed_rate=max_failed_rate)
     report: MakeReport | None = _run("make", build_dir, opts, flags, prices, dry_run,
-                                                Money(yes, max_cost, confirm_above))
+                                                Money(yes, max_cost, confirm_above), not no_progress)
     if report is not None:
         made = ", ".join(f"{t} {n}" for t, n in report.made.items()) or "none"
         failed = ", ".join(f"{t} {n}" for t, n in report.failed.items()) or "none"

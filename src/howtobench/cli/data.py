@@ -13,7 +13,7 @@ from howtobench.data.genres import GENRES
 from howtobench.data.stats import BenchStats, GroupStats, benchmark_stats
 from howtobench.report.tables import Table, print_tables
 
-from .options import DataOpt, FormatOpt, JsonOpt, StrictOpt
+from .options import DataOpt, FormatOpt, JsonOpt, NoProgressOpt, StrictOpt
 
 data_app = typer.Typer(
     name="data",
@@ -86,23 +86,29 @@ DestOpt = Annotated[
 ]
 
 
+ReleaseUrlOpt = Annotated[
+    str | None,
+    typer.Option("--base-url", help="Where the release files are served (the GitHub raw URL of the data/ folder)."),
+]
+
+
 @data_app.command("download")
 def download_cmd(
     dest: DestOpt = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option("--base-url", help="Where the release files are served (the GitHub raw URL of the data/ folder)."),
-    ] = None,
+    release_url: ReleaseUrlOpt = None,
     force: Annotated[bool, typer.Option("--force", help="Fetch every file again, even verified ones.")] = False,
+    no_progress: NoProgressOpt = False,
 ) -> None:
     """Fetch the public HoWToBench release into the per-user cache, verify it, and write a manifest.
 
     Safe to run again: files that are present and verified are not fetched twice.
     """
+    # The parameter is not named base_url: that name marks a model-calling command, which would grow the model
+    # endpoint's flags (--reasks, --response-format, ...) here (options.add_endpoint_settings).
     from howtobench.data.download import DEFAULT_BASE_URL, download_release
 
     target = dest if dest is not None else user_cache_dir() / "data"
-    result = download_release(target, base_url or DEFAULT_BASE_URL, force=force, progress=True)
+    result = download_release(target, release_url or DEFAULT_BASE_URL, force=force, progress=not no_progress)
     typer.echo(
         f"{len(result.fetched)} files fetched, {len(result.skipped)} already verified; "
         f"benchmark ready in {target} (manifest: {result.manifest})"

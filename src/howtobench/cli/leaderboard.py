@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from howtobench.cli.options import EmptyOpt, FormatOpt
+from howtobench.cli.options import EmptyOpt, FormatOpt, NoProgressOpt
 from howtobench.config import resolve_data_dir
 from howtobench.data.loader import load_items
 from howtobench.data.models import Item
@@ -86,6 +86,7 @@ def leaderboard(
     order: OrderOpt = Order.means,
     empty: EmptyOpt = "exclude",
     output: OutputOpt = None,
+    no_progress: NoProgressOpt = False,
 ) -> None:
     """Rows Completion / Guide / Open, each genre and All; columns the models ordered by All (see --order).
 
@@ -95,7 +96,7 @@ def leaderboard(
     difference with a paired-bootstrap interval, Wilcoxon signed-rank p-value); a pair whose shared items say the
     opposite of the order is flagged.
     """
-    with step(f"reading judgments, bootstrapping {bootstrap} replicates per cell"):
+    with step(f"reading judgments, bootstrapping {bootstrap} replicates per cell", not no_progress):
         judgments = load_judgments(results)
         board = build_leaderboard(
             judgments,

@@ -90,9 +90,10 @@ def judge_methods() -> Sequence[str]:
 
 
 check_method = _checked("judge method", judge_methods)
+check_task = _checked("task", _tasks)
 TaskOpt = Annotated[
     list[str] | None,
-    typer.Option("--task", callback=_checked("task", _tasks),
+    typer.Option("--task", callback=check_task,
                  help="Only these tasks (completion, guide, open); repeatable."),
 ]
 GenreOpt = Annotated[

@@ -28,9 +28,11 @@ from howtobench.cli.options import (
     MaxFailedRateOpt,
     ModelOpt,
     NoCacheOpt,
+    NoProgressOpt,
     PricesOpt,
     ReplayOpt,
     RpmOpt,
+    TaskOpt,
     TimeoutOpt,
     WorkspaceOpt,
     model_flags,
@@ -70,9 +72,6 @@ RunDirOpt = Annotated[
     Path,
     typer.Option("--run-dir", help="Folder of this run: one file per stage; rerun the same command to resume."),
 ]
-TasksOpt = Annotated[
-    list[str] | None, typer.Option("--task", help="Sample only from these tasks (completion, guide, open); repeatable.")
-]
 BootOpt = Annotated[int, typer.Option("--bootstrap", min=1, help="Bootstrap resamples for the 95% intervals.")]
 
 
@@ -92,7 +91,7 @@ def robustness(
     n: NOpt = 50,
     per_model: PerModelOpt = 5,
     seed: SeedOpt = 0,
-    task: TasksOpt = None,
+    task: TaskOpt = None,
     bootstrap: BootOpt = 1000,
     empty: EmptyOpt = "exclude",
     data: DataOpt = None,
@@ -119,6 +118,7 @@ def robustness(
     yes: YesOpt = False,
     max_cost: MaxCostOpt = None,
     confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
+    no_progress: NoProgressOpt = False,
 ) -> None:
     """Sample writings (per model, seeded), perturb them, judge originals and perturbed sets, print Table 7.
 
@@ -161,7 +161,7 @@ def robustness(
             run_suite(
                 suite, data_root=data_root, run_dir=run_dir, workspace=flags.workspace,
                 judge_endpoint=flags.judge, writer_endpoint=flags.writer, cache_mode=flags.cache_mode,
-                preflight=flags.preflight, prices=prices,
+                preflight=flags.preflight, prices=prices, progress=not no_progress,
             )
         )
     if fmt == "json":
