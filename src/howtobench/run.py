@@ -308,6 +308,8 @@ def run_config(settings: RunSettings) -> dict[str, Any]:
         "judge_max_tokens": settings.judge_options.get("max_tokens"),
         "writer": endpoint_config(settings.writer) if settings.writer else None,
         "judge": endpoint_config(settings.judge) if settings.judge else None,
+        # `run` refuses a judge without a writer unless asked: a run whose embedded model wrote for a judge says so
+        "local_writer": True if settings.generate and settings.writer is None and settings.judge else None,
     }
     return {key: value for key, value in options.items() if value is not None}
 

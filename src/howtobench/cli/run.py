@@ -10,6 +10,7 @@ from rich.console import Console
 
 from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.dry_run import plan_run
+from howtobench.errors import ConfigError
 from howtobench.event_loop import run as run_async
 from howtobench.generate import safe_file_stem
 from howtobench.judges.job import NO_MODEL_METHODS, calls_a_model
@@ -102,6 +103,15 @@ ReleaseOpt = Annotated[
         "reference columns instead; yes when judging is free (embedded model, bleu / rouge).",
     ),
 ]
+LocalWriterOpt = Annotated[
+    bool,
+    typer.Option(
+        "--local-writer",
+        help="Let the embedded local model (Gemma-3-270M) write the selected items while your judge endpoint "
+        "judges them: a check of the pipeline, not a result. Without any endpoint the local model writes and judges "
+        "anyway (the offline smoke run); with a judge endpoint and no writer, run stops unless this is given.",
+    ),
+]
 ReleaseModelOpt = Annotated[
     list[str] | None, typer.Option("--release-model", hidden=True, help="Older spelling of --models.")
 ]
@@ -122,6 +132,31 @@ def _name(
         return f"smoke-local-{method}"
     label = writer.model if writer and generate else "writings"
     return safe_file_stem(f"{label}-{method}")
+
+
+NO_WRITER = ("a judge endpoint is given but no writer: give your model with --base-url URL --model NAME, your "
+             "writings with --writings FILE, or --local-writer to let the embedded 270M model write (a smoke test)")
+
+
+def _generates(generate: bool | None, writings: list[Path] | None, local_writer: bool) -> bool:
+    """Whether the run writes: as --generate/--no-generate says, else unless --writings brings the writings (or
+    --local-writer asks the embedded model to write)."""
+    if generate is False and local_writer:
+        raise ConfigError("--local-writer and --no-generate contradict each other: give one")
+    return generate if generate is not None else local_writer or not writings
+
+
+def _check_writer(writer: EndpointConfig | None, judge: EndpointConfig | None, generates: bool,
+                  local_writer: bool) -> None:
+    """Stop before anything loads when the embedded model would write in place of the user's model.
+
+    A judge endpoint says the user came to judge their own model: letting the 270M model write instead would be
+    a silent fallback. With no endpoint at all the local model writing is the documented offline smoke run.
+    """
+    if local_writer and writer is not None:
+        raise ConfigError("--local-writer and --base-url/--model contradict each other: give one")
+    if generates and writer is None and judge is not None and not local_writer:
+        raise ConfigError(NO_WRITER)
 
 
 def _pays(settings: RunSettings) -> bool:
@@ -151,6 +186,7 @@ def run(
     method: MethodOpt = "tow",
     writings: WritingsOpt = None,
     generate: GenerateOpt = None,
+    local_writer: LocalWriterOpt = False,
     release: ReleaseOpt = None,
     models: ModelsOpt = None,
     release_model: ReleaseModelOpt = None,
@@ -205,11 +241,14 @@ def run(
     With no endpoint at all, the embedded local model (Gemma-3-270M) writes and judges a small subset — the
     shortest item of each task, with the writings of three of the paper's models — in about a quarter of an hour
     on two idle cores (longer on a busy machine): a smoke test of the pipeline whose scores mean nothing, and the
-    leaderboard says so. --limit and --models widen it.
+    leaderboard says so. --limit and --models widen it. With a judge endpoint but neither a writer (--base-url,
+    --model) nor --writings, run stops before loading anything and says what to give: the embedded model writes
+    for a real judge only when asked (--local-writer).
     """
     flags = model_flags(locals())
     writer, judge = flags.writer, flags.judge
-    do_generate = generate if generate is not None else not writings
+    do_generate = _generates(generate, writings, local_writer)
+    _check_writer(writer, judge, do_generate, local_writer)
     run_name = _name(name, writer, judge, method, do_generate)
     options: dict[str, Any] = {"max_tokens": judge_max_tokens} if judge_max_tokens else {}
     settings = RunSettings(
