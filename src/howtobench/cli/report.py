@@ -11,7 +11,7 @@ from rich.console import Console
 from howtobench.cli.options import EMPTY_HELP
 from howtobench.config import resolve_data_dir
 from howtobench.judges.base import EmptyConvention
-from howtobench.report.html import ReportOptions, write_report
+from howtobench.report.html import ReportOptions, default_report_path, write_report
 from howtobench.report.html_explorer import DEFAULT_LIMIT
 
 SourcesArg = Annotated[
@@ -22,7 +22,22 @@ SourcesArg = Annotated[
         show_default=False,
     ),
 ]
-OutOpt = Annotated[Path, typer.Option("-o", "--out", help="The HTML file to write.")]
+OutOpt = Annotated[
+    Path | None,
+    typer.Option("-o", "--out", help="The HTML file to write. Default: report.html inside the run directory when "
+                 "one is given, else ./report.html.", show_default=False),
+]
+WritingsOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--writings",
+        exists=True,
+        dir_okay=False,
+        help="Writings JSONL (infer_id, model, output per line), e.g. the file given to `judge --writings`: the "
+        "explorer shows its texts (before a run directory's and the release's). A file none of whose writings was "
+        "judged is an error. Repeatable.",
+    ),
+]
 ReportDataOpt = Annotated[
     Path | None,
     typer.Option(
@@ -64,8 +79,9 @@ ReportEmptyOpt = Annotated[
 
 def report(
     sources: SourcesArg,
-    output: OutOpt = Path("report.html"),
+    output: OutOpt = None,
     data: ReportDataOpt = None,
+    writings: WritingsOpt = None,
     seed: SeedOpt = None,
     bootstrap: BootstrapOpt = None,
     paper: PaperOpt = None,
@@ -82,7 +98,8 @@ def report(
     and a judgment explorer: each writing, every leaf's score and reason.
 
     Model and user text is HTML-escaped; the page loads nothing from the
-    network and calls no model.
+    network and calls no model. Given a run directory, the page is written
+    into it (RUN_DIR/report.html) unless -o says otherwise; the path is printed.
     """
     options = ReportOptions(
         data_dir=resolve_data_dir(data) if data is not None else None,
@@ -92,10 +109,11 @@ def report(
         explorer_limit=explorer,
         title=title,
         empty=empty,
+        writings=tuple(writings or ()),
     )
-    path = write_report(sources, output, options)
+    path = write_report(sources, output or default_report_path(sources), options)
     size = path.stat().st_size
-    Console().print(f"wrote {path} ({size / 1024:,.0f} KiB)", highlight=False)
+    Console(soft_wrap=True).print(f"wrote {path} ({size / 1024:,.0f} KiB)", highlight=False)  # a path unbroken
 
 
 def register(app: typer.Typer) -> None:

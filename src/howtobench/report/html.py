@@ -28,7 +28,7 @@ import jinja2
 
 import howtobench
 from howtobench.data.genres import GENRES
-from howtobench.data.models import Item
+from howtobench.data.models import Item, Writing
 from howtobench.judges.base import EmptyConvention, Judgment, check_empty
 from howtobench.outputs import output_file, write_text_atomic
 from howtobench.report import html_views as views
@@ -37,6 +37,7 @@ from howtobench.report.html_inputs import (
     ReportSources,
     data_dir_for,
     find_sources,
+    load_given_writings,
     load_report_items,
     load_report_writings,
 )
@@ -132,6 +133,7 @@ class ReportOptions:
     explorer_limit: int = DEFAULT_LIMIT
     title: str | None = None
     empty: EmptyConvention | None = None
+    writings: tuple[Path, ...] = ()  # the user's writings files, whose texts the explorer shows first
 
 
 def _run_items(items: list[Item] | None, manifest: Mapping[str, Any] | None) -> list[Item] | None:
@@ -185,8 +187,9 @@ def build_report(paths: Sequence[Path], options: ReportOptions | None = None) ->
     data_dir = data_dir_for(sources, options.data_dir)
     all_items = load_report_items(data_dir, {j.task for j in judgments})
     items = _run_items(all_items, sources.manifest)
+    given = load_given_writings(options.writings, {(j.item_id, j.model) for j in judgments})
     lb = _leaderboard_for(sources, judgments, items, options)
-    return _render_with_texts(lb, judgments, sources, data_dir, items, options.explorer_limit)
+    return _render_with_texts(lb, judgments, sources, data_dir, items, options.explorer_limit, given)
 
 
 def _render_with_texts(
@@ -196,14 +199,22 @@ def _render_with_texts(
     data_dir: Path | None,
     items: Sequence[Item] | None,
     explorer_limit: int,
+    given: Sequence[Writing] = (),
 ) -> str:
     """Load only the writings the explorer shows, then render."""
     shown = set(choose_items(list(views.latest_judgments(judgments).values()), explorer_limit)[0])
     wanted = {(j.item_id, j.model) for j in judgments if (j.task, j.item_id) in shown}
-    writings = load_report_writings(sources, data_dir, wanted, items)
+    writings = load_report_writings(sources, data_dir, wanted, items, given)
     names = [str(p) for p in sources.judgment_files]
     return render_report(lb, judgments, manifest=sources.manifest, items=items, writings=writings,
                          explorer_limit=explorer_limit, sources=names)
+
+
+def default_report_path(paths: Sequence[Path]) -> Path:
+    """Where `howtobench report` writes without -o: report.html inside the run directory when one is given (the
+    page belongs with the run it shows, where `run` put its own), else report.html in the current folder."""
+    run_dirs = [p for p in paths if p.is_dir()]
+    return run_dirs[0] / "report.html" if run_dirs else Path("report.html")
 
 
 def write_report(paths: Sequence[Path], out: Path, options: ReportOptions | None = None) -> Path:

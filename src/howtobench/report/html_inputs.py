@@ -125,10 +125,34 @@ def load_report_items(data_dir: Path | None, tasks: Iterable[str]) -> list[Item]
     return load_items(data_dir, chosen) if chosen else []
 
 
+def load_given_writings(paths: Sequence[Path], judged: set[tuple[str, str]]) -> list[Writing]:
+    """The user's --writings files, each checked to answer at least one judged (item id, model) pair.
+
+    A file that answers none is the wrong file or a model named differently from its judgments: said here, instead
+    of a report whose explorer quietly shows no text of it.
+    """
+    given: list[Writing] = []
+    for path in paths:
+        writings = load_writings_file(path)
+        if not any((w.item_id, w.model) in judged for w in writings):
+            raise DataError(
+                f"{path}: none of its {len(writings)} writings was judged in the given results (its models: "
+                f"{_names({w.model for w in writings})}; judged models: {_names({m for _, m in judged})})"
+            )
+        given += writings
+    return given
+
+
+def _names(names: Iterable[str]) -> str:
+    return ", ".join(sorted(names)) or "none"
+
+
 def load_report_writings(
-    sources: ReportSources, data_dir: Path | None, wanted: set[tuple[str, str]], items: Sequence[Item] | None
+    sources: ReportSources, data_dir: Path | None, wanted: set[tuple[str, str]], items: Sequence[Item] | None,
+    given: Iterable[Writing] = (),
 ) -> dict[tuple[str, str], str]:
-    """Texts of the wanted (item id, model) writings: the run's own files first, then the release's."""
+    """Texts of the wanted (item id, model) writings: the user's `given` ones first (named on the command line),
+    then the run's own files, then the release's."""
     texts: dict[tuple[str, str], str] = {}
 
     def take(writings: Iterable[Writing]) -> None:
@@ -137,6 +161,7 @@ def load_report_writings(
             if key in wanted and key not in texts:
                 texts[key] = w.output
 
+    take(given)
     for path in sources.writing_files:
         take(load_writings_file(path))
     if data_dir is not None and items is not None:
