@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from fake_server import FakeServer, Reply, script
 from howtobench.config import EndpointConfig
 from howtobench.errors import CacheMiss, PermanentError, TransientError
 from howtobench.llm.client import cache_key, open_client
-from howtobench.llm.types import SamplingParams
+from howtobench.llm.types import ChatRequest, SamplingParams
 
 
 async def test_text_reply_think_stripped_and_logged(fake_server: FakeServer, endpoint: EndpointConfig,
@@ -162,6 +163,20 @@ def test_cache_key_covers_what_shapes_the_reply() -> None:
     assert cache_key("m", base) == cache_key("m", req(purpose="another-purpose"))
 
 
+def test_cache_keys_are_stable_across_versions() -> None:
+    """Pinned sha256 keys: a change to how the key is computed would silently orphan every cached call."""
+    plain = req("请写一首诗\n\"引号\"\t\\ \u0001 é 🙂")
+    schema = {"type": "object", "properties": {"analysis": {"type": "string"}, "score": {"enum": [1, 2, 3]}},
+              "required": ["analysis", "score"]}
+    full = ChatRequest(
+        messages=({"role": "system", "content": "系统"}, {"role": "user", "content": "写作"}),
+        sampling=SamplingParams(temperature=0.7, top_p=0.95, max_tokens=4096, seed=7, stop=("END", "</s>")),
+        response_schema=schema, schema_name="leaf_logic", purpose="leaf:logic", template_version="abc123",
+        sample_index=2)
+    assert cache_key("judge-model", plain) == "caac5aafd0beb3cf4acd9f1b091d9934fd81143a01cf59396bc61e71c2d8c4dc"
+    assert cache_key("judge-model", full) == "6dfb1373b50206a2e1d9c7a71d0904686259e37660b8b7c49320236d97fd623e"
+
+
 async def test_samples_cached_per_index(fake_server: FakeServer, endpoint: EndpointConfig, tmp_path: Path) -> None:
     sampling = SamplingParams(temperature=0.8, seed=10)
     async with open_client(endpoint, workspace=tmp_path) as client:
@@ -225,6 +240,25 @@ async def test_max_completion_tokens_and_response_format_modes(fake_server: Fake
     assert sent["response_format"] == {"type": "json_object"}
     assert len(sent["messages"]) == 1 and sent["messages"][0]["content"].startswith("评分\n\n")
     assert "JSON" in sent["messages"][0]["content"]
+
+
+async def test_the_body_sent_is_the_request_with_its_messages_encoded_once(fake_server: FakeServer,
+                                                                          tmp_path: Path) -> None:
+    """In json_schema mode the messages go out as is (the cache key's encoding reused): the server reads exactly
+    the request's messages and settings, and the call log stores that same body."""
+    ep = EndpointConfig(model="m", base_urls=(fake_server.base_url,))
+    fake_server.handler = lambda _req: Reply.json({"score": 2, "reason": "r"})
+    messages = ({"role": "system", "content": "系统 \"说明\"\n"}, {"role": "user", "content": "评分 🙂\t\\"})
+    request = ChatRequest(messages=messages, sampling=SamplingParams(temperature=0.3, max_tokens=8, seed=5),
+                          response_schema=SCORE_SCHEMA, sample_index=1)
+    async with open_client(ep, workspace=tmp_path) as client:
+        assert (await client.chat(request)).ok
+    sent = fake_server.requests[0]
+    assert sent["messages"] == list(messages) and sent["model"] == "m" and sent["temperature"] == 0.3
+    assert sent["max_tokens"] == 8 and sent["seed"] == 6 and sent["response_format"]["type"] == "json_schema"
+    with sqlite3.connect(tmp_path / "calls.sqlite") as db:
+        (stored,) = db.execute("SELECT request_json FROM calls").fetchone()
+    assert json.loads(stored) == sent
 
 
 async def test_waiters_take_over_when_the_shared_call_is_cancelled(fake_server: FakeServer, endpoint: EndpointConfig,

@@ -33,7 +33,7 @@ import json
 import random
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -68,27 +68,44 @@ _STORED = {"ok", "text", "data", "reasoning", "raw_text", "finish_reason"}  # wh
 
 
 # Built once: json.dumps with non-default options constructs a new JSONEncoder on every call (~4 us each,
-# twice per model call). Same options, same output.
+# twice per model call). Same options, same output. Bodies are compact too: servers read any JSON.
 _CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-_BODY_JSON = json.JSONEncoder(ensure_ascii=False)
+_BODY_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def canonical_json(value: Any) -> str:
     return _CANONICAL.encode(value)
 
 
-def cache_key(model: str, request: ChatRequest) -> str:
-    """sha256 of what determines the reply — never timeouts, retries, concurrency or the URL."""
-    identity = {
-        "model": model,
-        "messages": list(request.messages),
-        "sampling": request.sampling.model_dump(mode="json"),
-        "response_schema": request.response_schema,
-        "schema_name": request.schema_name,
-        "template_version": request.template_version,
-        "sample_index": request.sample_index,
-    }
-    return hashlib.sha256(canonical_json(identity).encode()).hexdigest()
+def messages_json(request: ChatRequest) -> str:
+    """The canonical JSON of a request's messages: the long part of both its cache key and its body."""
+    return _CANONICAL.encode(list(request.messages))
+
+
+def _json_object(fields: Iterable[tuple[str, str]]) -> str:
+    """A JSON object from (key, value already encoded as JSON) pairs, in the order given."""
+    return "{" + ",".join(f"{_CANONICAL.encode(key)}:{value}" for key, value in fields) + "}"
+
+
+def cache_key(model: str, request: ChatRequest, messages: str | None = None) -> str:
+    """sha256 of what determines the reply — never timeouts, retries, concurrency or the URL.
+
+    The hashed text is the canonical JSON (keys sorted, compact, UTF-8) of the model, the messages, the
+    sampling, the response schema and its name, the template version and the sample index. It is put together
+    from each field's own encoding, in sorted key order, so the messages — a judge prompt holds the whole
+    writing and reference — are encoded once for both the key and the body (`messages`: their
+    `messages_json`). tests/llm/test_llm_client.py pins keys: a change here would orphan every cached call.
+    """
+    fields = (
+        ("messages", messages if messages is not None else messages_json(request)),
+        ("model", _CANONICAL.encode(model)),
+        ("response_schema", _CANONICAL.encode(request.response_schema)),
+        ("sample_index", _CANONICAL.encode(request.sample_index)),
+        ("sampling", _CANONICAL.encode(request.sampling.model_dump(mode="json"))),
+        ("schema_name", _CANONICAL.encode(request.schema_name)),
+        ("template_version", _CANONICAL.encode(request.template_version)),
+    )
+    return hashlib.sha256(_json_object(fields).encode()).hexdigest()
 
 
 class _LeaderGone(Exception):
@@ -118,8 +135,9 @@ class _Payload:
     a call builds its body only once it holds a slot, so queued calls cost only their cache key.
     """
 
-    def __init__(self, build: Callable[[], dict[str, Any]]) -> None:
+    def __init__(self, build: Callable[[], dict[str, Any]], messages_text: str | None = None) -> None:
         self._build = build
+        self._messages_text = messages_text  # the body's messages already encoded (the cache key's), if sent as is
         self._body: dict[str, Any] | None = None
         self._text: str | None = None
         self._bytes: bytes | None = None
@@ -139,7 +157,9 @@ class _Payload:
     def text(self) -> str:
         """What the call log stores: the body sent, no headers (so no key)."""
         if self._text is None:
-            self._text = _BODY_JSON.encode(self.body())
+            body, messages = self.body(), self._messages_text
+            self._text = _BODY_JSON.encode(body) if messages is None else _json_object(
+                (key, messages if key == "messages" else _BODY_JSON.encode(value)) for key, value in body.items())
         return self._text
 
     def encoded(self) -> bytes:
@@ -207,7 +227,8 @@ class OpenAIClient:
         return sum(self._usage.values(), Usage())
 
     async def chat(self, request: ChatRequest) -> ChatResult:
-        key = cache_key(self.model, request)
+        messages = messages_json(request)
+        key = cache_key(self.model, request, messages)
         if self._cache_mode != "off":
             stored = self._store.lookup(key)
             if stored is not None:
@@ -225,7 +246,7 @@ class OpenAIClient:
         future: asyncio.Future[ChatResult] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
-            result = await self._fresh(request, key)
+            result = await self._fresh(request, key, messages)
             future.set_result(result)
             return result
         except BaseException:
@@ -255,9 +276,12 @@ class OpenAIClient:
             raise Unreachable("; ".join(dead))
         return [f"{d} — going on without it" for d in dead]
 
-    async def _fresh(self, request: ChatRequest, key: str, only: int | None = None) -> ChatResult:
+    async def _fresh(self, request: ChatRequest, key: str, messages: str | None = None,
+                     only: int | None = None) -> ChatResult:
+        """Send `request` (its `messages_json` may be given: reused in the body when it is sent as is)."""
         started, t0 = utc_now(), time.perf_counter()
-        payload = _Payload(lambda: self._body(request))
+        as_is = messages if not self._adds_schema_instruction(request) else None
+        payload = _Payload(lambda: self._body(request), as_is)
         try:
             result, asks = await self._ask_until_valid(request, payload, only)
         except HowtobenchError as exc:
@@ -319,9 +343,13 @@ class OpenAIClient:
                                              request.schema_name, inline_schema=self.endpoint.json_object_schema)
             if fmt is not None:
                 body["response_format"] = fmt
-            if self.endpoint.response_format != "json_schema":  # the server will not enforce it: tell the model
+            if self._adds_schema_instruction(request):
                 structured.add_instruction(messages, structured.schema_instruction(request.response_schema))
         return body
+
+    def _adds_schema_instruction(self, request: ChatRequest) -> bool:
+        """A schema the server will not enforce (not `json_schema` mode) is also told to the model in the prompt."""
+        return request.response_schema is not None and self.endpoint.response_format != "json_schema"
 
     async def _ask_until_valid(self, request: ChatRequest, payload: _Payload,
                                only: int | None = None) -> tuple[ChatResult, int]:
