@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from howtobench.cli.options import (
     ApiKeyEnvOpt,
@@ -167,7 +166,7 @@ def robustness(
     if fmt == "json":
         typer.echo(json.dumps(asdict(table), ensure_ascii=False, indent=2))
     else:
-        print_tables([as_table(table)], fmt, Console(width=220))
+        print_tables([as_table(table)], fmt)  # at the terminal's width (report.fit turns or wraps it to fit)
     failed, total = failures_left(run_dir, suite)
     finish(failed, total, "judgments and perturbations",
            f"failed judgments stay in {run_dir / 'judgments'}, failed perturbations in "

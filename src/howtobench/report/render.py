@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from howtobench.judges.base import EMPTY_TREATMENT
-from howtobench.report.fit import FittedGrid, SplitTable
+from howtobench.report.fit import Fitted, Grid
 from howtobench.report.leaderboard import SCORE, Cell, Leaderboard
 from howtobench.report.tables import markdown_grid
 
@@ -242,39 +242,40 @@ def to_json(lb: Leaderboard) -> str:
     return json.dumps(to_json_data(lb), ensure_ascii=False, indent=2) + "\n"
 
 
-def _rich_table(title: str, header: list[str], body: list[list[str]]) -> Table:
+def _rich_table(title: str, header: list[str], body: list[list[str]], last: bool = True) -> Table:
+    """The leaderboard's look: row labels left, numbers right, the paper's reference values dim (`last` is unused:
+    the leaderboard's notes are lines of their own)."""
     table = Table(title=title or None, title_justify="left", header_style="bold")
     for k, name in enumerate(header):
         table.add_column(
             name,
             justify="left" if k == 0 else "right",
             style="dim" if "(paper," in name else None,
-            overflow="fold",  # only when even one column does not fit: wrap, never cut
+            overflow="fold",  # only when even one word does not fit the terminal: wrap, never cut
         )
     for line in body:
         table.add_row(*(Text(cell, style="dim" if "(paper," in cell else "") for cell in line))
     return table
 
 
-def _fitted(title: str, header: list[str], body: list[list[str]]) -> FittedGrid:
-    """A grid whose columns are models: turned to models-as-rows and split when the terminal is too narrow."""
-    return FittedGrid(title, header, body, _rich_table)
+def _models_grid(title: str, header: list[str], body: list[list[str]]) -> Fitted:
+    """A grid whose columns are models: models as rows when they do not fit as columns (report.fit)."""
+    return Fitted(Grid(title, header, body), _rich_table, turned_label="models as rows", corner="model")
 
 
-def _split(title: str, header: list[str], body: list[list[str]], keep: int) -> SplitTable:
-    """A table whose columns are not models (counts): split into column groups when too wide, labels repeated."""
-    return SplitTable(title, len(header), lambda name, cols, last: _rich_table(
-        name, [header[c] for c in cols], [[line[c] for c in cols] for line in body]), keep=keep)
+def _rows_grid(title: str, header: list[str], body: list[list[str]], labels: int = 1) -> Fitted:
+    """A table whose rows already are the models or pairs (counts, paired tests): wrapped or split, never turned."""
+    return Fitted(Grid(title, header, body, labels), _rich_table)
 
 
 def to_rich(lb: Leaderboard) -> RenderableType:
     parts: list[RenderableType] = [Text(note, style="bold magenta") for note in lb.notes]
-    parts += [_fitted(metric_title(lb, m), *grid(lb, m)) for m in lb.metrics]
+    parts += [_models_grid(metric_title(lb, m), *grid(lb, m)) for m in lb.metrics]
     parts.append(Text(order_line(lb), style="dim"))
     parts.append(Text(lb.empty_label + ".", style="dim"))
-    parts.append(_split("Judged writings per model", *counts_grid(lb), keep=2 if len(lb.methods) > 1 else 1))
+    parts.append(_rows_grid("Judged writings per model", *counts_grid(lb), labels=2 if len(lb.methods) > 1 else 1))
     if lb.paired:
-        parts.append(_rich_table("Adjacent models, paired on shared items", *paired_grid(lb)))
+        parts.append(_rows_grid("Adjacent models, paired on shared items", *paired_grid(lb)))
     parts += [Text(f"warning: {w}", style="yellow") for w in lb.warnings]
     if lb.paper is not None:
         parts.append(Text(f"Reference columns: {lb.paper.source}.", style="dim"))

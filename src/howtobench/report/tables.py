@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -19,7 +20,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from howtobench.report.fit import SplitTable
+from howtobench.report.fit import Fitted, Grid
 
 Format = Literal["table", "markdown", "csv", "json"]
 FORMATS: tuple[str, ...] = ("table", "markdown", "csv", "json")
@@ -105,32 +106,52 @@ def to_json(table: Table) -> str:
     return json.dumps(doc, ensure_ascii=False, indent=2)
 
 
-def _numeric(table: Table, i: int) -> bool:
-    return any(isinstance(row[i], (int, float)) and not isinstance(row[i], bool) for row in table.rows)
+NUMBER = re.compile(r"[=+\-−]?\d[\d.,]*(?:e[+-]?\d+)?%?(?:\s*\[[^\]]*\])?[^\w\s]*")
+"""Display text that reads as a number: "0.93 [0.85, 0.97]", "=6.10 [5.9, 6.3]▲*", "1.2e-05", "12.5%" (not a run id
+such as 20260101T100000Z-ab12cd)."""
+BLANKS = ("-", "—", "")
 
 
-def to_rich(table: Table, columns: list[int] | None = None, *, notes: bool = True,
-            title: str | None = None) -> RichTable:
-    """A rich Table for terminals (numbers right-aligned), of every column or of `columns` only. Title, notes and
-    cells are text, never rich markup ("[n/a]", "[fill in the blank]" stay as written)."""
-    shown = list(range(len(table.columns))) if columns is None else columns
-    caption = "\n".join(table.notes) if notes else ""
-    out = RichTable(title=Text(table.title if title is None else title), caption=Text(caption) if caption else None,
-                    show_lines=False)
-    for i in shown:
-        out.add_column(Text(table.columns[i]), justify="right" if _numeric(table, i) else "left", overflow="fold")
-    for row in table.display_rows():
-        out.add_row(*(Text(row[i]) for i in shown))
+def numeric_column(cells: list[str]) -> bool:
+    """A column of numbers (blanks aside) is right-aligned; decided on the text, so it holds once turned too."""
+    shown = [c for c in cells if c not in BLANKS]
+    return bool(shown) and all(NUMBER.fullmatch(c.strip()) for c in shown)
+
+
+def rich_grid(title: str, header: list[str], body: list[list[str]], caption: str = "") -> RichTable:
+    """A rich Table of display text. Title, caption and cells are text, never rich markup ("[n/a]", "[fill in the
+    blank]" stay as written); `overflow="fold"` only matters when even one word is wider than the terminal."""
+    out = RichTable(title=Text(title), caption=Text(caption) if caption else None, show_lines=False)
+    for k, name in enumerate(header):
+        right = numeric_column([row[k] for row in body])
+        out.add_column(Text(name), justify="right" if right else "left", overflow="fold")
+    for row in body:
+        out.add_row(*(Text(cell) for cell in row))
     return out
 
 
-def fitted(table: Table) -> SplitTable:
-    """The terminal rendering: `to_rich` when it fits with whole words, else split into column groups that repeat
-    the row labels (the leading text columns, e.g. run and purpose), notes under the last group."""
-    labels = next((i for i in range(len(table.columns)) if _numeric(table, i)), len(table.columns))
-    return SplitTable(table.title, len(table.columns),
-                      lambda title, columns, last: to_rich(table, columns, notes=last, title=title),
-                      keep=max(1, min(labels, len(table.columns) - 1)))
+def _holds_numbers(table: Table, k: int, shown: list[list[str]]) -> bool:
+    """Numbers as values, or as text that reads as numbers (an analysis that formatted its own, as robustness's
+    "6.12"); a run id such as 20260101T100000Z-ab12cd is a label."""
+    raw = any(isinstance(row[k], (int, float)) and not isinstance(row[k], bool) for row in table.rows)
+    return raw or numeric_column([row[k] for row in shown])
+
+
+def label_columns(table: Table) -> int:
+    """How many leading columns name the rows (those before the first column of numbers, e.g. run and purpose; at
+    least one, and one column is always left to show): repeated in every part, the column headers once turned."""
+    shown = table.display_rows()
+    first = next((k for k in range(len(table.columns)) if _holds_numbers(table, k, shown)), len(table.columns))
+    return max(1, min(first, len(table.columns) - 1))
+
+
+def fitted(table: Table) -> Fitted:
+    """The terminal rendering of `table` (report.fit): as laid out when it fits, else turned (its rows become
+    columns) or wrapped between words, else split into parts that repeat the row labels; notes under the last."""
+    notes = "\n".join(table.notes)
+    grid = Grid(table.title, list(table.columns), table.display_rows(), labels=label_columns(table))
+    return Fitted(grid, lambda title, header, body, last: rich_grid(title, header, body, notes if last else ""),
+                  turned_label="turned to fit the terminal")
 
 
 _TEXT_RENDERERS = {"markdown": to_markdown, "csv": to_csv, "json": to_json}
@@ -140,7 +161,7 @@ def render(table: Table, fmt: str) -> str:
     """Text of `table` in `fmt` ('table' renders as a plain-text terminal table)."""
     if fmt in TERMINAL:
         console = Console(file=io.StringIO(), width=200, record=True)
-        console.print(to_rich(table))
+        console.print(fitted(table))
         return console.export_text()
     if fmt not in _TEXT_RENDERERS:
         raise ValueError(f"unknown table format {fmt!r}; choose one of {', '.join(FORMATS)}")
