@@ -95,6 +95,45 @@ def test_self_consistency_worst_best_mean_and_cost() -> None:
     assert mean.cost_usd == pytest.approx(6.0) and worst.cost_usd == pytest.approx(3.0)
 
 
+def test_worst_and_best_rows_count_the_items_of_their_own_sample() -> None:
+    """Sample 1 reverses the humans but failed on (i2, a), so under the "common" policy its system level rests on
+    i0 and i1 only; the worst row's system cells come from it and must say 2 items, not sample 0's 3."""
+    human = {(f"i{i}", m): float(k + 1) for i in range(3) for k, m in enumerate(MODELS)}
+    js = [sampled(i, m, [float(k + 1), None if (i, m) == ("i2", "a") else float(4 - k)])
+          for i in ("i0", "i1", "i2") for k, m in enumerate(MODELS)]
+    worst, best, _ = correlate_method("Auto-Plan", js, human, FAST)
+    assert worst.cells[("system", "guide", "kendall")].value == pytest.approx(-1.0)
+    assert best.cells[("system", "guide", "kendall")].value == pytest.approx(1.0)
+    assert worst.n_items == {("system", "guide"): 2, ("system", "all"): 2, ("sample", "guide"): 3,
+                             ("sample", "all"): 3}
+    assert best.n_items == {("system", "guide"): 3, ("system", "all"): 3, ("sample", "guide"): 3,
+                            ("sample", "all"): 3}
+    table = correlation_table([worst, best], "system")
+    items = table.columns.index("Guide items")
+    assert [row[items] for row in table.rows] == [2, 3]
+    assert "items rated for every model, of all rated items (Auto-Plan - worst): Comp 0 of 0, Guide 2 of 3, " \
+           "Open 0 of 0, All 2 of 3" in table.notes
+
+
+def test_worst_row_cells_of_one_task_from_different_samples_show_each_count() -> None:
+    """Per metric the worst sample differs: sample 0 ranks a and b the wrong way round on all three items (τ 4/6,
+    r 0.8), sample 1 ranks all four right but far apart (τ 1, r 0.785) and failed on (i2, a), so its system level
+    has 2 items. The worst τ and σ come from sample 0 (3 items), the worst ρ from sample 1 (2 items)."""
+    human = {(f"i{i}", m): float(k + 1) for i in range(3) for k, m in enumerate(MODELS)}
+    first, second = [2.0, 1.0, 3.0, 4.0], [1.0, 2.0, 3.0, 100.0]
+    js = [sampled(i, m, [first[k], None if (i, m) == ("i2", "a") else second[k]])
+          for i in ("i0", "i1", "i2") for k, m in enumerate(MODELS)]
+    worst, _, _ = correlate_method("Auto-Plan", js, human, FAST)
+    assert worst.cells[("system", "guide", "pearson")].value == pytest.approx(stats.pearsonr(second, [1, 2, 3, 4])[0])
+    assert worst.cells[("system", "guide", "kendall")].value == pytest.approx(4 / 6)
+    assert worst.cell_items[("system", "guide", "pearson")] == 2
+    assert worst.cell_items[("system", "guide", "kendall")] == 3
+    assert ("system", "guide") not in worst.n_items
+    assert worst.items_used("system", "guide") == "ρ 2, τ 3, σ 3"
+    table = correlation_table([worst], "system")
+    assert table.rows[0][table.columns.index("Guide items")] == "ρ 2, τ 3, σ 3"
+
+
 def test_failed_scores_are_left_out_and_table_shape() -> None:
     human = _human()
     js = [judgment(i, m, None if (i, m) == ("i1", "a") else v, task="guide") for (i, m), v in human.items()]

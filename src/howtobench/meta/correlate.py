@@ -22,9 +22,9 @@ keeps the lowest score the judge recorded. Either way every row counts the empty
 (`judges.base.counted_score` applies the convention, as in the leaderboard).
 
 Self-consistency results (judgments with n > 1 samples) give three rows: worst / best (min / max
-over sample indices of the correlation obtained with only that sample's scores, per cell) and the
-correlation of the mean of the samples. Cost is the sum of `usage.cost_usd` over the judgments of
-rated writings; one sample of an n-sample run is billed 1/n of it.
+over sample indices of the correlation obtained with only that sample's scores, per cell, each cell with the
+item count of its own sample) and the correlation of the mean of the samples. Cost is the sum of
+`usage.cost_usd` over the judgments of rated writings; one sample of an n-sample run is billed 1/n of it.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from howtobench.meta.human import WritingKey
 from howtobench.meta.stats import (
     INTERVALS,
     METRICS,
+    SYMBOLS,
     TIE_DECIMALS,
     Estimate,
     interval,
@@ -99,6 +100,17 @@ class CorrelationRow:
     settings: CorrelationSettings = field(default_factory=CorrelationSettings)
     n_empty: int = 0
     """Empty writings among the rated ones: left out (`settings.empty` "exclude") or scored lowest ("lowest")."""
+    cell_items: dict[CellKey, int] = field(default_factory=dict)
+    """Worst / best rows only: the items behind each cell, those of the sample the cell came from (the cells of one
+    level and task can come from different samples, and a sample's failures change its items)."""
+
+    def items_used(self, level: str, task: str) -> int | str:
+        """The items behind (level, task): one number, or one per metric ("ρ 3, τ 3, σ 2") when the cells of a
+        worst / best row came from samples that used different items."""
+        per_metric = {m: n for m in METRICS if (n := self.cell_items.get((level, task, m))) is not None}
+        if len(set(per_metric.values())) > 1:
+            return ", ".join(f"{SYMBOLS[m]} {n}" for m, n in per_metric.items())
+        return self.n_items.get((level, task), 0)
 
 
 def _matrices(scores: Scores, human: Scores, items: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -272,16 +284,26 @@ def score_row(name: str, cost: float | None, scores: Scores, human: Scores, task
 
 
 def _extreme(rows: list[CorrelationRow], name: str, cost: float | None, pick: str) -> CorrelationRow:
-    """Per cell, the sample index whose point estimate is lowest ('worst') or highest ('best').
+    """Per cell, the sample whose point estimate is lowest ('worst') or highest ('best'), with that sample's counts.
 
-    Item counts are the first sample's (under the "common" policy each sample's failures can differ)."""
-    out = CorrelationRow(name, cost, n_items=rows[0].n_items, n_models=rows[0].n_models, settings=rows[0].settings,
-                         n_empty=rows[0].n_empty)
-    for key in rows[0].cells:
-        candidates = [r.cells[key] for r in rows if key in r.cells and np.isfinite(r.cells[key].value)]
-        if candidates:
-            chooser = min if pick == "worst" else max
-            out.cells[key] = chooser(candidates, key=lambda e: e.value)
+    Each cell keeps the items and models of its own sample (under the "common" policy a sample whose judgment
+    failed has fewer items every model has): `cell_items` per cell, `n_items` / `n_models` where the chosen samples
+    agree. A cell no sample could estimate stays undefined, with the first sample's counts."""
+    chooser = min if pick == "worst" else max
+    out = CorrelationRow(name, cost, settings=rows[0].settings, n_empty=rows[0].n_empty)
+    models: dict[str, set[int]] = {}
+    for key in dict.fromkeys(k for r in rows for k in r.cells):
+        having = [r for r in rows if key in r.cells]
+        finite = [r for r in having if np.isfinite(r.cells[key].value)]
+        chosen = chooser(finite, key=lambda r: r.cells[key].value) if finite else having[0]
+        out.cells[key] = chosen.cells[key]
+        out.cell_items[key] = chosen.n_items[key[:2]]
+        models.setdefault(key[1], set()).add(chosen.n_models[key[1]])
+    counts: dict[CountKey, set[int]] = {}
+    for (level, task, _), n in out.cell_items.items():
+        counts.setdefault((level, task), set()).add(n)
+    out.n_items = {key: n.pop() for key, n in counts.items() if len(n) == 1}
+    out.n_models = {task: n.pop() for task, n in models.items() if len(n) == 1}
     return out
 
 

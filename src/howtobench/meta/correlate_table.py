@@ -57,15 +57,15 @@ def correlation_table(rows: list[CorrelationRow], level: str, ci: str = "inline"
         for task, metric, part in cols:
             est = row.cells.get((level, task, metric))
             cells.append(_cell(est, part, ci))
-        cells += [row.n_items.get((level, t), 0) for t in TASKS] + [ci_label, used, row.n_empty]
+        cells += [row.items_used(level, t) for t in TASKS] + [ci_label, used, row.n_empty]
         table.add_row(*cells, f"{settings.empty}: {EMPTY_TREATMENT[settings.empty]}")
     if ci != "none":
         table.notes.append(f"{ci_label} (seed {settings.seed}); [n/a]: the interval is undefined there")
     table.notes.append(_empty_rows_note(rows, settings.empty))
     if level == "system":
         if settings.items == "common" and rows:
-            kept = ", ".join(f"{TASK_LABELS[t]} {rows[0].n_items.get(('system', t), 0)} of "
-                             f"{rows[0].n_items.get(('sample', t), 0)}" for t in TASKS)
+            kept = ", ".join(f"{TASK_LABELS[t]} {rows[0].items_used('system', t)} of "
+                             f"{rows[0].items_used('sample', t)}" for t in TASKS)
             table.notes.append(f"items rated for every model, of all rated items ({rows[0].method}): {kept}")
         table.notes.append(f"model means rounded to {settings.tie_decimals} decimals before ranking, so equal "
                            "means are ties")
