@@ -134,6 +134,19 @@ def test_worst_row_cells_of_one_task_from_different_samples_show_each_count() ->
     assert table.rows[0][table.columns.index("Guide items")] == "ρ 2, τ 3, σ 3"
 
 
+def test_worst_and_best_keep_the_cells_only_a_later_sample_could_compute() -> None:
+    """Sample 0 failed on every writing of the completion item: only sample 1 has completion cells, and both rows
+    show them (with sample 1's single item) instead of leaving completion empty."""
+    human = {(i, m): float(k + 1) for i in ("i0", "i1", "c0") for k, m in enumerate(MODELS)}
+    js = [sampled(i, m, [None if i == "c0" else float(k + 1), float(k + 1)],
+                  task="completion" if i == "c0" else "guide")
+          for i in ("i0", "i1", "c0") for k, m in enumerate(MODELS)]
+    worst, best, _ = correlate_method("Auto-Plan", js, human, FAST)
+    for row in (worst, best):
+        assert row.cells[("sample", "completion", "kendall")].value == pytest.approx(1.0)
+        assert row.items_used("system", "completion") == 1 and row.n_models["completion"] == 4
+
+
 def test_failed_scores_are_left_out_and_table_shape() -> None:
     human = _human()
     js = [judgment(i, m, None if (i, m) == ("i1", "a") else v, task="guide") for (i, m), v in human.items()]
