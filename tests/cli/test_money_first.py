@@ -170,9 +170,25 @@ def test_perturb_transfer_shows_the_estimate_and_stops_at_max_cost(fake_server: 
     assert code == 1 and "Go ahead and spend at most ~$" in out and fake_server.requests == []
     code, out = invoke([*args, "--max-cost", "0.015"])
     assert code != 0 and "--max-cost $0.01 reached" in out.replace("0.015", "0.01"), out
-    assert len(fake_server.requests) == 2 and not (tmp_path / "out.jsonl").exists()
-    code, out = invoke(args)  # resumes from the cache: only the third rewrite is paid
+    # the two rewrites paid for are in the output, appended as they were made
+    written = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text("utf-8").splitlines()]
+    sent = [json.loads(line)["infer_id"] for line in rows]
+    assert len(fake_server.requests) == 2 and [w["infer_id"] for w in written] == sent[:2]
+    code, out = invoke([*args, "--no-cache", "--dry-run"])
+    assert code == 0 and "note: 1 of 3 writing(s) still to perturb" in out and len(fake_server.requests) == 2
+    code, out = invoke([*args, "--no-cache"])  # resumes from the output file (not the cache): the third alone is sent
     assert code == 0, out
-    assert len(fake_server.requests) == 3 and len((tmp_path / "out.jsonl").read_text("utf-8").splitlines()) == 3
-    code, out = invoke([*args, "--kind", "drop", "--confirm-above", "0"])  # a rule-based kind costs nothing: no screen
-    assert code == 0 and "estimate before the first call" not in out
+    assert "writer · fake-writer: 1 calls" in out
+    said = " ".join(out.split())
+    assert "transfer-letter: wrote 1 perturbed writings to" in said and "(2 already there from an earlier run)" in said
+    third = json.loads(rows[2])["output"][:40]
+    assert len(fake_server.requests) == 3 and third in fake_server.requests[2]["messages"][-1]["content"]
+    written = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text("utf-8").splitlines()]
+    assert [w["infer_id"] for w in written] == sent and {w["model"] for w in written} == {
+        "gpt-4o-2024-11-20+transfer-letter"}
+    code, out = invoke([*args, "--kind", "drop"])  # the same output, another kind: resuming would mix them
+    assert code != 0 and "out.jsonl:1 holds a writing perturbed with --kind transfer-letter --seed 0, not --kind " \
+        "drop --seed 0: write to another -o" in " ".join(out.split()), out
+    elsewhere = [tmp_path / "drop.jsonl" if arg == str(tmp_path / "out.jsonl") else arg for arg in args]
+    code, out = invoke([*map(str, elsewhere), "--kind", "drop", "--confirm-above", "0"])
+    assert code == 0 and "estimate before the first call" not in out  # a rule-based kind costs nothing: no screen

@@ -1,4 +1,5 @@
-"""`perturb_file` on a tiny benchmark: judgment-file input, references for the control, pool for pad."""
+"""`perturb_file` on a tiny benchmark: judgment-file input, references for the control, pool for pad; the output
+written as each perturbation is made, so a stopped or killed run resumes without redoing (or paying for) any."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from howtobench.errors import ConfigError
+from fake_server import FakeServer, Reply, script
+from howtobench.config import EndpointConfig
+from howtobench.errors import ConfigError, HowtobenchError
 from howtobench.judges.base import Judgment
 from howtobench.robustness.perturb_file import perturb_file
 
@@ -57,3 +60,76 @@ async def test_pad_takes_filler_from_other_items_references(tiny_bench: Path, tm
         filler = row["output"].split("\n\n")[2:]
         assert filler and all("参考范文" in f or "第二句" in f for f in filler)
         assert all(f"范文{own}" not in f and f"第二句{own}" not in f for f in filler)  # never the item's own reference
+
+
+def _writings(path: Path, n: int) -> Path:
+    _jsonl(path, [{"infer_id": f"infer_{k}", "model": "m", "output": f"第一段{k}。\n\n第二段{k}。"} for k in range(n)])
+    return path
+
+
+def _rows(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _writer(server: FakeServer) -> EndpointConfig:
+    return EndpointConfig(model="fake", base_urls=(server.base_url,), concurrency=1, max_retries=0, reasks=0,
+                          timeout_s=5)
+
+
+async def test_a_stopped_run_keeps_its_finished_rows_and_a_rerun_sends_only_the_rest(fake_server: FakeServer,
+                                                                                    tmp_path: Path) -> None:
+    """Two rewrites come back, then the key is refused (a run-level error stops the run): the two are in the
+    output already. A re-run in a fresh workspace (nothing cached) sends the third writing alone."""
+    source, out = _writings(tmp_path / "in.jsonl", 3), tmp_path / "out.jsonl"
+    fake_server.handler = script(Reply.text("信一"), Reply.text("信二"), Reply.error(401, "bad key"))
+    with pytest.raises(HowtobenchError, match="401"):
+        await perturb_file(source, "transfer-letter", 0, out, endpoint=_writer(fake_server),
+                           workspace=tmp_path / "ws1", progress=False)
+    assert [(r["infer_id"], r["output"]) for r in _rows(out)] == [("infer_0", "信一"), ("infer_1", "信二")]
+    assert len(fake_server.requests) == 3
+    fake_server.handler = script(Reply.text("信三"))
+    summary = await perturb_file(source, "transfer-letter", 0, out, endpoint=_writer(fake_server),
+                                 workspace=tmp_path / "ws2", progress=False)
+    assert (summary.written, summary.kept, summary.failed) == (1, 2, 0)
+    assert summary.wrote_line == f"transfer-letter: wrote 1 perturbed writings to {out} (2 already there from an " \
+                                 "earlier run)"
+    assert len(fake_server.requests) == 4 and "第一段2" in fake_server.requests[3]["messages"][-1]["content"]
+    assert [(r["infer_id"], r["model"], r["output"]) for r in _rows(out)] == [
+        ("infer_0", "m+transfer-letter", "信一"), ("infer_1", "m+transfer-letter", "信二"),
+        ("infer_2", "m+transfer-letter", "信三")]
+    again = await perturb_file(source, "transfer-letter", 0, out, endpoint=_writer(fake_server),
+                               workspace=tmp_path / "ws3", progress=False)
+    assert (again.written, again.kept) == (0, 3) and len(fake_server.requests) == 4 and len(_rows(out)) == 3
+
+
+async def test_failures_go_beside_the_output_and_are_tried_again_by_the_next_run(fake_server: FakeServer,
+                                                                                 tmp_path: Path) -> None:
+    source, out = _writings(tmp_path / "in.jsonl", 2), tmp_path / "out.jsonl"
+    fake_server.handler = script(Reply.text("信一"), Reply.error(400, "context_length_exceeded"))  # a failed rewrite
+    first = await perturb_file(source, "transfer-letter", 0, out, endpoint=_writer(fake_server),
+                               workspace=tmp_path / "ws", progress=False)
+    assert (first.written, first.failed, first.failures_out) == (1, 1, tmp_path / "out.failures.jsonl")
+    assert [r["infer_id"] for r in _rows(out)] == ["infer_0"]
+    assert [r["infer_id"] for r in _rows(tmp_path / "out.failures.jsonl")] == ["infer_1"]
+    fake_server.handler = script(Reply.text("信二"))
+    second = await perturb_file(source, "transfer-letter", 0, out, endpoint=_writer(fake_server),
+                                workspace=tmp_path / "ws", progress=False)
+    assert (second.written, second.kept, second.failed, second.failures_out) == (1, 1, 0, None)
+    assert [r["output"] for r in _rows(out)] == ["信一", "信二"] and len(fake_server.requests) == 3
+    assert not (tmp_path / "out.failures.jsonl").exists()
+
+
+async def test_a_line_cut_by_a_kill_is_redone_and_another_kind_or_seed_is_refused(tmp_path: Path) -> None:
+    source, out = _writings(tmp_path / "in.jsonl", 3), tmp_path / "out.jsonl"
+    await perturb_file(source, "shuffle", 5, out, workspace=tmp_path / "ws", progress=False)
+    whole = out.read_text(encoding="utf-8")
+    lines = whole.splitlines(keepends=True)
+    out.write_text(lines[0] + lines[1][:25], encoding="utf-8")  # killed while writing the second line
+    summary = await perturb_file(source, "shuffle", 5, out, workspace=tmp_path / "ws", progress=False)
+    assert (summary.written, summary.kept) == (2, 1)
+    assert sorted(out.read_text(encoding="utf-8").splitlines(keepends=True)) == sorted(lines)  # same rows, each once
+    with pytest.raises(ConfigError, match=r"out\.jsonl:1 holds a writing perturbed with --kind shuffle --seed 5, "
+                                          r"not --kind shuffle --seed 6"):
+        await perturb_file(source, "shuffle", 6, out, workspace=tmp_path / "ws", progress=False)
+    with pytest.raises(ConfigError, match="not --kind drop --seed 5"):
+        await perturb_file(source, "drop", 5, out, workspace=tmp_path / "ws", progress=False)

@@ -100,15 +100,17 @@ def perturb(
     and counted with file:line.
 
     The transfer kinds rewrite with the model given by --base-url/--model (the "writer"); without one, the embedded
-    local model rewrites (fine for trying the pipeline, not for real results). Every call is cached, so a run
-    stopped by --max-cost resumes from the cache. With an endpoint, the estimate is shown before the first call.
+    local model rewrites (fine for trying the pipeline, not for real results). Each perturbed writing is appended to
+    the output as soon as it is made, and re-running the command perturbs only the writings the output does not hold
+    yet, so a run stopped by --max-cost or killed keeps every rewrite it paid for (the output must hold the same
+    kind and seed; failed ones are tried again). With an endpoint, the estimate is shown before the first call.
     """
     flags = model_flags(locals())
     data_root = resolve_data_dir(data)
 
     def plan() -> list[Estimate]:
         return [run_async(plan_perturb(source, kind, seed, data_root=data_root, endpoint=flags.writer,
-                                         prices=prices))]
+                                         prices=prices, out=output))]
 
     pays = kind in TRANSFER_KINDS and flags.writer is not None and flags.cache_mode != "replay"
     in_flight = {"writer": flags.writer.capacity if flags.writer else 1}
@@ -127,7 +129,7 @@ def perturb(
     console = Console(stderr=True)
     for line in summary.skipped_rows:
         console.print(f"[yellow]{line}[/]", highlight=False)
-    console.print(f"{summary.kind}: wrote {summary.written} perturbed writings to {summary.out}", highlight=False)
+    console.print(summary.wrote_line, highlight=False)
     if summary.failures_out:
         console.print(f"[red]{summary.failed} failed[/] (recorded in {summary.failures_out})", highlight=False)
 

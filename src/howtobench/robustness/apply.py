@@ -78,16 +78,21 @@ async def perturb_writings(
     base_seed: int,
     context: Callable[[Writing], PerturbContext],
     client: LLMClient | None = None,
-    on_done: Callable[[], None] | None = None,
+    on_done: Callable[[Writing, bool], None] | None = None,
 ) -> tuple[list[Writing], list[Writing]]:
-    """Perturb every writing with one kind; returns (perturbed writings, failed ones as records)."""
+    """Perturb every writing with one kind; returns (perturbed writings, failed ones as records).
+
+    `on_done` gets each result (the perturbed writing, whether it succeeded) the moment it is made, so a caller can
+    save it before the others finish: `perturb_file` appends it, and a run stopped by --max-cost or a kill keeps
+    the rewrites already paid for."""
 
     async def one(w: Writing) -> tuple[Writing, bool]:
         seed = derive_seed(base_seed, w.item_id, w.model, kind)
         result = await perturb_text(kind, w.output, seed, context(w), client)
+        made = perturbed_writing(w, kind, base_seed, result), result.record.status == "ok"
         if on_done:
-            on_done()
-        return perturbed_writing(w, kind, base_seed, result), result.record.status == "ok"
+            on_done(*made)
+        return made
 
     done = await gather_or_cancel(*(one(w) for w in writings))
     return [w for w, ok in done if ok], [w for w, ok in done if not ok]

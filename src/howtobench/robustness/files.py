@@ -85,10 +85,14 @@ class Contexts:
         return tuple(self.items[i].reference for i in dict.fromkeys(picked))
 
 
+def writing_line(writing: Writing) -> str:
+    """One JSONL line of a writing in the release layout (infer_id, model, output, extra fields)."""
+    return json.dumps(writing.model_dump(by_alias=True, mode="json"), ensure_ascii=False) + "\n"
+
+
 def write_writings(path: Path, writings: Sequence[Writing]) -> None:
-    """Write writings as JSONL in the release layout (infer_id, model, output, extra fields), atomically."""
-    write_text_atomic(path, "".join(json.dumps(w.model_dump(by_alias=True, mode="json"), ensure_ascii=False) + "\n"
-                                    for w in writings))
+    """Write writings as JSONL in the release layout, atomically (a file replaced whole)."""
+    write_text_atomic(path, "".join(writing_line(w) for w in writings))
 
 
 def failures_path(out: Path) -> Path:

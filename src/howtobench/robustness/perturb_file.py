@@ -1,7 +1,16 @@
-"""`howtobench perturb` as a library call: one kind, one seed, one input file -> perturbed writings."""
+"""`howtobench perturb` as a library call: one kind, one seed, one input file -> perturbed writings.
+
+The output file is the state, as for the judge runner: each perturbed writing is appended (flushed) the moment it
+is made, so a run stopped by --max-cost, a run-level error or a kill keeps every rewrite already paid for. A
+re-run reads the file back (a line cut short by a kill is cut off), checks that it holds this kind and seed, and
+perturbs only the writings it does not hold yet. Failed perturbations go to `<out>.failures.jsonl`, never into
+the output; they are tried again by the next run, which starts that file afresh.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,14 +19,18 @@ from rich.progress import Progress
 from howtobench.config import EndpointConfig
 from howtobench.data.loader import LoadReport, load_items, load_release_writings, load_writings_file
 from howtobench.data.models import Item, Writing
+from howtobench.data.rows import read_appended_rows
 from howtobench.errors import ConfigError
 from howtobench.llm.client import CacheMode
+from howtobench.llm.types import LLMClient
+from howtobench.locks import output_lock
+from howtobench.outputs import AppendOnly, output_file, writing
 from howtobench.robustness.apply import check_kinds, perturb_writings
 from howtobench.robustness.files import (
     Contexts,
     failures_path,
     is_judgment_file,
-    write_writings,
+    writing_line,
     writings_for_judgments,
 )
 from howtobench.robustness.transfer import TRANSFER_KINDS
@@ -34,6 +47,14 @@ class PerturbSummary:
     out: Path
     failures_out: Path | None
     skipped_rows: tuple[str, ...] = ()
+    kept: int = 0
+    """Writings of the input the output already held from an earlier run (not perturbed again)."""
+
+    @property
+    def wrote_line(self) -> str:
+        """What the run did to the output file, in one line."""
+        earlier = f" ({self.kept} already there from an earlier run)" if self.kept else ""
+        return f"{self.kind}: wrote {self.written} perturbed writings to {self.out}{earlier}"
 
 
 def load_sources(source: Path, data_root: Path | None, report: LoadReport) -> tuple[list[Writing], dict[str, Item]]:
@@ -45,6 +66,69 @@ def load_sources(source: Path, data_root: Path | None, report: LoadReport) -> tu
         release = load_release_writings(data_root, items=list(items.values()), report=report)
         return writings_for_judgments(source, release), items
     return load_writings_file(source, items or None, report=report), items
+
+
+def finished(out: Path, kind: str, seed: int, *, repair: bool = False) -> set[tuple[str, str]]:
+    """(item, perturbed model) of the writings `out` holds from an earlier run, so a re-run skips them.
+
+    A row made with another kind or seed is a ConfigError naming its line: resuming would mix two perturbations in
+    one file. `repair` cuts off a last line a kill left half-written (only the run that appends next may)."""
+    rows = read_appended_rows(out, Writing.model_validate_json, "a perturbed writing", repair=repair)
+    for number, row in rows:
+        extra = row.model_extra or {}
+        made = extra.get("perturbation") or {}
+        if made.get("kind") != kind or extra.get("base_seed") != seed:
+            raise ConfigError(
+                f"{out}:{number} holds a writing perturbed with --kind {made.get('kind')} --seed "
+                f"{extra.get('base_seed')}, not --kind {kind} --seed {seed}: write to another -o, or delete the file "
+                "to start over")
+    return {(row.item_id, row.model) for _, row in rows}
+
+
+def pending(writings: list[Writing], kind: str, done: set[tuple[str, str]]) -> tuple[list[Writing], int]:
+    """The writings whose perturbation `done` does not hold yet (each once, in input order), and how many it
+    holds already."""
+    by_key = {(w.item_id, f"{w.model}+{kind}"): w for w in writings}
+    todo = [w for key, w in by_key.items() if key not in done]
+    return todo, len(by_key) - len(todo)
+
+
+class _Sink:
+    """Appends each perturbed writing as it is made: successes to the output, failures to the file beside it
+    (created at the first failure); `advance` moves the progress bar."""
+
+    def __init__(self, out: Path, stack: ExitStack, advance: Callable[[], None]) -> None:
+        self.stack = stack
+        self.out = stack.enter_context(AppendOnly(out))
+        self.failures_path = failures_path(out)
+        self.failures: AppendOnly | None = None
+        self.advance = advance
+
+    def __call__(self, perturbed: Writing, ok: bool) -> None:
+        self._file(ok).write(writing_line(perturbed))
+        self.advance()
+
+    def _file(self, ok: bool) -> AppendOnly:
+        if ok:
+            return self.out
+        if self.failures is None:
+            self.failures = self.stack.enter_context(AppendOnly(self.failures_path))
+        return self.failures
+
+
+async def _append_perturbed(todo: list[Writing], kind: str, seed: int, contexts: Contexts, client: LLMClient | None,
+                            out: Path, progress: bool) -> tuple[list[Writing], list[Writing]]:
+    """Perturb `todo`, each result appended the moment it is made (the bar counts them)."""
+    with ExitStack() as stack, Progress(disable=not progress) as bar:
+        task = bar.add_task(f"perturb · {kind}", total=len(todo))
+        sink = _Sink(out, stack, advance=lambda: bar.advance(task))
+        return await perturb_writings(todo, kind, seed, contexts, client, on_done=sink)
+
+
+def _restart_failures(out: Path) -> None:
+    """Remove the failures an earlier run recorded beside `out`: their writings are tried again now."""
+    with writing(failures_path(out)):
+        failures_path(out).unlink(missing_ok=True)
 
 
 async def perturb_file(
@@ -60,21 +144,18 @@ async def perturb_file(
     progress: bool = True,
     prices: Path | None = None,
 ) -> PerturbSummary:
-    """Perturb every writing of `source` with `kind` and write them to `out` (failures beside it)."""
+    """Perturb every writing of `source` with `kind` not yet in `out`, appending each to `out` as it is made
+    (failures beside it); the output is locked meanwhile (a second process on it refuses)."""
     check_kinds([kind])
     report = LoadReport()
     writings, items = load_sources(source, data_root, report)
     if kind == "reference" and not items:
         raise ConfigError("the reference control needs the benchmark's references: pass --data")
-    async with optional_client(kind in TRANSFER_KINDS, endpoint, workspace=workspace, cache_mode=cache_mode,
-                               prices=prices) as client:
-        with Progress(disable=not progress) as bar:
-            task = bar.add_task(f"perturb · {kind}", total=len(writings))
-            done, failed = await perturb_writings(
-                writings, kind, seed, Contexts(items), client, on_done=lambda: bar.advance(task)
-            )
-    write_writings(out, done)
+    with output_lock(output_file(out)):
+        todo, kept = pending(writings, kind, finished(out, kind, seed, repair=True))
+        _restart_failures(out)
+        async with optional_client(kind in TRANSFER_KINDS and bool(todo), endpoint, workspace=workspace,
+                                   cache_mode=cache_mode, prices=prices) as client:
+            made, failed = await _append_perturbed(todo, kind, seed, Contexts(items), client, out, progress)
     fail_out = failures_path(out) if failed else None
-    if fail_out:
-        write_writings(fail_out, failed)
-    return PerturbSummary(kind, len(done), len(failed), out, fail_out, tuple(report.summary()))
+    return PerturbSummary(kind, len(made), len(failed), out, fail_out, tuple(report.summary()), kept=kept)

@@ -20,7 +20,7 @@ from howtobench.llm.dryrun import Estimate, RecordingClient, price_plan
 from howtobench.llm.types import ChatRequest
 from howtobench.robustness.apply import check_kinds, perturb_writings
 from howtobench.robustness.files import Contexts
-from howtobench.robustness.perturb_file import load_sources
+from howtobench.robustness.perturb_file import finished, load_sources, pending
 from howtobench.robustness.suite import (
     NO_LLM_METHODS,
     SuiteConfig,
@@ -42,13 +42,18 @@ async def transfer_requests(writings: list[Writing], kind: str, seed: int, items
     return client.requests
 
 
-async def plan_perturb(source: Path, kind: str, seed: int, *, data_root: Path | None,
-                       endpoint: EndpointConfig | None, prices: Path | None = None) -> Estimate:
-    """What `howtobench perturb` would call: one rewrite per writing for a transfer kind, nothing otherwise."""
+async def plan_perturb(source: Path, kind: str, seed: int, *, data_root: Path | None, endpoint: EndpointConfig | None,
+                       prices: Path | None = None, out: Path | None = None) -> Estimate:
+    """What `howtobench perturb` would call: one rewrite per writing not yet in `out` for a transfer kind (a
+    stopped run resumes from its output), nothing otherwise."""
     check_kinds([kind])
     writings, items = load_sources(source, data_root, LoadReport())
+    done = finished(out, kind, seed) if out is not None and out.is_file() else set()
+    todo, kept = pending(writings, kind, done)
     model = model_name(endpoint)
-    return price_plan("writer", model, await transfer_requests(writings, kind, seed, items, model), prices)
+    estimate = price_plan("writer", model, await transfer_requests(todo, kind, seed, items, model), prices)
+    estimate.notes.append(f"{len(todo)} of {len(todo) + kept} writing(s) still to perturb")
+    return estimate
 
 
 def _stand_in(original: Writing, kind: str) -> Writing:
