@@ -148,5 +148,6 @@ def test_perturb_no_progress_prints_only_its_summary(bench_root: Path, tmp_path:
     (tmp_path / "w.jsonl").write_text(source.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
     args = ["perturb", "w.jsonl", "--kind", "drop", "-o", "p.jsonl", "--data", str(bench_root)]
     assert "perturb · drop" in CliRunner().invoke(app, args).output
-    quiet = CliRunner().invoke(app, [*args, "--no-progress"])
-    assert quiet.exit_code == 0 and quiet.output == "drop: wrote 1 perturbed writings to p.jsonl\n"
+    quiet_args = [("q.jsonl" if arg == "p.jsonl" else arg) for arg in args]  # p.jsonl would resume: nothing to do
+    quiet = CliRunner().invoke(app, [*quiet_args, "--no-progress"])
+    assert quiet.exit_code == 0 and quiet.output == "drop: wrote 1 perturbed writings to q.jsonl\n"

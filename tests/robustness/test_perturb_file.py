@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from fake_server import FakeServer, Reply, script
+from howtobench.cli.main import app
 from howtobench.config import EndpointConfig
 from howtobench.errors import ConfigError, HowtobenchError
 from howtobench.judges.base import Judgment
@@ -133,3 +135,19 @@ async def test_a_line_cut_by_a_kill_is_redone_and_another_kind_or_seed_is_refuse
         await perturb_file(source, "shuffle", 6, out, workspace=tmp_path / "ws", progress=False)
     with pytest.raises(ConfigError, match="not --kind drop --seed 5"):
         await perturb_file(source, "drop", 5, out, workspace=tmp_path / "ws", progress=False)
+
+
+def test_the_command_says_what_an_earlier_run_left(tiny_bench: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = ["perturb", str(_writings(tmp_path / "in.jsonl", 3)), "--kind", "drop", "-o", "p.jsonl", "--data",
+            str(tiny_bench), "--no-progress"]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0 and first.output == "drop: wrote 3 perturbed writings to p.jsonl\n"
+    lines = (tmp_path / "p.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (tmp_path / "p.jsonl").write_text(lines[0], encoding="utf-8")  # as if stopped after the first
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0
+    assert " ".join(again.output.split()) == \
+        "drop: wrote 2 perturbed writings to p.jsonl (1 already there from an earlier run)"
+    assert sorted((tmp_path / "p.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)) == sorted(lines)
