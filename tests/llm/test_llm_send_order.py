@@ -1,4 +1,5 @@
-"""A response that frees a slot for a queued request lets that request go out before it is processed itself.
+"""A response that frees a slot for a queued request lets that request go out before it is processed further
+(read and charged to --max-cost first, so the queued request's budget check sees its cost).
 
 Why it matters: responses arrive in bursts, and processing each one (parse, validate, log, judge) before any
 queued request is sent made the last request of a burst wait for the whole burst (bench/saturation.py).
@@ -12,10 +13,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
-from llm_helpers import req
+from llm_helpers import SCORE_SCHEMA, req
 
 from howtobench.config import EndpointConfig
-from howtobench.llm import client as client_module
+from howtobench.errors import BudgetExceeded
+from howtobench.llm import structured
+from howtobench.llm.budget import spending_limit
 from howtobench.llm.client import open_client
 from howtobench.llm.limits import SlotPool
 from howtobench.llm.transport import HttpResponse
@@ -41,22 +44,23 @@ class RecordingTransport:
         return None
 
 
-async def test_the_queued_request_is_sent_before_the_response_that_freed_its_slot_is_parsed(
+async def test_the_queued_request_is_sent_before_the_response_that_freed_its_slot_is_checked(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     events: list[str] = []
-    parse = client_module._parse_completion
+    parse_reply = structured.parse_reply
 
-    def noting_parse(raw: bytes, *args: object) -> object:
-        answer = parse(raw, *args)  # type: ignore[arg-type]
-        events.append(f"parsed {answer.content}")
-        return answer
+    def noting_parse_reply(text: str, *args: object) -> object:
+        events.append(f"checked {json.loads(text)['reason']}")
+        return parse_reply(text, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(client_module, "_parse_completion", noting_parse)
+    monkeypatch.setattr(structured, "parse_reply", noting_parse_reply)
     endpoint = EndpointConfig(model="m", base_urls=("http://127.0.0.1:9/v1",), concurrency=1)
     async with open_client(endpoint, workspace=tmp_path, transport=RecordingTransport(events)) as client:
-        results = await asyncio.gather(client.chat(req("a")), client.chat(req("b")))
-    assert [r.text for r in results] == ["a", "b"]
-    assert events == ["sent a", "sent b", "parsed a", "parsed b"]
+        results = await asyncio.gather(*(client.chat(req(json.dumps({"score": 1, "reason": name}),
+                                                         response_schema=SCORE_SCHEMA)) for name in "ab"))
+    assert [r.data for r in results] == [{"score": 1, "reason": "a"}, {"score": 1, "reason": "b"}]
+    assert [e[:6] for e in events] == ["sent {", "sent {", "checke", "checke"]
+    assert events[2:] == ["checked a", "checked b"]
 
 
 async def test_release_says_whether_a_waiting_request_got_the_slot() -> None:
@@ -67,3 +71,26 @@ async def test_release_says_whether_a_waiting_request_got_the_slot() -> None:
     assert pool.release(first, "reached") is True
     assert await waiting == 0
     assert pool.release(0, "reached") is False
+
+
+async def test_max_cost_sees_a_response_charged_before_the_request_that_took_its_slot_goes_out(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One slot, three queued calls, a cap that one call's cost reaches: exactly one call is sent."""
+    events: list[str] = []
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("m: {input: 1000000, output: 0}\n", encoding="utf-8")  # $1 a prompt token
+    endpoint = EndpointConfig(model="m", base_urls=("http://127.0.0.1:9/v1",), concurrency=1)
+    transport = RecordingTransport(events)
+    real_post = transport.post_json
+
+    async def post_with_usage(url: str, body: bytes, headers: Mapping[str, str], timeout_s: float) -> HttpResponse:
+        resp = await real_post(url, body, headers, timeout_s)
+        reply = json.loads(resp.body) | {"usage": {"prompt_tokens": 1, "completion_tokens": 0}}
+        return HttpResponse(200, {}, json.dumps(reply).encode())
+
+    monkeypatch.setattr(transport, "post_json", post_with_usage)
+    with spending_limit(1.0):
+        async with open_client(endpoint, workspace=tmp_path, transport=transport, prices=prices) as client:
+            outcomes = await asyncio.gather(*(client.chat(req(t)) for t in "abc"), return_exceptions=True)
+    assert events == ["sent a"]
+    assert outcomes[0].ok and all(isinstance(o, BudgetExceeded) for o in outcomes[1:])  # type: ignore[union-attr]

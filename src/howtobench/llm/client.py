@@ -291,8 +291,7 @@ class OpenAIClient:
         result.cache_key, result.latency_s = key, time.perf_counter() - t0
         if self._price is None:  # sent to a model without a price: its cost is unknown, not $0
             result.usage = result.usage.model_copy(update={"unpriced_calls": 1})
-        self._account(request.purpose, result.usage)
-        charge(result.usage.cost_usd)
+        self._account(request.purpose, result.usage)  # (its cost was charged to --max-cost as each answer came)
         await self._store.write(CallRecord(
             key=key, run_id=self.run_id, purpose=request.purpose, model=self.model, status=_status(result),
             started_at=started, endpoint=result.endpoint, request=payload.text(),
@@ -424,8 +423,6 @@ class OpenAIClient:
         finally:
             handed_over = self._pool.release(
                 slot, outcome, "" if failure is None else self._scrub(str(failure)), sent_at)
-        if handed_over:
-            await _let_the_next_request_go_out()
         url = self._public[slot]
         if failure is not None:
             fatal = _FATAL_TRANSPORT.get(failure.kind)
@@ -433,7 +430,12 @@ class OpenAIClient:
                 raise fatal(f"model {self.model} at {url}: {self._scrub(str(failure))}")
             kind = "connect" if failure.kind == "connect" else "transient"
             return None, _Retry(kind, self._scrub(str(failure)))
-        return self._read(resp, slot, attempt)
+        answer, retry = self._read(resp, slot, attempt)
+        if answer is not None:
+            charge(answer.usage.cost_usd)  # now, before the request that got our slot checks --max-cost
+        if handed_over:
+            await _let_the_next_request_go_out()
+        return answer, retry
 
     def _read(self, resp: HttpResponse, slot: int, attempt: int) -> tuple[_Answer | None, _Retry]:
         """An answer (a reply or a writing-level failure), a reason to retry, or a raised endpoint error."""
