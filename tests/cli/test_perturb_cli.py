@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from fake_server import FakeServer, Reply, script
 from howtobench.cli.main import app
 from howtobench.data.loader import load_items
 from howtobench.errors import DataError
@@ -60,3 +61,35 @@ def test_perturb_data_flag_is_the_shared_one() -> None:
         return next(p.help for p in cmd.params if "--data" in p.opts)  # type: ignore[attr-defined]
 
     assert data_help(command) == data_help(judge) and "$HOWTOBENCH_DATA" in data_help(command)
+
+
+def test_perturb_with_nothing_to_perturb_is_an_error_not_wrote_0(bench_root: Path, tmp_path: Path) -> None:
+    """Every row skipped (items the benchmark does not hold), or an empty file: exit 2, not "wrote 0 ..." and 0."""
+    strangers = tmp_path / "strangers.jsonl"
+    strangers.write_text(json.dumps({"infer_id": "no-such-item", "model": "m", "output": "文"}) + "\n",
+                         encoding="utf-8")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    for source, said in ((strangers, f"{strangers} holds no writing to perturb: every row was skipped (see above)"),
+                         (empty, f"{empty} holds no rows")):
+        result = CliRunner().invoke(app, ["perturb", str(source), "--kind", "drop", "--data", str(bench_root),
+                                          "-o", str(tmp_path / "p.jsonl"), "--no-progress"])
+        assert isinstance(result.exception, DataError) and result.exception.exit_status == 2, result.output
+        assert str(result.exception) == said
+        assert "wrote" not in result.output
+
+
+def test_perturb_exits_3_when_rewrites_failed(bench_root: Path, tmp_path: Path) -> None:
+    """A failed rewrite is recorded beside the output and the exit status says failures remain, like judge."""
+    writings = two_writings(bench_root, tmp_path / "w.jsonl")
+    out = tmp_path / "p.jsonl"
+    with FakeServer(script(Reply.text("信一"), Reply.error(400, "context_length_exceeded"))) as server:
+        result = CliRunner().invoke(app, [
+            "perturb", str(writings), "--kind", "transfer-letter", "--data", str(bench_root), "-o", str(out),
+            "--base-url", server.base_url, "--model", "m", "--workspace", str(tmp_path / "ws"), "--yes",
+            "--no-progress", "--no-preflight"])
+    assert result.exit_code == 3, (result.output, result.exception)
+    assert f"transfer-letter: wrote 1 perturbed writings to {out}" in "".join(result.output.split("\n"))
+    assert (f"1 of 2 perturbations failed (writing-level, recorded with the raw reply); recorded in "
+            f"{tmp_path / 'p.failures.jsonl'}; re-running the same command tries them again") in " ".join(
+        result.output.split())

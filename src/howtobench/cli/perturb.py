@@ -28,6 +28,7 @@ from howtobench.cli.options import (
     run_preflight,
 )
 from howtobench.config import resolve_data_dir
+from howtobench.errors import DataError
 from howtobench.event_loop import run as run_async
 from howtobench.llm.budget import spending_limit
 from howtobench.llm.dryrun import Estimate
@@ -37,6 +38,7 @@ from howtobench.robustness.plan import plan_perturb
 from howtobench.robustness.transfer import TRANSFER_KINDS
 
 from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, YesOpt, estimate_first
+from .status import EXIT_STATUSES, finish
 
 KIND_HELP = (
     "Perturbation: drop (1-3 paragraphs, or sentences in texts under 4 paragraphs), repeat (1-3 paragraphs copied "
@@ -129,10 +131,15 @@ def perturb(
     console = Console(stderr=True)
     for line in summary.skipped_rows:
         console.print(f"[yellow]{line}[/]", highlight=False)
+    if summary.written + summary.kept + summary.failed == 0:
+        skipped = ": every row was skipped (see above)" if summary.skipped_rows else ""
+        raise DataError(f"{source} holds no writing to perturb{skipped}")
     console.print(summary.wrote_line, highlight=False)
-    if summary.failures_out:
-        console.print(f"[red]{summary.failed} failed[/] (recorded in {summary.failures_out})", highlight=False)
+    total = summary.written + summary.failed
+    finish(summary.failed, total, "perturbations", f"recorded in {summary.failures_out}; re-running the same "
+           "command tries them again", console)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("perturb", help=f"Perturb writings for a robustness test. Kinds: {', '.join(ALL_KINDS)}.")(perturb)
+    app.command("perturb", help=f"Perturb writings for a robustness test. Kinds: {', '.join(ALL_KINDS)}.",
+                epilog=EXIT_STATUSES)(perturb)
