@@ -62,7 +62,9 @@ def test_on_a_terminal_it_asks(fake_server: FakeServer, tmp_path: Path, bench_ro
                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(money, "stdin_is_terminal", lambda: True)
     code, out = invoke(run_args(fake_server, bench_root, tmp_path, "--confirm-above", "0"), input="n\n")
-    assert code == 1 and "Go ahead and spend at most ~$" in out and "nothing was sent" in out
+    # Declining is the user's choice, not a bug: exit 2 like the refusal without a terminal (1 is a bug).
+    assert code == 2 and "Go ahead and spend at most ~$" in out
+    assert "declined: nothing was sent; re-run the same command to be asked again" in out
     assert fake_server.requests == []
     code, out = invoke(run_args(fake_server, bench_root, tmp_path, "--confirm-above", "0"), input="y\n")
     assert code == 0, out
@@ -167,7 +169,7 @@ def test_perturb_transfer_shows_the_estimate_and_stops_at_max_cost(fake_server: 
     with monkeypatch.context() as terminal:  # on a terminal it asks; "n" sends nothing
         terminal.setattr(money, "stdin_is_terminal", lambda: True)
         code, out = invoke([*args, "--confirm-above", "0"], input="n\n")
-    assert code == 1 and "Go ahead and spend at most ~$" in out and fake_server.requests == []
+    assert code == 2 and "Go ahead and spend at most ~$" in out and fake_server.requests == []
     code, out = invoke([*args, "--max-cost", "0.015"])
     assert code != 0 and "--max-cost $0.01 reached" in out.replace("0.015", "0.01"), out
     # the two rewrites paid for are in the output, appended as they were made

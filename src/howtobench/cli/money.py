@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 
 from howtobench.config import EndpointConfig
-from howtobench.errors import ConfigError
+from howtobench.errors import EXIT_STOPPED, ConfigError
 from howtobench.llm.budget import Quote, first_screen, total_text
 from howtobench.llm.dryrun import Estimate, render
 from howtobench.llm.local import LOCAL_MODEL
@@ -73,8 +73,10 @@ def money_first(command: str, estimates: Sequence[Estimate], in_flight: dict[str
         raise ConfigError(f"estimated {total}, above --confirm-above ${confirm_above:,.2f}, and there is no "
                           "terminal to ask on: nothing was sent. Pass --yes to go ahead (--max-cost USD caps it).")
     if not typer.confirm(f"Go ahead and spend {total}?", default=False, err=True):
-        console.print("nothing was sent", highlight=False)
-        raise typer.Exit(1)
+        # Declining is the user's choice, not a bug: the same status as the refusal without a terminal (exit 1
+        # means a bug to report, errors.py).
+        console.print("declined: nothing was sent; re-run the same command to be asked again", highlight=False)
+        raise typer.Exit(EXIT_STOPPED)
 
 
 def estimate_first(command: str, plan: Callable[[], list[Estimate]], in_flight: dict[str, int], money: Money, *,
