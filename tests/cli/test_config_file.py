@@ -26,7 +26,7 @@ def test_unknown_key_is_an_error_with_did_you_mean(tmp_path: Path) -> None:
     assert code != 0 and "unknown key 'judge_modle'" in out and "did you mean 'judge_model'?" in out
     config.write_text("judge:\n  modle: gpt-4o\n", encoding="utf-8")
     code, out = invoke(["judge", "--config", str(config), "--method", "rouge", "-o", str(tmp_path / "o.jsonl")])
-    assert code != 0 and "unknown key 'judge_modle'" in out
+    assert code != 0 and "unknown key 'modle' under judge: (did you mean 'model'?)" in out
 
 
 def test_judge_section_reaches_the_judge_and_flags_win(fake_server: FakeServer, tmp_path: Path,
@@ -93,3 +93,14 @@ def test_a_config_file_that_does_not_parse_is_one_line_with_its_position(tmp_pat
     assert code != 0 and f"config file {config}:3:1: expected the node content" in out.replace("\n", " ")
     code, out = invoke(["judge", "--config", str(tmp_path / "none.yaml"), "--method", "rouge"])
     assert code != 0 and "none.yaml: No such file or directory" in out and "Errno" not in out
+
+
+def test_unknown_key_in_a_section_is_named_as_written(tmp_path: Path) -> None:
+    """A typo under `judge:` is named as the user wrote it, with the section's own key as the suggestion (the
+    message named 'judge_base_ulr', a key the file does not hold)."""
+    config = tmp_path / "c.yaml"
+    config.write_text("judge:\n  model: gpt-4o\n  base_ulr: http://x/v1\n", encoding="utf-8")
+    code, out = invoke(["judge", "--config", str(config), "--method", "rouge", "-o", str(tmp_path / "o.jsonl")])
+    assert code != 0
+    assert "unknown key 'base_ulr' under judge: (did you mean 'base_url'?)" in out
+    assert "judge_base_ulr" not in out

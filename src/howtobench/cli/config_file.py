@@ -102,9 +102,34 @@ def config_defaults(path: Path, command: Command) -> dict[str, Any]:
         everywhere = _all_option_keys() if everywhere is None else everywhere
         if key not in everywhere:
             known = sorted({k for k in keys if "_" in k or k.isalpha()})
-            raise ConfigError(f"{path}: unknown key {key!r}{did_you_mean(key, known)}; keys are the options of "
-                              f"`{command.name}` with underscores (see --help), optionally under writer: / judge:")
+            raise ConfigError(f"{path}: {_unknown_key(key, known, section_keys(load_config_file(path)))}; keys "
+                              f"are the options of `{command.name}` with underscores (see --help), optionally under "
+                              "writer: / judge:")
     return defaults
+
+
+def section_keys(raw: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """Which flat keys came from a `writer:` / `judge:` section, as (section, key as written): an error about
+    one must name what the file holds, not the prefixed name `flatten` made of it."""
+    written: dict[str, tuple[str, str]] = {}
+    for key, value in raw.items():
+        name = str(key).replace("-", "_")
+        if name in SECTIONS and isinstance(value, dict):
+            for sub in value:
+                sub_name = str(sub).replace("-", "_")
+                written[SECTIONS[name] + FIELD_ALIASES.get(sub_name, sub_name)] = (name, str(sub))
+    return written
+
+
+def _unknown_key(key: str, known: list[str], written: dict[str, tuple[str, str]]) -> str:
+    """'unknown key K (did you mean ...?)', K as the file spells it; in a section the suggestion is the
+    section's own key (`base_url` under judge:, not `judge_base_url`)."""
+    if key not in written:
+        return f"unknown key {key!r}{did_you_mean(key, known)}"
+    section, sub = written[key]
+    prefix = SECTIONS[section]
+    in_section = [k[len(prefix):] for k in known if k.startswith(prefix) and (prefix or not k.startswith("judge_"))]
+    return f"unknown key {sub!r} under {section}:{did_you_mean(sub, in_section)}"
 
 
 def apply_config(ctx: Any, param: Param, value: Path | None) -> Path | None:
