@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
@@ -13,6 +14,7 @@ from typing import Literal
 from howtobench.errors import Unreachable
 
 Outcome = Literal["reached", "connect_failed", "unknown"]
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -152,9 +154,20 @@ class SlotPool:
             elif circuit.open_until == 0.0 and circuit.failures >= self._trip_after:
                 circuit.opened_at = self._clock()
                 circuit.open_until = circuit.opened_at + circuit.cooldown_s
+                self._say_left(i)
         elif circuit.probing:
             circuit.probing = False  # the probe was cancelled: the next request probes again
         return self._give_back(i)
+
+    def _say_left(self, i: int) -> None:
+        """Warn that URL `i` left the pool while others carry on: the run keeps going on part of its capacity,
+        which must not be silent. With no URL left nothing is said here: `acquire` stops the run naming each."""
+        others = sum(1 for j, c in enumerate(self.circuits) if j != i and c.open_until == 0.0)
+        if others:
+            circuit = self.circuits[i]
+            log.warning("warning: %s left the pool after %d failed connections in a row (%s); calls go to the "
+                        "other %d base URL%s, and it is tried again in %g s", self.labels[i], circuit.failures,
+                        circuit.last_error, others, "" if others == 1 else "s", circuit.cooldown_s)
 
     def _give_back(self, i: int) -> bool:
         """The slot goes to the next live waiter (True), or back to the free count (False)."""
