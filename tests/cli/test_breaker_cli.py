@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -55,3 +56,28 @@ def test_a_url_killed_mid_judge_run_leaves_the_pool_with_a_warning(bench_root: P
     assert left[0].startswith(f"warning: {victim.base_url} left the pool after 3 failed connections in a row "
                               f"(cannot connect to {victim.base_url}/chat/completions: "), left
     assert left[0].endswith("); calls go to the other 2 base URLs, and it is tried again in 10 s"), left
+
+
+def test_a_url_dead_at_the_start_is_reported_once_by_the_preflight(bench_root: Path, tmp_path: Path) -> None:
+    """The preflight names a dead URL once ('... — going on without it') and its summary does not count that URL
+    as one that answered (it listed every URL as answered); the pool's own warning is not repeated there."""
+    holder = hold_port()  # a port nothing listens on, refused for as long as the test holds it
+    dead = f"http://127.0.0.1:{holder.getsockname()[1]}/v1"
+    out = tmp_path / "out.jsonl"
+    try:
+        with FakeServer() as live:
+            args = ["judge", "--method", "single", "--data", str(bench_root), "--task", "guide", "--limit", "3",
+                    "--models", "deepseek-r1", "--judge-model", "fake-judge", "--no-progress",
+                    "--judge-base-url", live.base_url, "--judge-base-url", dead,
+                    "--workspace", str(tmp_path / "ws"), "-o", str(out)]
+            done = subprocess.run([sys.executable, "-m", "howtobench", *args], capture_output=True, text=True,
+                                  timeout=300, env={**os.environ, "COLUMNS": "400"})
+    finally:
+        holder.close()
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    summary = next(k for k, line in enumerate(lines) if line.startswith("preflight: "))
+    before = lines[:summary]
+    assert [line for line in before if dead in line and "going on without it" in line] != []
+    assert not [line for line in before if "left the pool" in line], done.stderr
+    assert lines[summary].startswith("preflight: judge fake-judge answered at 1 of 2 base URLs ("), lines[summary]
