@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from howtobench.cli.main import app
 from howtobench.cli.options import FormatOpt, IdsOpt, ModelsOpt, NoProgressOpt
+from howtobench.errors import DataError
 
 NOWHERE = "/nonexistent/howtobench-data"  # a command that reached the data would fail on this instead
 
@@ -151,3 +152,15 @@ def test_perturb_no_progress_prints_only_its_summary(bench_root: Path, tmp_path:
     quiet_args = [("q.jsonl" if arg == "p.jsonl" else arg) for arg in args]  # p.jsonl would resume: nothing to do
     quiet = CliRunner().invoke(app, [*quiet_args, "--no-progress"])
     assert quiet.exit_code == 0 and quiet.output == "drop: wrote 1 perturbed writings to q.jsonl\n"
+
+
+def test_a_mistyped_model_among_right_ones_is_an_error_with_did_you_mean(bench_root: Path, tmp_path: Path) -> None:
+    """`--models gpt-4o-2024-11-20 --models gpt4o` judged gpt-4o alone and dropped the typo without a word."""
+    out = tmp_path / "b.jsonl"
+    args = ["judge", "--method", "bleu", "--data", str(bench_root), "--limit", "1", "-o", str(out), "--no-progress"]
+    for models, said in ((["gpt-4o-2024-11-20", "gpt4o"], "unknown model 'gpt4o' (did you mean 'gpt-4o-2024-11-20'?)"),
+                         (["deepseek-r"], "unknown model 'deepseek-r' (did you mean 'deepseek-r1'?)")):
+        result = CliRunner().invoke(app, [*args, *(x for m in models for x in ("--models", m))])
+        assert isinstance(result.exception, DataError) and result.exception.exit_status == 2, result.output
+        assert str(result.exception).startswith(f"{said}; known: claude-3-5-sonnet-20241022, ")
+        assert not out.exists()

@@ -289,6 +289,14 @@ def release_models(root: Path, task: str) -> list[str]:
     return sorted((p.stem for p in folder.glob("*.jsonl")), key=str.lower)
 
 
+def _check_model_names(wanted: set[str], by_task: dict[str, list[str]]) -> None:
+    """Every asked-for model must exist in one of the chosen tasks: a mistyped name among right ones was dropped
+    silently before (the leaderboard simply lacked that model). Raises naming the first unknown one."""
+    known = sorted({m for models in by_task.values() for m in models}, key=str.lower)
+    for name in sorted(wanted - set(known)):
+        raise DataError(unknown_name("model", name, known))
+
+
 def load_release_writings(
     root: Path,
     tasks: Iterable[str] | None = None,
@@ -310,6 +318,8 @@ def load_release_writings(
     if items is None:
         items = load_items(root, chosen, strict=strict, report=rep)
     wanted = set(models) if models else None
+    if wanted is not None:
+        _check_model_names(wanted, {task: release_models(root, task) for task in chosen})
     out: list[Writing] = []
     for task in chosen:
         available = release_models(root, task)
