@@ -194,3 +194,21 @@ def test_perturb_transfer_shows_the_estimate_and_stops_at_max_cost(fake_server: 
     elsewhere = [tmp_path / "drop.jsonl" if arg == str(tmp_path / "out.jsonl") else arg for arg in args]
     code, out = invoke([*map(str, elsewhere), "--kind", "drop", "--confirm-above", "0"])
     assert code == 0 and "estimate before the first call" not in out  # a rule-based kind costs nothing: no screen
+
+
+def test_a_spinner_runs_while_the_estimate_is_worked_out(fake_server: FakeServer, tmp_path: Path,
+                                                         bench_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Working out the plan renders every prompt (~30 s for --release): a spinner says so, before any call."""
+    from contextlib import contextmanager
+
+    seen: list[tuple[str, int]] = []
+
+    @contextmanager
+    def noting_step(message: str, enabled: bool = True) -> Any:
+        seen.append((message, len(fake_server.requests)))
+        yield
+
+    monkeypatch.setattr(money, "step", noting_step)
+    code, out = invoke(run_args(fake_server, bench_root, tmp_path))
+    assert code == 0, out
+    assert seen == [("working out every call this run would make and its cost (nothing is sent yet) ...", 0)]

@@ -116,15 +116,19 @@ class CallTokens:
     cached: dict[str, int]
 
 
-def call_tokens(requests: Iterable[ChatRequest], completion: Iterable[int]) -> list[CallTokens]:
-    """Replay `requests` in order through one prefix cache; `completion` gives each call's completion tokens."""
+def call_tokens(requests: Iterable[ChatRequest], completion: Iterable[int],
+                prompts: Iterable[int] | None = None) -> list[CallTokens]:
+    """Replay `requests` in order through one prefix cache; `completion` gives each call's completion tokens and
+    `prompts` its prompt tokens when the caller counted them already (else they are counted here)."""
+    requests = list(requests)
+    counted = list(prompts) if prompts is not None else [prompt_tokens(r.messages) for r in requests]
     cache = PrefixCache()
     out = []
-    for request, done in zip(requests, completion, strict=True):
+    for request, done, prompt in zip(requests, completion, counted, strict=True):
         messages = request.messages
         shared = shared_tokens(messages, cache.admit(prompt_text(messages)))
         cached = {name: rule.cached(shared) if rule else 0 for name, rule in CACHE_RULES.items()}
-        out.append(CallTokens(prompt=prompt_tokens(messages), completion=done, cached=cached))
+        out.append(CallTokens(prompt=prompt, completion=done, cached=cached))
     return out
 
 
