@@ -38,9 +38,25 @@ def test_small_selections_use_their_own_size() -> None:
 def test_the_stop_is_its_own_exit_status_and_stops_the_run() -> None:
     budget = FailureBudget(10, 0.1, "judgments")
     budget.record(True)  # 1/10 is not over 0.1
-    with pytest.raises(TooManyFailures, match=r"2 of the 2 judgments finished so far failed \(100%, over "
+    with pytest.raises(TooManyFailures, match=r"2 of the 2 judgments finished so far failed \(20% of at least 10 "
+                                              r"judgments, over "
                                               r"--max-failed-rate 0.1\)") as info:
         budget.record(True)
     assert info.value.exit_status == EXIT_TOO_MANY_FAILURES and is_run_level(info.value)
     with pytest.raises(ConfigError, match="between 0 and 1"):
         FailureBudget(10, 1.5)
+
+
+def test_the_stop_line_gives_the_share_the_rule_used() -> None:
+    """3 failed of the first 3 is 30% of the 10 the rule counts over, not 100% (the line said 100%)."""
+    budget = FailureBudget(100, 0.2, "judgments")
+    with pytest.raises(TooManyFailures) as stop:
+        for _ in range(3):
+            budget.record(True)
+    assert str(stop.value).startswith("stopped early: 3 of the 3 judgments finished so far failed (30% of at least "
+                                      "10 judgments, over --max-failed-rate 0.2); what finished is saved")
+    past = FailureBudget(100, 0.2, "judgments")
+    for failed in [False] * 20 + [True] * 5:
+        past.record(failed)
+    with pytest.raises(TooManyFailures, match=r"6 of the 26 judgments finished so far failed \(23%, over"):
+        past.record(True)

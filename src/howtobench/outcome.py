@@ -43,9 +43,13 @@ class FailureBudget:
         self.failed += int(failed)
         if self.max_rate is None or not failed:
             return
-        if self.failed / max(self.finished, min(MIN_DENOMINATOR, self.total)) > self.max_rate:
+        counted = max(self.finished, min(MIN_DENOMINATOR, self.total))
+        share = self.failed / counted
+        if share > self.max_rate:
+            # the share the rule used: over at least the first 10 items, so 3 failed of 3 finished is 30%, not 100%
+            basis = "" if counted == self.finished else f" of at least {counted} {self.noun}"
             raise TooManyFailures(
                 f"stopped early: {self.failed} of the {self.finished} {self.noun} finished so far failed "
-                f"({self.failed / self.finished:.0%}, over --max-failed-rate {self.max_rate:g}); what finished is "
+                f"({share:.0%}{basis}, over --max-failed-rate {self.max_rate:g}); what finished is "
                 "saved, and re-running the same command resumes"
             )

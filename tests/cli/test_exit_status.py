@@ -64,7 +64,8 @@ def test_failures_left_exit_3_and_max_failed_rate_exits_4(fake_server: FakeServe
     status, err = run_main(judge_args(fake_server, bench_root, tmp_path, "--max-failed-rate", "0", "--parallel", "1"),
                            monkeypatch, capsys)
     assert status == 4 and "error:" not in err and err.splitlines()[-1] == (
-        "stopped early: 1 of the 1 judgments finished so far failed (100%, over --max-failed-rate 0); what finished "
+        "stopped early: 1 of the 1 judgments finished so far failed (33% of at least 3 judgments, over "
+        "--max-failed-rate 0); what finished "
         "is saved, and re-running the same command resumes")
     assert [r["status"] for r in rows(tmp_path)] == ["failed"]
     status, err = run_main(judge_args(fake_server, bench_root, tmp_path), monkeypatch, capsys)
