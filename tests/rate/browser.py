@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -105,7 +106,11 @@ class Rater:
         self.wait_for(lambda d: d.find_elements(By.ID, "signin"))
 
     def wait_for(self, condition: Any) -> Any:
-        return WebDriverWait(self.driver, WAIT).until(condition)
+        """Poll `condition` until it holds. An element read while the page is being replaced (after a click that
+        loads the next instruction) is stale or not there yet: that is "not yet", not a failure (the test failed
+        now and then with StaleElementReferenceException in `next_instruction`)."""
+        return WebDriverWait(self.driver, WAIT, ignored_exceptions=(NoSuchElementException,
+                                                                    StaleElementReferenceException)).until(condition)
 
     def response(self, letter: str) -> Any:
         return self.driver.find_element(By.ID, f"response-{letter}")
