@@ -293,8 +293,9 @@ def _check_model_names(wanted: set[str], by_task: dict[str, list[str]]) -> None:
     """Every asked-for model must exist in one of the chosen tasks: a mistyped name among right ones was dropped
     silently before (the leaderboard simply lacked that model). Raises naming the first unknown one."""
     known = sorted({m for models in by_task.values() for m in models}, key=str.lower)
-    for name in sorted(wanted - set(known)):
-        raise DataError(unknown_name("model", name, known))
+    unknown = sorted(wanted - set(known))
+    if unknown:
+        raise DataError(unknown_name("model", unknown[0], known))
 
 
 def load_release_writings(
@@ -318,11 +319,11 @@ def load_release_writings(
     if items is None:
         items = load_items(root, chosen, strict=strict, report=rep)
     wanted = set(models) if models else None
+    by_task = {task: release_models(root, task) for task in chosen}
     if wanted is not None:
-        _check_model_names(wanted, {task: release_models(root, task) for task in chosen})
+        _check_model_names(wanted, by_task)
     out: list[Writing] = []
-    for task in chosen:
-        available = release_models(root, task)
+    for task, available in by_task.items():
         if wanted is not None and not wanted & set(available):
             raise DataError(f"no writings of {sorted(wanted)} for task {task!r} (available: {', '.join(available)})")
         task_items = {it.id: it for it in items if it.task == task}

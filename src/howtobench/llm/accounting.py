@@ -9,7 +9,7 @@ retries, re-asks and cache hits, so it errs towards the full price.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -122,15 +122,16 @@ DEFAULT_COMPLETION_TOKENS = 1024  # the completion budget of a request without m
 
 
 def estimate(requests: Iterable[ChatRequest], price: Price | None, *,
-             completion_tokens: int = DEFAULT_COMPLETION_TOKENS,
-             prompt_of: Callable[[ChatRequest], int] | None = None) -> Usage:
+             completion_tokens: int = DEFAULT_COMPLETION_TOKENS, prompts: Iterable[int] | None = None) -> Usage:
     """What the requests would cost if every one were sent once (4 tokens of overhead per message).
 
-    `prompt_of`: each request's prompt tokens, when the caller has counted them already (the cost model counts
-    ~50 million characters for a whole-benchmark plan; counting them once instead of three times matters)."""
+    `prompts`: each request's prompt tokens, in order, when the caller has counted them already (the cost model
+    counts ~50 million characters for a whole-benchmark plan; counting them once instead of three times matters)."""
+    requests = list(requests)
+    counted = list(prompts) if prompts is not None else [
+        sum(estimate_tokens(m.get("content", "")) + 4 for m in req.messages) for req in requests]
     total = Usage()
-    for req in requests:
-        prompt = prompt_of(req) if prompt_of else sum(estimate_tokens(m.get("content", "")) + 4 for m in req.messages)
+    for req, prompt in zip(requests, counted, strict=True):
         out = req.sampling.max_tokens or completion_tokens
         cost = price.cost(prompt, out) if price else 0.0
         total = total + Usage(calls=1, prompt_tokens=prompt, completion_tokens=out, cost_usd=cost)

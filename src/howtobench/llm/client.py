@@ -264,14 +264,18 @@ class OpenAIClient:
 
         Raises what a real call would (`PermanentError`, `ConfigError`, ...) and `Unreachable` when no URL
         answers. Returns one warning per URL that does not answer while another does: its circuit is open,
-        so the run goes on without it.
+        so the run goes on without it (the pool's own "left the pool" warning is off meanwhile: these say it once).
         """
         dead: list[str] = []
-        for i in range(len(self._targets)):
-            try:
-                await self._fresh(PREFLIGHT, cache_key(self.model, PREFLIGHT), only=i)
-            except Unreachable as exc:
-                dead.append(str(exc))
+        self._pool.announce_left = False
+        try:
+            for i in range(len(self._targets)):
+                try:
+                    await self._fresh(PREFLIGHT, cache_key(self.model, PREFLIGHT), only=i)
+                except Unreachable as exc:
+                    dead.append(str(exc))
+        finally:
+            self._pool.announce_left = True
         if len(dead) == len(self._targets):
             raise Unreachable("; ".join(dead))
         return [f"{d} — going on without it" for d in dead]
@@ -412,7 +416,6 @@ class OpenAIClient:
         outcome: Outcome = "unknown"
         failure: TransportError | None = None
         sent_at = self._pool.now()
-        handed_over = False
         try:
             resp = await self._transport.post_json(
                 self._targets[slot], payload.encoded(), self._headers, self.endpoint.timeout_s)

@@ -61,21 +61,19 @@ def price_plan(role: str, model: str, requests: Iterable[ChatRequest], prices: P
     """Group the requests by purpose and price them at `model`'s rate (no rate known: cost 0, `priced` False)."""
     price = price_for(model, load_prices(prices))
     ordered = list(requests)
-    # each prompt counted once for the three sums below (a whole-benchmark plan is ~50 million characters);
-    # keyed by identity: `ordered` keeps every request alive meanwhile
-    counted = {id(r): prompt_tokens(r.messages) for r in ordered}
-    groups: dict[str, list[ChatRequest]] = {}
-    for request in ordered:
-        groups.setdefault(request.purpose, []).append(request)
-    by_purpose = {purpose: estimate(reqs, price, prompt_of=lambda r: counted[id(r)])
-                  for purpose, reqs in sorted(groups.items())}
+    counted = [prompt_tokens(r.messages) for r in ordered]  # once for the three sums below (~50 M characters)
+    groups: dict[str, list[int]] = {}
+    for k, request in enumerate(ordered):
+        groups.setdefault(request.purpose, []).append(k)
+    by_purpose = {purpose: estimate([ordered[k] for k in ks], price, prompts=[counted[k] for k in ks])
+                  for purpose, ks in sorted(groups.items())}
     modes: dict[Mode, float | None] = {}
     within: float | None = None
     if price is not None:  # the calls replayed in the order the step makes them, through the provider's cache
         budget = [completion_budget(r, ceiling=False) for r in ordered]
-        modes = mode_costs(price, call_tokens(ordered, budget, [counted[id(r)] for r in ordered]))
-        within = sum(price.cost(counted[id(r)], completion_budget(r, ceiling=True, text_chars=TYPICAL_REASON_CHARS))
-                     for r in ordered)
+        modes = mode_costs(price, call_tokens(ordered, budget, counted))
+        within = sum(price.cost(prompt, completion_budget(r, ceiling=True, text_chars=TYPICAL_REASON_CHARS))
+                     for r, prompt in zip(ordered, counted, strict=True))
     return Estimate(role=role, model=model, priced=price is not None, by_purpose=by_purpose, modes=modes,
                     within_schema_usd=within)
 

@@ -59,6 +59,7 @@ class SlotPool:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.urls = urls
         self.labels = labels or urls  # what messages show (redacted URLs)
+        self.announce_left = True  # warn when a URL leaves the pool (off while a preflight reports them itself)
         self.circuits = [Circuit(cooldown_s=cooldown_s) for _ in urls]
         self._free = [per_url] * len(urls)
         self._waiters: list[deque[asyncio.Future[None]]] = [deque() for _ in urls]
@@ -163,7 +164,7 @@ class SlotPool:
         """Warn that URL `i` left the pool while others carry on: the run keeps going on part of its capacity,
         which must not be silent. With no URL left nothing is said here: `acquire` stops the run naming each."""
         others = sum(1 for j, c in enumerate(self.circuits) if j != i and c.open_until == 0.0)
-        if others:
+        if others and self.announce_left:
             circuit = self.circuits[i]
             log.warning("warning: %s left the pool after %d failed connections in a row (%s); calls go to the "
                         "other %d base URL%s, and it is tried again in %g s", self.labels[i], circuit.failures,

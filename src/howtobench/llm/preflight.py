@@ -13,10 +13,8 @@ a bad URL or no URL answering raises the run-level error a real call would. Comm
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from rich.console import Console
@@ -45,8 +43,7 @@ async def check_endpoints(endpoints: Mapping[str, EndpointConfig | None], *, wor
     for role, endpoint in to_check(endpoints):
         started = time.perf_counter()
         async with open_client(endpoint, workspace=workspace, cache_mode="off", run_id=run_id) as client:
-            with _pool_warnings_muted():
-                warnings = await client.preflight()
+            warnings = await client.preflight()
             urls = client.public_urls
         for warning in warnings:
             console.print(f"warning: {role} endpoint: {warning}", style="yellow", highlight=False, markup=False)
@@ -60,19 +57,6 @@ def _answered(urls: tuple[str, ...] | list[str], dead: int) -> str:
     if not dead:
         return f"at {', '.join(urls)} answered"
     return f"answered at {len(urls) - dead} of {len(urls)} base URLs"
-
-
-@contextlib.contextmanager
-def _pool_warnings_muted() -> Iterator[None]:
-    """The pool's 'left the pool' warning (llm/limits.py) is muted while the preflight runs: the preflight
-    reports each dead URL itself, once, with what the run does about it."""
-    pool_log = logging.getLogger("howtobench.llm.limits")
-    mute = logging.Filter("a name no record has")  # drops every record of the logger
-    pool_log.addFilter(mute)
-    try:
-        yield
-    finally:
-        pool_log.removeFilter(mute)
 
 
 def to_check(endpoints: Mapping[str, EndpointConfig | None]) -> list[tuple[str, EndpointConfig]]:
