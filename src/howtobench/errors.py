@@ -29,7 +29,7 @@ every runner uses; the CLI catches HowtobenchError and prints its message withou
 The model call that raised a run-level error is logged with status "stopped" (llm/cache.py), so
 `howtobench llm usage` shows what stopped a run.
 
-Exit statuses (`howtobench --help`, README): 0 every selected item was judged or generated; 1 an
+Exit statuses (`howtobench --help`, docs/failures.md): 0 every selected item was judged or generated; 1 an
 unexpected error (a bug: Python traceback); 2 the run stopped on a run-level error (or a bad command
 line); 3 the run finished but writing-level failures remain (their count is printed); 4 the run stopped
 early because the failed share passed --max-failed-rate. Each class carries its status in `exit_status`.

@@ -13,7 +13,7 @@ with. `Llama(...)` does not expose `use_extra_bufts`, but it starts from
 `llama_cpp.llama_model_default_params()`; wrapping that function before the server loads the model turns
 the extra buffers off in every build — the same for `scripts/setup-env` and for a user's own
 `pip install 'howtobench[local]'` + `howtobench llm serve-local`. The cost (measured by
-`bench/local_repack.py`, figures in the README) is the speed those repacked layouts would have bought.
+`bench/local_repack.py`, figures in docs/local-model.md) is the speed those repacked layouts would have bought.
 `--extra-buffers on` keeps llama.cpp's default (for measuring it).
 """
 
