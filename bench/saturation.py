@@ -24,7 +24,7 @@ import tempfile
 import threading
 import time
 from bisect import bisect_left
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -71,7 +71,7 @@ def call_window(workspace: Path) -> tuple[int, float, float]:
             "WHERE from_cache = 0 AND purpose != 'preflight'").fetchone()
 
     def unix(stamp: str) -> float:
-        return datetime.fromisoformat(stamp).replace(tzinfo=timezone.utc).timestamp()
+        return datetime.fromisoformat(stamp).replace(tzinfo=UTC).timestamp()
 
     return n, unix(first), unix(last)
 

@@ -23,7 +23,7 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -491,7 +491,7 @@ def build_manifest(
     languages = sorted({it.language for it in items})
     return {
         "toolkit": howtobench.__version__,
-        "written_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "written_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "name": settings.name,
         "method": settings.method,
         "smoke": settings.needs_local_judge,

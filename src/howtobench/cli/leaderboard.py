@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -22,7 +22,7 @@ from howtobench.report.paper import paper_table4
 from howtobench.report.render import to_csv, to_json, to_markdown, to_rich
 
 
-class By(str, Enum):
+class By(StrEnum):
     both = "both"
     task = "task"
     genre = "genre"
@@ -56,7 +56,7 @@ LbDataOpt = Annotated[
     typer.Option("--data", help="Benchmark root: genres from the data, and a count of items never judged."),
 ]
 TitleOpt = Annotated[str, typer.Option("--title", help="Heading printed above the tables.")]
-class Order(str, Enum):
+class Order(StrEnum):
     means = "means"
     shared = "shared"
 

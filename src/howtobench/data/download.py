@@ -188,7 +188,7 @@ async def _stream(http: aiohttp.ClientSession, url: str, out: BinaryIO, bar: tup
             async for chunk in resp.content.iter_chunked(1 << 16):
                 out.write(chunk)
                 bars.advance(task, len(chunk))
-    except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError) as exc:
+    except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
         # the cause names the URL already; say what a user without network can do instead
         raise DataError(f"cannot download the release: {classify(exc, url, 60.0)} (no network here? copy its "
                         "data/ folder by other means and point --data or HOWTOBENCH_DATA at it)") from None

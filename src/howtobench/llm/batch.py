@@ -160,7 +160,7 @@ class BatchAPI:
             async with self._client().request(method, url, headers=self._headers,
                                               timeout=aiohttp.ClientTimeout(total=600), **kw) as resp:
                 body = await resp.read()
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise TransientError(self._scrub(f"batch API {method} {url}: {type(exc).__name__}: {exc}")) from exc
         said = self._scrub(f"batch API {method} {url} answered HTTP {resp.status}: {body[:300]!r}")
         if resp.status >= 500 or resp.status == 429:

@@ -129,7 +129,7 @@ async def _tiny_completion(http: aiohttp.ClientSession, base_url: str, model: st
             if resp.status != 200:
                 return False, f"HTTP {resp.status}"
             data = await resp.json(content_type=None)
-    except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError) as exc:
+    except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
         return False, type(exc).__name__
     ok = isinstance(data, dict) and bool(data.get("choices"))
     return ok, "" if ok else "a completion without choices"

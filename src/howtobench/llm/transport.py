@@ -165,7 +165,7 @@ class AiohttpTransport:
                 method, target, data=body, headers=headers, timeout=timeout, proxy=proxy
             ) as resp:
                 return HttpResponse(resp.status, resp.headers, await resp.read())
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError) as exc:
+        except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
             raise classify(exc, url, timeout_s) from None  # `from None`: the chained text may hold the raw URL
 
     async def close(self) -> None:

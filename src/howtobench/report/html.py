@@ -18,7 +18,7 @@ import base64
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -100,7 +100,7 @@ def render_report(
     context = {
         "lb": lb,
         "title": lb.title,
-        "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "toolkit": howtobench.__version__,
         "sources": list(sources),
         "smoke_banner": SMOKE_BANNER if manifest and manifest.get("smoke") and not lb.notes else "",
