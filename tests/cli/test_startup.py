@@ -43,7 +43,7 @@ def test_the_leaderboard_still_gets_its_wilcoxon_p_value() -> None:
     import numpy as np
     from scipy import stats
 
-    from howtobench.report.stats import wilcoxon_p
+    from howtobench.stats import wilcoxon_p
 
     diff = np.array([0.5, -1.0, 2.0, 1.5, 3.0, -0.25])
     assert wilcoxon_p(diff) == stats.wilcoxon(diff).pvalue

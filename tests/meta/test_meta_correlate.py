@@ -16,7 +16,7 @@ from howtobench.meta.correlate import (
     correlate_scores,
 )
 from howtobench.meta.correlate_table import correlation_table
-from howtobench.meta.stats import kendall_rows, pearson_rows, spearman_rows
+from howtobench.stats import kendall_rows, pearson_rows, spearman_rows
 
 MODELS = ["a", "b", "c", "d"]
 FAST = CorrelationSettings(n_boot=200, seed=7)

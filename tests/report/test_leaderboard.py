@@ -19,7 +19,7 @@ from howtobench.judges.tree import default_tree
 from howtobench.report.leaderboard import build_leaderboard, load_judgments
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import fmt, to_csv, to_json_data, to_markdown
-from howtobench.report.stats import bootstrap_ci, rng_for
+from howtobench.stats import bootstrap_ci, rng_for
 
 CONTENT, FORMAT = (node for node in default_tree().nodes if node.negotiated)
 # item -> (task, genre)

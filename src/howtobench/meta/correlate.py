@@ -37,7 +37,7 @@ import numpy as np
 from howtobench.errors import DataError
 from howtobench.judges.base import EmptyConvention, Judgment, check_empty, counted_score, left_out_as_empty
 from howtobench.meta.human import WritingKey
-from howtobench.meta.stats import (
+from howtobench.stats import (
     INTERVALS,
     METRICS,
     SYMBOLS,
@@ -45,6 +45,7 @@ from howtobench.meta.stats import (
     Estimate,
     interval,
     resample_indices,
+    rng_for,
     tie_round,
 )
 
@@ -165,7 +166,7 @@ def _system(judge: np.ndarray, hum: np.ndarray, s: CorrelationSettings) -> tuple
     if keep.sum() < 2:
         return _undefined(), int(rows.sum())
     judge, hum = judge[:, keep], hum[:, keep]
-    idx = resample_indices(judge.shape[0], s.n_boot, s.seed)
+    idx = resample_indices(judge.shape[0], s.n_boot, rng_for(s.seed))
 
     def means(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return tie_round(a, s.tie_decimals), tie_round(b, s.tie_decimals)
@@ -197,7 +198,7 @@ def per_item(judge: np.ndarray, hum: np.ndarray, metric: str) -> np.ndarray:
 def _sample(judge: np.ndarray, hum: np.ndarray, s: CorrelationSettings) -> tuple[dict[str, Estimate], int]:
     """Mean over items of the per-item correlation; the bootstrap resamples the per-item values."""
     judge, hum = tie_round(judge, s.tie_decimals), tie_round(hum, s.tie_decimals)
-    idx = resample_indices(judge.shape[0], s.n_boot, s.seed)
+    idx = resample_indices(judge.shape[0], s.n_boot, rng_for(s.seed))
     out = {}
     for name in METRICS:
         c = per_item(judge, hum, name)

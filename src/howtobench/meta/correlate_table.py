@@ -12,8 +12,8 @@ import numpy as np
 
 from howtobench.judges.base import EMPTY_TREATMENT
 from howtobench.meta.correlate import ITEM_POLICIES, TASK_LABELS, TASKS, CorrelationRow, CorrelationSettings
-from howtobench.meta.stats import METRICS, SYMBOLS, Estimate
 from howtobench.report.tables import Table
+from howtobench.stats import METRICS, SYMBOLS, Estimate
 
 
 def _cell_columns(ci: str) -> list[tuple[str, str, str | None]]:

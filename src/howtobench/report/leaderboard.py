@@ -18,7 +18,7 @@ What counts, and why:
   rescaled: `Judgment.weight_repairs`) keeps its score and is counted per model and per cell, next to failures;
 - the same (method, item, model) twice keeps the last line (a judge file that was appended to) and warns.
 
-Adjacent columns are compared on their shared items (`report.stats.paired_compare`). Columns are ordered by
+Adjacent columns are compared on their shared items (`howtobench.stats.paired_compare`). Columns are ordered by
 their All mean (`order="means"`, the paper's Table 4), each over its own scored items; when failures leave two
 models on different items, the paired difference on their shared items can have the other sign, and such a
 pair is flagged (`PairedResult.against_order`, a warning, a column of the paired table). `order="shared"`
@@ -43,7 +43,7 @@ from howtobench.errors import DataError
 from howtobench.judges.base import EmptyConvention, Judgment, check_empty, counted_score
 from howtobench.judges.negotiator import REPAIR_KINDS, RepairKind, repair_kinds
 from howtobench.report.paper import ALL_ROW, PaperTable
-from howtobench.report.stats import FloatArray, PairedResult, bootstrap_ci, paired_compare, rng_for
+from howtobench.stats import FloatArray, PairedResult, bootstrap_ci, paired_compare, rng_for
 
 By = Literal["both", "task", "genre"]
 Order = Literal["means", "shared"]

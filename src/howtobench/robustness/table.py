@@ -29,9 +29,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from howtobench.judges.base import EMPTY_TREATMENT, EmptyConvention, Judgment, counted_score, left_out_as_empty
-from howtobench.report.stats import bootstrap_ci, rng_for
 from howtobench.report.tables import Table
 from howtobench.robustness.apply import expectation
+from howtobench.stats import bootstrap_ci, rng_for
 
 ORIGINAL = "original"
 REFERENCE_ANCHORS: dict[str, float] = {"tow": 6.0, "bleu": 100.0, "sacrebleu": 100.0, "rouge": 1.0}
