@@ -22,7 +22,7 @@ from typing import Any
 from howtobench.config import EndpointConfig, resolve_workspace
 from howtobench.data.models import TASKS, Item, Language, Task, Writing
 from howtobench.errors import ConfigError
-from howtobench.judges.base import Judgment
+from howtobench.judges.base import Judgment, with_lengths
 from howtobench.judges.tree import Tree
 from howtobench.judges.tree_of_writing import TreeOfWriting
 from howtobench.llm.types import LLMClient
@@ -93,7 +93,8 @@ async def ascore(
     with_reference = bool(reference and reference.strip())
     endpoint = judge_endpoint(judge, base_url, model, api_key_env)
     async with _client(endpoint, workspace) as client:
-        return await TreeOfWriting(client, tree=tree, with_reference=with_reference, **options).judge(item, text)
+        judged = await TreeOfWriting(client, tree=tree, with_reference=with_reference, **options).judge(item, text)
+        return with_lengths(judged, item, text)
 
 
 def score(instruction: str, writing: str, reference: str | None = None, **kwargs: Any) -> Judgment:

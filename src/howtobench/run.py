@@ -56,6 +56,7 @@ from howtobench.outputs import output_dir, write_text_atomic
 from howtobench.progress import step
 from howtobench.report.html import ReportOptions, write_report
 from howtobench.report.leaderboard import Leaderboard, build_leaderboard
+from howtobench.report.length_control import sources_from
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import to_csv, to_json, to_markdown
 from howtobench.session import batch_client, endpoint_or_local
@@ -117,6 +118,7 @@ class RunSettings(BaseModel):
     preflight: bool = False  # one tiny request per configured endpoint before the first item (llm/preflight.py)
     paper: bool = True
     empty: EmptyConvention = "exclude"  # how the leaderboard and report count empty writings (judges.base)
+    length_control: bool = False  # add length-controlled tables to the leaderboard and report (report.length_control)
     progress: bool = True
     strict: bool = False  # a bad --writings row stops the run (default: skipped and counted with file:line)
     prices: Path | None = None  # the user's price table over the built-in one, for estimates and real calls
@@ -305,6 +307,7 @@ def run_config(settings: RunSettings) -> dict[str, Any]:
         "temperature": settings.sampling.temperature, "max_tokens": settings.sampling.max_tokens,
         "system_prompt": settings.system_prompt, "seed": settings.seed, "bootstrap": settings.bootstrap,
         "paper": settings.paper, "empty": settings.empty, "parallel": settings.concurrency,
+        "length_control": settings.length_control or None,
         "judge_max_tokens": settings.judge_options.get("max_tokens"),
         "writer": endpoint_config(settings.writer) if settings.writer else None,
         "judge": endpoint_config(settings.judge) if settings.judge else None,
@@ -426,14 +429,15 @@ async def _run_locked(settings: RunSettings) -> RunResult:
         writings = [*release, *(w for rows in given for w in rows), *generated]
         judgments = await _judge(settings, judge_ep, _pairs(items, writings))
     with step("leaderboard (bootstrap intervals), manifest and report.html", settings.progress):
-        board = _leaderboard(settings, judgments, items)
+        board = _leaderboard(settings, judgments, items, writings)
         manifest = build_manifest(settings, writer, judge_ep, items, judgments)
         _write_outputs(settings, board, manifest)
     return RunResult(settings=settings, leaderboard=board, manifest=manifest, generation=generation,
                      judgments=len(judgments), failed_judgments=sum(j.status == "failed" for j in judgments))
 
 
-def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Sequence[Item]) -> Leaderboard:
+def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Sequence[Item],
+                 writings: Sequence[Writing]) -> Leaderboard:
     smoke = settings.needs_local_judge
     return build_leaderboard(
         judgments,
@@ -444,6 +448,8 @@ def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Se
         title=f"{'SMOKE · ' if smoke else ''}HoWToBench run {settings.name} ({len(items)} items)",
         notes=[SMOKE_NOTE] if smoke else [],
         empty=settings.empty,
+        length_controlled=settings.length_control,
+        lengths=sources_from(items, writings) if settings.length_control else None,
     )
 
 
@@ -453,7 +459,8 @@ def _write_outputs(settings: RunSettings, board: Leaderboard, manifest: dict[str
     write_text_atomic(d / "leaderboard.json", to_json(board))
     write_text_atomic(d / "leaderboard.csv", to_csv(board))
     write_text_atomic(d / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
-    write_report([d], d / "report.html", ReportOptions(empty=settings.empty))  # as `howtobench report RUN_DIR`
+    options = ReportOptions(empty=settings.empty, length_control=settings.length_control)
+    write_report([d], d / "report.html", options)  # as `howtobench report RUN_DIR`
 
 
 # ------------------------------------------------------------------ manifest

@@ -180,3 +180,12 @@ async def test_max_failed_rate_stops_early_after_writing_the_failed_rows(tmp_pat
     assert [j.status for j in read_judgments(out).values()] == ["failed"] * 3
     rerun = await run_judge(LengthJudge(), pairs, out, concurrency=1, progress=False)
     assert len(rerun) == 20 and len(out.read_text().splitlines()) == 20  # resumed, nothing judged twice
+
+
+async def test_every_judgment_records_the_writing_and_reference_lengths(tmp_path: Path) -> None:
+    item = Item(infer_id="i0", task_type="guide", basic_instruction="写", reference="参考" * 5)
+    pairs = [(item, Writing(infer_id="i0", model="m1", output="abc")),
+             (item, Writing(infer_id="i0", model="m2", output="boom!"))]
+    result = await run_judge(LengthJudge(), pairs, tmp_path / "j.jsonl", progress=False)
+    assert [(j.status, j.writing_chars, j.reference_chars) for j in result] == [("ok", 3, 10), ("failed", 5, 10)]
+    assert [j.writing_chars for j in read_judgments(tmp_path / "j.jsonl").values()] == [3, 5]

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from howtobench.cli.length_options import LengthControlOpt, WritingsOpt, length_sources
 from howtobench.cli.options import EmptyOpt, FormatOpt, NoProgressOpt
 from howtobench.config import resolve_data_dir
 from howtobench.data.loader import load_items
@@ -85,6 +86,8 @@ def leaderboard(
     title: TitleOpt = "Leaderboard",
     order: OrderOpt = Order.means,
     empty: EmptyOpt = "exclude",
+    length_control: LengthControlOpt = False,
+    writings: WritingsOpt = None,
     output: OutputOpt = None,
     no_progress: NoProgressOpt = False,
 ) -> None:
@@ -109,6 +112,8 @@ def leaderboard(
             title=title,
             order=order.value,
             empty=empty,
+            length_controlled=length_control,
+            lengths=length_sources(judgments, data, writings) if length_control else None,
         )
     if fmt == "table":
         if output is None:

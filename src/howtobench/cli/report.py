@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from howtobench.cli.length_options import LengthControlOpt
 from howtobench.cli.options import EMPTY_HELP
 from howtobench.config import resolve_data_dir
 from howtobench.judges.base import EmptyConvention
@@ -88,6 +89,7 @@ def report(
     explorer: ExplorerOpt = DEFAULT_LIMIT,
     title: TitleOpt = None,
     empty: ReportEmptyOpt = None,
+    length_control: LengthControlOpt = False,
 ) -> None:
     """Write one self-contained HTML page of judgment files or a run directory.
 
@@ -109,6 +111,7 @@ def report(
         explorer_limit=explorer,
         title=title,
         empty=empty,
+        length_control=length_control,
         writings=tuple(writings or ()),
     )
     path = write_report(sources, output or default_report_path(sources), options)

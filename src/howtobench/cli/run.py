@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from howtobench.cli.length_options import LengthControlOpt
 from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.dry_run import plan_run
 from howtobench.errors import ConfigError
@@ -197,6 +198,7 @@ def run(
     bootstrap: BootstrapOpt = 1000,
     paper: PaperOpt = True,
     empty: EmptyOpt = "exclude",
+    length_control: LengthControlOpt = False,
     base_url: BaseUrlOpt = None,
     model: ModelOpt = None,
     api_key_env: ApiKeyEnvOpt = None,
@@ -277,6 +279,7 @@ def run(
         concurrency=parallel,
         paper=paper,
         empty=empty,
+        length_control=length_control,
         progress=not no_progress,
         strict=strict,
         max_failed_rate=max_failed_rate,

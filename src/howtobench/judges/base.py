@@ -74,6 +74,10 @@ class Judgment(BaseModel):
     failures: list[str] = Field(default_factory=list)
     # the judged writing was cut by max_tokens or a content filter (`Writing.truncated`): counted on the leaderboard
     writing_truncated: bool = False
+    # characters of the judged writing and of its item's human reference, stamped by `with_lengths` so the
+    # length-controlled leaderboard needs neither file again (None in rows written before; 0 = no reference)
+    writing_chars: int | None = None
+    reference_chars: int | None = None
     judge_model: str | None = None
     tree_hash: str | None = None
     prompt_hash: str | None = None
@@ -85,6 +89,11 @@ class Judgment(BaseModel):
     def key(self) -> tuple[str, str, str]:
         """Identity used for resume: one judgment per (method, item, model)."""
         return (self.method, self.item_id, self.model)
+
+
+def with_lengths(judgment: Judgment, item: Item, writing: Writing) -> Judgment:
+    """The judgment with the character counts of its writing and of the item's reference recorded."""
+    return judgment.model_copy(update={"writing_chars": len(writing.output), "reference_chars": len(item.reference)})
 
 
 def check_empty(empty: str) -> EmptyConvention:

@@ -24,7 +24,7 @@ from howtobench.concurrency import as_finished
 from howtobench.data.models import Item, Writing
 from howtobench.data.rows import read_appended_rows
 from howtobench.errors import DataError, HowtobenchError, is_run_level
-from howtobench.judges.base import Judge, Judgment
+from howtobench.judges.base import Judge, Judgment, with_lengths
 from howtobench.llm.types import Usage
 from howtobench.outcome import FailureBudget
 from howtobench.outputs import AppendOnly, output_file
@@ -57,11 +57,11 @@ def failed_judgment(judge: Judge, item: Item, writing: Writing, error: Exception
 async def judge_or_fail(judge: Judge, item: Item, writing: Writing) -> Judgment:
     """The judge's judgment; a writing-level error becomes a failed judgment, a run-level one is raised."""
     try:
-        return await judge.judge(item, writing)
+        return with_lengths(await judge.judge(item, writing), item, writing)
     except HowtobenchError as exc:
         if is_run_level(exc):
             raise
-        return failed_judgment(judge, item, writing, exc)
+        return with_lengths(failed_judgment(judge, item, writing, exc), item, writing)
 
 
 class _Sink:

@@ -41,8 +41,10 @@ from howtobench.report.html_inputs import (
     load_report_items,
     load_report_writings,
 )
+from howtobench.report.html_length import length_view
 from howtobench.report.html_manifest import manifest_view, provenance
 from howtobench.report.leaderboard import Leaderboard, build_leaderboard, load_judgments
+from howtobench.report.length_control import LENGTH_CONTROLLED, LengthSources, needs_sources
 from howtobench.report.paper import paper_table4
 
 SMOKE_BANNER = (
@@ -96,7 +98,7 @@ def render_report(
 ) -> str:
     """The page for an already built leaderboard and the judgments it was built from."""
     by_id = {it.id: it for it in items or ()}
-    tables = views.leaderboard_tables(lb)
+    tables = [t for t in views.leaderboard_tables(lb) if not t.metric.startswith(LENGTH_CONTROLLED)]
     context = {
         "lb": lb,
         "title": lb.title,
@@ -106,6 +108,7 @@ def render_report(
         "smoke_banner": SMOKE_BANNER if manifest and manifest.get("smoke") and not lb.notes else "",
         "bars": views.all_bars(lb),
         "tables": tables,
+        "length": length_view(lb),
         "node_summary": views.node_summary(tables),
         "heatmap": views.heatmap(lb),
         "counts": views.counts_view(lb),
@@ -133,6 +136,7 @@ class ReportOptions:
     explorer_limit: int = DEFAULT_LIMIT
     title: str | None = None
     empty: EmptyConvention | None = None
+    length_control: bool = False  # add the length-controlled section (report.html_length)
     writings: tuple[Path, ...] = ()  # the user's writings files, whose texts the explorer shows first
 
 
@@ -156,7 +160,8 @@ def _title(sources: ReportSources, items: Sequence[Item] | None, options: Report
 
 
 def _leaderboard_for(
-    sources: ReportSources, judgments: Sequence[Judgment], items: Sequence[Item] | None, options: ReportOptions
+    sources: ReportSources, judgments: Sequence[Judgment], items: Sequence[Item] | None, options: ReportOptions,
+    lengths: LengthSources | None = None,
 ) -> Leaderboard:
     m = sources.manifest or {}
     seed = options.seed if options.seed is not None else int((m.get("seeds") or {}).get("bootstrap", 0))
@@ -176,6 +181,8 @@ def _leaderboard_for(
         title=_title(sources, items, options),
         notes=[SMOKE_BANNER] if m.get("smoke") else [],
         empty=empty,
+        length_controlled=options.length_control,
+        lengths=lengths,
     )
 
 
@@ -188,8 +195,18 @@ def build_report(paths: Sequence[Path], options: ReportOptions | None = None) ->
     all_items = load_report_items(data_dir, {j.task for j in judgments})
     items = _run_items(all_items, sources.manifest)
     given = load_given_writings(options.writings, {(j.item_id, j.model) for j in judgments})
-    lb = _leaderboard_for(sources, judgments, items, options)
+    lengths = (report_lengths(sources, data_dir, judgments, items, given)
+               if options.length_control and needs_sources(judgments) else None)
+    lb = _leaderboard_for(sources, judgments, items, options, lengths)
     return _render_with_texts(lb, judgments, sources, data_dir, items, options.explorer_limit, given)
+
+
+def report_lengths(sources: ReportSources, data_dir: Path | None, judgments: Sequence[Judgment],
+                   items: Sequence[Item] | None, given: Sequence[Writing]) -> LengthSources:
+    """Lengths for judgments that predate them, from the same writings the explorer reads and the benchmark."""
+    texts = load_report_writings(sources, data_dir, {(j.item_id, j.model) for j in judgments}, items, given)
+    return LengthSources(writing_chars={(model, item): len(t) for (item, model), t in texts.items()},
+                         reference_chars={it.id: len(it.reference) for it in items or ()})
 
 
 def _render_with_texts(

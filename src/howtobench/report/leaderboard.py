@@ -42,6 +42,7 @@ from howtobench.data.rows import read_model_rows
 from howtobench.errors import DataError
 from howtobench.judges.base import EmptyConvention, Judgment, check_empty, counted_score
 from howtobench.judges.negotiator import REPAIR_KINDS, RepairKind, repair_kinds
+from howtobench.report.length_control import LengthControl, LengthSources, length_control, log_ratios
 from howtobench.report.paper import ALL_ROW, PaperTable
 from howtobench.stats import FloatArray, PairedResult, bootstrap_ci, paired_compare, rng_for
 
@@ -126,6 +127,8 @@ class Leaderboard:
     """The value each column is ordered by (its All mean, or its mean over the shared items)."""
     empty: EmptyConvention = "exclude"
     """How empty writings count in the means ("exclude": the authors'; "lowest")."""
+    length_control: LengthControl | None = None
+    """With --length-control: the fits behind the `length_controlled` cells (report.length_control)."""
 
     @property
     def empty_label(self) -> str:
@@ -154,6 +157,7 @@ class Leaderboard:
             f"howtobench:{howtobench.__version__}|method:{'+'.join(self.methods)}|judge:{judges}"
             f"|ci:percentile-bootstrap-items-{self.n_boot}|seed:{self.seed}|paired:wilcoxon|empty:{self.empty}"
             f"|order:{self.order if self.order_items is None else f'shared-{self.order_items}'}"
+            + ("|length-control:ols-model+item-logratio" if self.length_control else "")
         )
 
 
@@ -402,6 +406,8 @@ def build_leaderboard(
     notes: Sequence[str] = (),
     order: Order = "means",
     empty: EmptyConvention = "exclude",
+    length_controlled: bool = False,
+    lengths: LengthSources | None = None,
 ) -> Leaderboard:
     """Aggregate judgments into a leaderboard.
 
@@ -409,6 +415,8 @@ def build_leaderboard(
     judgment record, and lets the counts say how many items were never judged. `order` ranks the columns by
     their All means ("means") or by their means over the items every column has a score for ("shared").
     `empty` says how empty writings count: "exclude" (the authors') or "lowest" (see the module docstring).
+    `length_controlled` adds each metric's scores predicted at the reference's length (report.length_control;
+    `lengths` supplies them for judgments written before they were recorded); the order stays the raw one.
     """
     check_empty(empty)
     if order not in ORDERS:
@@ -426,11 +434,14 @@ def build_leaderboard(
     ranked = _ranked(mx.columns, order_scores)
     paired = _paired(mx, ranked, seed, n_boot)
     counts = _counts(latest, items, empty)
+    lc = _length_control(latest, mx, lengths, seed, n_boot) if length_controlled else None
+    if lc is not None:
+        cells |= _controlled_cells(lc, mx, rows)
     return Leaderboard(
         methods=methods,
         columns=tuple(ranked),
         rows=tuple(rows),
-        metrics=metrics,
+        metrics=metrics + (lc.metrics if lc else ()),
         cells=cells,
         counts={c: counts[c] for c in ranked},
         paired=paired,
@@ -440,9 +451,33 @@ def build_leaderboard(
         paper=paper,
         title=title,
         notes=tuple(notes),
-        warnings=tuple(_warnings(counts, duplicates, empty) + _order_warnings(paired, order)),
+        warnings=tuple(_warnings(counts, duplicates, empty) + _order_warnings(paired, order)
+                       + (lc.warnings if lc else [])),
         order=order,
         order_items=order_items,
         order_scores=order_scores,
         empty=empty,
+        length_control=lc,
     )
+
+
+def _length_control(latest: dict[tuple[str, str, str], Judgment], mx: _Matrix, lengths: LengthSources | None,
+                    seed: int, n_boot: int) -> LengthControl:
+    x = log_ratios(latest, mx.columns, mx.items, lengths or LengthSources())
+    return length_control(mx.values, x, mx.tasks, mx.columns, seed=seed, n_boot=n_boot)
+
+
+def _controlled_cells(lc: LengthControl, mx: _Matrix, rows: Sequence[Row]) -> dict[tuple[str, str, str], Cell]:
+    """The controlled values as leaderboard cells, with the row's failure and repair counts of the raw cells."""
+    masks = {row.key: _row_mask(mx, row) for row in rows}
+    col_ix = {c: k for k, c in enumerate(mx.columns)}
+    out = {}
+    for (metric, row, col), c in lc.cells.items():
+        if row not in masks:
+            continue  # --by genre: no task rows to put the task fits in
+        mask = masks[row]
+        out[(metric, row, col)] = Cell(mean=c.mean, ci_low=c.ci_low, ci_high=c.ci_high, n=c.n,
+                                       n_failed=int(mx.failed[col_ix[col], mask].sum()),
+                                       n_weights_repaired=int(mx.repaired[col_ix[col], mask].sum()),
+                                       n_empty=int(mx.empty[col_ix[col], mask].sum()))
+    return out

@@ -20,6 +20,7 @@ from rich.text import Text
 from howtobench.judges.base import EMPTY_TREATMENT
 from howtobench.report.fit import Fitted, Grid
 from howtobench.report.leaderboard import SCORE, Cell, Leaderboard
+from howtobench.report.length_render import controlled_title, fits_grid, fits_json
 from howtobench.report.tables import markdown_grid
 
 DASH = "—"
@@ -53,7 +54,7 @@ def fmt(x: float | None) -> str:
 
 
 def metric_title(lb: Leaderboard, metric: str) -> str:
-    what = "root score" if metric == SCORE else f"node: {metric}"
+    what = "root score" if metric == SCORE else controlled_title(metric) or f"node: {metric}"
     return f"{lb.title} — {what} ({'+'.join(lb.methods)})"
 
 
@@ -182,6 +183,8 @@ def to_markdown(lb: Leaderboard) -> str:
     for metric in lb.metrics:
         parts += [f"### {metric_title(lb, metric)}", "", markdown_grid(*grid(lb, metric)), ""]
     parts += [order_line(lb), lb.empty_label + ".", ""]
+    if lb.length_control is not None:
+        parts += ["### Length model fits", "", markdown_grid(*fits_grid(lb.length_control)), ""]
     parts += ["### Judged writings per model", "", markdown_grid(*counts_grid(lb)), ""]
     if lb.paired:
         parts += ["### Adjacent models, paired on shared items", "", markdown_grid(*paired_grid(lb)), ""]
@@ -234,6 +237,7 @@ def to_json_data(lb: Leaderboard) -> dict[str, Any]:
         "order": {"by": lb.order, "label": lb.order_label, "items": lb.order_items,
                   "scores": {c: _r(v) for c, v in lb.order_scores.items()}},
         "warnings": list(lb.warnings),
+        "length_control": fits_json(lb.length_control) if lb.length_control is not None else None,
         "paper_source": lb.paper.source if lb.paper else None,
     }
 
@@ -273,6 +277,8 @@ def to_rich(lb: Leaderboard) -> RenderableType:
     parts += [_models_grid(metric_title(lb, m), *grid(lb, m)) for m in lb.metrics]
     parts.append(Text(order_line(lb), style="dim"))
     parts.append(Text(lb.empty_label + ".", style="dim"))
+    if lb.length_control is not None:
+        parts.append(_rows_grid("Length model fits", *fits_grid(lb.length_control), labels=2))
     parts.append(_rows_grid("Judged writings per model", *counts_grid(lb), labels=2 if len(lb.methods) > 1 else 1))
     if lb.paired:
         parts.append(_rows_grid("Adjacent models, paired on shared items", *paired_grid(lb)))

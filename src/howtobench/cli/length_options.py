@@ -1,0 +1,50 @@
+"""`--length-control` and `--writings`, shared by the commands that print leaderboards."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from howtobench.config import resolve_data_dir
+from howtobench.data.loader import load_items, load_release_writings, load_writings_file, release_models
+from howtobench.data.models import Writing
+from howtobench.judges.base import Judgment
+from howtobench.report.length_control import LengthSources, needs_sources, sources_from
+
+LengthControlOpt = Annotated[
+    bool,
+    typer.Option(
+        "--length-control",
+        help="Add length-controlled tables: each model's score predicted at its item's reference length, from a "
+        "least-squares fit per task of score on ln(writing chars / reference chars) with model and item effects "
+        "(AlpacaEval's idea for pointwise scores; see docs/length-control.md). Prints the fitted coefficients.",
+    ),
+]
+WritingsOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--writings",
+        help="Writings JSONL files giving the lengths of judgments written before lengths were recorded "
+        "(the release's writings are read from --data).",
+    ),
+]
+
+
+def length_sources(judgments: list[Judgment], data: Path | None, writings: list[Path] | None) -> LengthSources:
+    """Lengths for judgments that do not record them: from `writings` files and, under `data`, the benchmark's
+    references and the release's writings of the judged models. Nothing is read when every judgment has them."""
+    if not needs_sources(judgments):
+        return LengthSources()
+    texts: list[Writing] = [w for path in writings or () for w in load_writings_file(path)]
+    if data is None:
+        return sources_from(None, texts)
+    root = resolve_data_dir(data)
+    tasks = sorted({j.task for j in judgments})
+    items = load_items(root, tasks)
+    judged = {j.model for j in judgments}
+    released = judged & {m for t in tasks for m in release_models(root, t)}
+    if released:
+        texts += load_release_writings(root, tasks, sorted(released), items=items)
+    return sources_from(items, texts)
