@@ -28,8 +28,8 @@ import numpy as np
 from howtobench.data.models import TASKS, Item, Writing
 from howtobench.errors import DataError
 from howtobench.judges.base import Judgment
-from howtobench.report.length_fit import Observations, bootstrap, fit, percentile_ci
-from howtobench.report.stats import FloatArray, rng_for
+from howtobench.report.length_fit import Observations, bootstrap, fit, interval
+from howtobench.stats import FloatArray, rng_for
 
 LENGTH_CONTROLLED = "length_controlled"
 ALL = "all"
@@ -162,7 +162,7 @@ def _fit_task(metric: str, task: str, y: FloatArray, x: FloatArray, seed: int, n
     n_obs = np.zeros(n_cols)
     n_obs[cols] = np.bincount(obs.model, minlength=obs.n_models)
     summary = FitSummary(metric=metric, task=task, beta=point.beta,
-                         beta_ci=percentile_ci(reps.beta) if reps is not None else None, r2=point.r2,
+                         beta_ci=interval(reps.beta) if reps is not None else None, r2=point.r2,
                          r2_within=point.r2_within, partial_r2_length=point.partial_r2_length, rmse=point.rmse,
                          n_obs=point.n_obs, n_items=point.n_items, n_models=obs.n_models)
     return _TaskFit(summary, controlled, replicates, point.n_items, n_obs)
@@ -171,7 +171,7 @@ def _fit_task(metric: str, task: str, y: FloatArray, x: FloatArray, seed: int, n
 def _cell(value: float, replicates: FloatArray, n: float) -> ControlledCell:
     if not math.isfinite(value):
         return ControlledCell(None, None, None, int(n))
-    ci = percentile_ci(replicates) if replicates.size else None
+    ci = interval(replicates) if replicates.size else None
     return ControlledCell(value, ci[0] if ci else None, ci[1] if ci else None, int(n))
 
 

@@ -23,11 +23,12 @@ docs/length-control.md states the model, what is predicted and how the intervals
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from howtobench.report.stats import ALPHA, FloatArray
+from howtobench.stats import FloatArray, percentile_ci
 
 
 @dataclass(frozen=True)
@@ -181,10 +182,7 @@ def bootstrap(obs: Observations, n_boot: int, rng: np.random.Generator) -> Repli
     return Replicates(controlled=controlled, beta=theta[:, -1], items=np.full(n_boot, float(present.size)))
 
 
-def percentile_ci(values: FloatArray) -> tuple[float, float] | None:
-    """The 95% percentile interval of the finite replicates; None without any."""
-    finite = values[np.isfinite(values)]
-    if finite.size == 0:
-        return None
-    low, high = np.percentile(finite, [100 * ALPHA / 2, 100 * (1 - ALPHA / 2)])
-    return float(low), float(high)
+def interval(values: FloatArray) -> tuple[float, float] | None:
+    """The 95% percentile interval of the finite replicates (howtobench.stats); None without any."""
+    low, high = percentile_ci(values)
+    return None if math.isnan(low) else (low, high)
