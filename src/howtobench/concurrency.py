@@ -6,10 +6,11 @@ busy and wrote to a call log being closed. Every place that runs items or calls 
 runner, generation, a judgment's leaves, perturbations, the build steps) goes through these two helpers,
 so a run stops within seconds of such an error and leaves nothing behind.
 
-One exception stops differently: `BudgetExceeded` (--max-cost reached). The client refuses every new call
-from then on, so the siblings end soon by themselves; they are waited for instead of cancelled, so the calls
-already sent (and paid for) finish, land in the cache and — where the caller writes rows as work finishes —
-in the output, before the stop propagates.
+Some exceptions stop differently: `StopAfterSiblings`, i.e. `BudgetExceeded` (--max-cost reached: the client
+refuses every new call from then on) and `CallsDeferred` (batch-file mode: a call whose answer is in no imported
+file). The siblings end soon by themselves; they are waited for instead of cancelled, so the calls already
+sent (and paid for) or answered finish, land in the cache and — where the caller writes rows as work finishes —
+in the output, and every call still wanted has been asked for, before the stop propagates.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Iterable, 
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
-from howtobench.errors import BudgetExceeded
+from howtobench.errors import StopAfterSiblings
 from howtobench.event_loop import loaded_data_frozen
 
 T = TypeVar("T")
@@ -49,7 +50,7 @@ async def drain(tasks: Iterable[asyncio.Future[Any]]) -> None:
 
 async def gather_or_cancel(*awaitables: Awaitable[T]) -> list[T]:
     """The results of `awaitables` run concurrently, in order; the first exception cancels the rest first
-    (`BudgetExceeded`: lets them end by themselves first, see the module docstring).
+    (`StopAfterSiblings`: lets them end by themselves first, see the module docstring).
 
     One awaitable is awaited in place: it has no sibling to cancel or wait for, and a task plus a gathering
     future per call was a measurable share of a one-call judge's CPU (bench/saturation.py)."""
@@ -58,7 +59,7 @@ async def gather_or_cancel(*awaitables: Awaitable[T]) -> list[T]:
     tasks = [asyncio.ensure_future(a) for a in awaitables]
     try:
         return list(await asyncio.gather(*tasks))
-    except BudgetExceeded:
+    except StopAfterSiblings:
         await drain(tasks)
         raise
     except BaseException:
@@ -67,12 +68,12 @@ async def gather_or_cancel(*awaitables: Awaitable[T]) -> list[T]:
 
 
 async def _results(tasks: Sequence[asyncio.Future[T]]) -> AsyncGenerator[T, None]:
-    """Results in the order they finish; a `BudgetExceeded` is held until the others have ended."""
-    stopped: BudgetExceeded | None = None
+    """Results in the order they finish; a `StopAfterSiblings` is held until the others have ended."""
+    stopped: StopAfterSiblings | None = None
     for next_done in asyncio.as_completed(tasks):
         try:
             yield await next_done
-        except BudgetExceeded as exc:
+        except StopAfterSiblings as exc:
             stopped = stopped or exc
     if stopped is not None:
         raise stopped
@@ -81,7 +82,7 @@ async def _results(tasks: Sequence[asyncio.Future[T]]) -> AsyncGenerator[T, None
 @asynccontextmanager
 async def as_finished(awaitables: Iterable[Awaitable[T]]) -> AsyncIterator[AsyncIterator[T]]:
     """Start every awaitable now; `async for` over their results as they finish. Leaving the block (normally, by
-    an exception or a break) cancels and awaits whatever is still running. `BudgetExceeded` from one of them
+    an exception or a break) cancels and awaits whatever is still running. `StopAfterSiblings` from one of them
     is raised only after the others have ended (their results are still handed out)."""
     with loaded_data_frozen():  # the items' data are loaded by now: keep them out of the collector's passes
         tasks = [asyncio.ensure_future(a) for a in awaitables]

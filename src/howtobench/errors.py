@@ -18,7 +18,9 @@
     │   └── ContextTooLong     the prompt (the writing) does not fit the model's context [writing]
     ├── JudgeError             a judge spec or judge run that cannot proceed                 [run]
     ├── TooManyFailures        the failed share passed --max-failed-rate: stopped early      [stop]
-    └── BudgetExceeded         the accounted cost reached --max-cost: stopped (exit 2)       [stop]
+    └── StopAfterSiblings      a stop that lets the work beside it end by itself first
+        ├── BudgetExceeded     the accounted cost reached --max-cost: stopped (exit 2)       [stop]
+        └── CallsDeferred      a call answered by no imported batch file: exported instead   [stop]
 
 Two kinds of failure, one rule (DESIGN.md). [writing]: a fact about one judgment or generation —
 recorded on its row with the raw reply, the run goes on. [run]: says nothing about the writing —
@@ -123,8 +125,18 @@ class TooManyFailures(HowtobenchError):
     exit_status = EXIT_TOO_MANY_FAILURES
 
 
-class BudgetExceeded(HowtobenchError):
+class StopAfterSiblings(HowtobenchError):
+    """A stop that the concurrent work beside it does not share: siblings end by themselves (their finished work
+    is kept and written) before it propagates, instead of being cancelled (see concurrency.py)."""
+
+
+class BudgetExceeded(StopAfterSiblings):
     """The accounted cost reached --max-cost: the command stops before its next call (resumable)."""
+
+
+class CallsDeferred(StopAfterSiblings):
+    """Batch-file mode: this call's answer is in no imported batch output yet; it goes into the exported file
+    (steps/batch_files.py) and the job stops once everything it can do without it is done."""
 
 
 _WRITING_LEVEL: tuple[type[Exception], ...] = (BadResponse, ContextTooLong, RowError)

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from howtobench.concurrency import cancel_and_wait, gather_or_cancel
+from howtobench.concurrency import cancel_and_wait, drain, gather_or_cancel
 from howtobench.data.models import Item, Writing
-from howtobench.errors import JudgeError
+from howtobench.errors import JudgeError, StopAfterSiblings
 from howtobench.judges.aggregate import Aggregate, NodeWeights, aggregate, mean_root
 from howtobench.judges.base import Judgment, LeafResult, SampleResult, Status, register_judge
 from howtobench.judges.headings import score_formatting
@@ -83,6 +83,9 @@ class TreeOfWriting:
         try:
             started = await gather_or_cancel(*(self._score_leaf(item, writing, leaves[k]) for k in order))
             negotiations, fresh = await weights_job
+        except StopAfterSiblings:  # the weights call still ends by itself (a batch file then holds it too)
+            await drain([weights_job])
+            raise
         finally:
             await cancel_and_wait([weights_job])  # no-op when done; stops the call if a leaf raised
         scored = [result for _, result in sorted(zip(order, started, strict=True), key=lambda pair: pair[0])]

@@ -50,6 +50,7 @@ from howtobench.errors import (
     LLMError,
     PermanentError,
     RateLimited,
+    StopAfterSiblings,
     TransientError,
     Unreachable,
 )
@@ -289,7 +290,7 @@ class OpenAIClient:
         try:
             result, asks = await self._ask_until_valid(request, payload, only)
         except HowtobenchError as exc:
-            if not isinstance(exc, BudgetExceeded):  # a refusal by --max-cost is no fact about the endpoint
+            if not isinstance(exc, StopAfterSiblings):  # --max-cost, or a call for a batch file: no endpoint fact
                 await self._record_stop(request, key, exc, started, payload, time.perf_counter() - t0)
             raise
         result.cache_key, result.latency_s = key, time.perf_counter() - t0
