@@ -20,7 +20,7 @@ from howtobench.data.models import Item, Writing
 from howtobench.errors import DataError, HowtobenchError, JudgeError
 from howtobench.generate import GenerateSettings, build_request, read_generated, safe_file_stem
 from howtobench.judges.base import Judge
-from howtobench.judges.job import NO_MODEL_METHODS, JudgeJob, build_judge, select_pairs
+from howtobench.judges.job import NO_MODEL_METHODS, build_judge
 from howtobench.judges.runner import read_judgments
 from howtobench.llm.dryrun import Estimate, RecordingClient, price_plan
 from howtobench.llm.local import LOCAL_MODEL
@@ -34,6 +34,7 @@ from howtobench.run import (
     user_writings,
     writer_sampling,
 )
+from howtobench.steps.judge import JudgeJob, select_pairs
 
 
 def model_name(endpoint: EndpointConfig | None) -> str:

@@ -43,14 +43,13 @@ from howtobench.generate import (
     template_hash,
 )
 from howtobench.judges.base import EmptyConvention, Judgment
-from howtobench.judges.job import NO_MODEL_METHODS, build_judge, calls_a_model, writings_in_flight
+from howtobench.judges.job import NO_MODEL_METHODS, build_judge, calls_a_model
 from howtobench.judges.runner import run_judge
 from howtobench.llm.accounting import usage_from_log
 from howtobench.llm.batch import BatchSettings
 from howtobench.llm.cache import DB_NAME
-from howtobench.llm.client import open_client
 from howtobench.llm.preflight import preflight_endpoints
-from howtobench.llm.types import LLMClient, SamplingParams, Usage
+from howtobench.llm.types import SamplingParams, Usage
 from howtobench.locks import output_lock
 from howtobench.outputs import output_dir, write_text_atomic
 from howtobench.progress import step
@@ -59,7 +58,9 @@ from howtobench.report.leaderboard import Leaderboard, build_leaderboard
 from howtobench.report.length_control import sources_from
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import to_csv, to_json, to_markdown
-from howtobench.session import batch_client, endpoint_or_local
+from howtobench.session import endpoint_or_local
+from howtobench.steps.client import step_client
+from howtobench.steps.settings import Execution
 
 log = logging.getLogger(__name__)
 
@@ -336,11 +337,11 @@ async def _generate(
         )
     gen = GenerateSettings(sampling=writer_sampling(settings), system_prompt=settings.system_prompt)
     out = settings.run_dir / "writings" / f"{safe_file_stem(writer.model)}.jsonl"
-    async with _client(settings, writer, "writer") as client:
-        summary = await generate_writings(
-            client, items, out, settings=gen, concurrency=max(1, len(items)) if settings.batch else writer.capacity,
-            progress=settings.progress, max_failed_rate=settings.max_failed_rate,
-        )
+    async with step_client(writer, _execution(settings), purpose="writer", run_id=settings.run_id, items=len(items),
+                           per_slot=1, check=False) as step:
+        assert step.client is not None  # a writer always calls a model
+        summary = await generate_writings(step.client, items, out, settings=gen, concurrency=step.in_flight,
+                                          progress=settings.progress, max_failed_rate=settings.max_failed_rate)
     return summary, generated_writings(out, items)
 
 
@@ -348,14 +349,22 @@ async def _judge(
     settings: RunSettings, judge_ep: EndpointConfig | None, pairs: list[tuple[Item, Writing]]
 ) -> list[Judgment]:
     out = settings.run_dir / "judgments" / f"{settings.method}.jsonl"
-    async with _judge_client(settings, judge_ep) as client:
-        judge = build_judge(settings.method, client, _judge_options(settings))
-        # The local llama.cpp server answers one request at a time and reuses only the previous prompt's prefix:
-        # judging one writing at a time keeps its leaf prompts (which share a long prefix) back to back.
-        concurrency = 1 if settings.needs_local_judge else max(1, len(pairs)) if settings.batch and client else \
-            writings_in_flight(settings.concurrency, judge_ep)
-        return await run_judge(judge, pairs, out, concurrency=concurrency, progress=settings.progress,
+    # The local llama.cpp server answers one request at a time and reuses only the previous prompt's prefix:
+    # judging one writing at a time keeps its leaf prompts (which share a long prefix) back to back.
+    execution = _execution(settings, parallel=1 if settings.needs_local_judge else settings.concurrency)
+    async with step_client(judge_ep, execution, purpose="judge", run_id=settings.run_id, items=len(pairs),
+                           calls_model=judge_ep is not None and settings.method not in NO_MODEL_METHODS,
+                           check=False) as step:
+        judge = build_judge(settings.method, step.client, _judge_options(settings))
+        return await run_judge(judge, pairs, out, concurrency=step.in_flight, progress=settings.progress,
                                max_failed_rate=settings.max_failed_rate)
+
+
+def _execution(settings: RunSettings, parallel: int | None = None) -> Execution:
+    """How the run's steps call their models (the preflight of both endpoints runs once, before the first step)."""
+    return Execution(workspace=settings.workspace, cache_mode=settings.cache_mode, prices=settings.prices,
+                     batch=settings.batch, parallel=parallel, progress=settings.progress,
+                     max_failed_rate=settings.max_failed_rate, report=_report_batch)
 
 
 def _judge_options(settings: RunSettings) -> dict[str, Any]:
@@ -363,31 +372,6 @@ def _judge_options(settings: RunSettings) -> dict[str, Any]:
     if settings.needs_local_judge and settings.method == "tow":
         return {**SMOKE_JUDGE_OPTIONS, **settings.judge_options}
     return dict(settings.judge_options)
-
-
-@asynccontextmanager
-async def _judge_client(settings: RunSettings, judge_ep: EndpointConfig | None) -> AsyncIterator[LLMClient | None]:
-    """The judge's client; none for the overlap metrics, which call no model."""
-    if judge_ep is None or settings.method in NO_MODEL_METHODS:
-        yield None
-        return
-    async with _client(settings, judge_ep, "judge") as client:
-        yield client
-
-
-@asynccontextmanager
-async def _client(settings: RunSettings, endpoint: EndpointConfig, purpose: str) -> AsyncIterator[LLMClient]:
-    """A cached client on `endpoint`: live, or through its batch API with `settings.batch` (every call of the
-    step in flight at once, waiting for its batch; status lines on stderr)."""
-    if settings.batch is None:
-        async with open_client(endpoint, workspace=settings.workspace, cache_mode=settings.cache_mode,
-                               run_id=settings.run_id, prices=settings.prices) as client:
-            yield client
-        return
-    async with batch_client(endpoint, workspace=settings.workspace, settings=settings.batch,
-                            cache_mode=settings.cache_mode, purpose=purpose, report=_report_batch,
-                            prices=settings.prices, run_id=settings.run_id) as batched:
-        yield batched
 
 
 def _report_batch(line: str) -> None:

@@ -21,7 +21,7 @@ from fake_server import FakeServer
 from howtobench.config import EndpointConfig
 from howtobench.inspect_eval.metrics import leaderboard_means
 from howtobench.inspect_eval.task import howtobench
-from howtobench.judges.job import JudgeJob, judge_job
+from howtobench.steps.judge import JudgeJob, judge_job
 
 TASKS = ("completion", "guide")
 

@@ -14,12 +14,12 @@ from fake_batch_server import FakeBatchServer
 from fake_server import FakeServer, Reply
 from howtobench.config import EndpointConfig
 from howtobench.errors import PermanentError, is_run_level
-from howtobench.judges.job import JudgeJob, judge_job
 from howtobench.llm.accounting import load_prices, price_for
 from howtobench.llm.batch import BatchSettings, BatchStore
 from howtobench.llm.cache import CallStore
 from howtobench.llm.types import ChatRequest
 from howtobench.session import batch_client
+from howtobench.steps.judge import JudgeJob, judge_job
 from judge_replies import first_user, judge_reply, leaf_score, schema_of, server_handler
 
 FAST = BatchSettings(poll_s=0.02, quiet_s=0.15)

@@ -13,23 +13,12 @@ from howtobench.data.loader import load_items, select_items
 from howtobench.data.models import Item
 from howtobench.dry_run import model_name, plan_generate
 from howtobench.event_loop import run as run_async
-from howtobench.generate import (
-    PROMPT_STYLES,
-    GenerateSettings,
-    GenerateSummary,
-    failures_path,
-    generate_writings,
-    safe_file_stem,
-)
-from howtobench.llm.batch import BatchSettings
+from howtobench.generate import PROMPT_STYLES, GenerateSettings, failures_path
 from howtobench.llm.budget import spending_limit
-from howtobench.llm.client import CacheMode, open_client
 from howtobench.llm.dryrun import Estimate
-from howtobench.llm.preflight import preflight_endpoints
 from howtobench.llm.types import SamplingParams
-from howtobench.locks import output_lock
-from howtobench.outputs import output_file
-from howtobench.session import batch_client, endpoint_or_local
+from howtobench.steps.generate import GenerateJob, generate_job, generate_out_path
+from howtobench.steps.settings import Execution
 
 from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, YesOpt, estimate_first
 from .options import (
@@ -95,49 +84,10 @@ LanguageOpt = Annotated[
 NameOpt = Annotated[str | None, typer.Option("--name", help="Model name written into the output (default: --model).")]
 
 
-async def _generate(
-    endpoint: EndpointConfig | None,
-    items: list[Item],
-    out: Path | None,
-    workspace: Path,
-    mode: CacheMode,
-    settings: GenerateSettings,
-    progress: bool,
-    batch: BatchSettings | None = None,
-    max_failed_rate: float | None = None,
-    prices: Path | None = None,
-    preflight: bool = False,
-) -> GenerateSummary:
-    path = _out_path(out, settings, model_name(endpoint))
-    run_id = f"generate:{path}"  # the call log's name for this command (`llm usage`), the same on every resume
-    with output_lock(output_file(path)):  # before the file is read back: one process per output
-        if batch is None:  # a batch's upload is its own cheap check
-            await preflight_endpoints({"writer": endpoint}, enabled=preflight, cache_mode=mode, workspace=workspace,
-                                      run_id=run_id)
-        if batch is not None:  # every item in flight at once: the calls wait for their batch, not for a slot
-            async with batch_client(endpoint, workspace=workspace, settings=batch, cache_mode=mode, purpose="writer",
-                                    report=lambda line: console.print(line, highlight=False),
-                                    prices=prices, run_id=run_id) as batched:
-                return await generate_writings(batched, items, path, settings=settings,
-                                               concurrency=max(1, len(items)), progress=progress,
-                                               max_failed_rate=max_failed_rate)
-        async with endpoint_or_local(endpoint, purpose="writer", replay=mode == "replay") as ep, open_client(
-            ep, workspace=workspace, cache_mode=mode, prices=prices, run_id=run_id
-        ) as client:
-            return await generate_writings(
-                client, items, path, settings=settings, concurrency=ep.capacity, progress=progress,
-                max_failed_rate=max_failed_rate,
-            )
-
-
-def _out_path(out: Path | None, settings: GenerateSettings, model: str) -> Path:
-    return out or Path("writings") / f"{safe_file_stem(settings.model_name or model)}.jsonl"
-
-
 def _plan(endpoint: EndpointConfig | None, items: list[Item], out: Path | None, settings: GenerateSettings,
           prices: Path | None) -> Estimate:
     model = model_name(endpoint)
-    return plan_generate(items, _out_path(out, settings, model), settings, model, prices)[0]
+    return plan_generate(items, generate_out_path(out, settings, model), settings, model, prices)[0]
 
 
 def generate(
@@ -205,11 +155,14 @@ def generate(
                           preflight=preflight_plan(flags, batch=batch, writer=flags.writer), prices=prices,
                           batch=batch):
         return
+    execution = Execution(workspace=flags.workspace, cache_mode=flags.cache_mode, prices=prices,
+                          batch=batch_settings(batch, batch_poll), preflight=flags.preflight,
+                          progress=not no_progress, max_failed_rate=max_failed_rate,
+                          report=lambda line: console.print(line, highlight=False))
+    job = GenerateJob(flags.writer, items, generate_out_path(out, settings, model_name(flags.writer)), settings,
+                      execution)
     with spending_limit(max_cost):
-        summary = run_async(
-            _generate(flags.writer, items, out, flags.workspace, flags.cache_mode, settings, not no_progress,
-                      batch_settings(batch, batch_poll), max_failed_rate, prices, flags.preflight)
-        )
+        summary = run_async(generate_job(job))
     console.print(
         f"{summary.model}: {summary.written} written ({summary.empty} empty, {summary.truncated} truncated), "
         f"{summary.skipped} already there, "

@@ -13,8 +13,9 @@ from howtobench.config import resolve_data_dir
 from howtobench.dry_run import plan_judge
 from howtobench.event_loop import run as run_async
 from howtobench.judges.base import Judgment, counted_score
-from howtobench.judges.job import NO_MODEL_METHODS, JudgeJob, calls_a_model, judge_job, judge_options
+from howtobench.judges.job import NO_MODEL_METHODS, calls_a_model, judge_options
 from howtobench.llm.budget import spending_limit
+from howtobench.steps.judge import JudgeJob, judge_job
 
 from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, YesOpt, estimate_first
 from .options import (

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from fake_server import FakeServer, Reply, default_handler
 from howtobench.cli.main import app
 from howtobench.config import EndpointConfig
-from howtobench.judges.job import writings_in_flight
+from howtobench.steps.client import writings_in_flight
 
 
 def test_default_follows_the_judge_capacity() -> None:

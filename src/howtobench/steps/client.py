@@ -1,0 +1,83 @@
+"""The one place a step gets its model client: live, or through the endpoint's batch API; its preflight; and how
+many writings it keeps in flight.
+
+    async with step_client(endpoint, execution, purpose="judge", run_id=..., items=len(pairs)) as step:
+        await run_judge(build_judge(method, step.client, options), pairs, out, concurrency=step.in_flight)
+
+Before, generate, judge and run each chose batch-or-live and their writings in flight in their own code (and
+the local judge of `run` a fourth way); they all come here now, so the choice is made once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from howtobench.config import EndpointConfig
+from howtobench.llm.client import open_client
+from howtobench.llm.preflight import preflight_endpoints
+from howtobench.llm.types import LLMClient
+from howtobench.session import batch_client, endpoint_or_local
+from howtobench.steps.settings import Execution
+
+DEFAULT_IN_FLIGHT = 8  # writings at once without an endpoint (the local model, or metrics that call none)
+IN_FLIGHT_PER_SLOT = 2  # writings in flight per judge slot (see `writings_in_flight`)
+
+
+def writings_in_flight(parallel: int | None, endpoint: EndpointConfig | None,
+                       per_slot: int = IN_FLIGHT_PER_SLOT) -> int:
+    """Writings judged at once: the user's --parallel, else twice as many as the judge takes calls at once.
+
+    Why twice: a writing also spends time outside its calls (its prompt built, its cache lookup, its call-log
+    row committed, its judgment written). With exactly one writing per slot a one-call method left each slot
+    idle for all of that (bench/saturation.py: ~0.63 of capacity on an idle machine); with a second writing
+    waiting on every slot, a freed slot goes straight to a request that is ready. ToW (several calls per
+    writing) keeps the slots busy either way; the client's slots, not this number, bound the calls in flight.
+    """
+    if parallel is not None:
+        return parallel
+    return per_slot * endpoint.capacity if endpoint is not None else DEFAULT_IN_FLIGHT
+
+
+@dataclass(frozen=True)
+class StepClient:
+    """A step's client (None when the step calls no model) and how many of its writings go in flight at once."""
+
+    client: LLMClient | None
+    in_flight: int
+
+
+@asynccontextmanager
+async def step_client(
+    endpoint: EndpointConfig | None, execution: Execution, *, purpose: str, run_id: str, items: int,
+    calls_model: bool = True, per_slot: int = IN_FLIGHT_PER_SLOT, local_in_flight: int | None = DEFAULT_IN_FLIGHT,
+    check: bool = True,
+) -> AsyncIterator[StepClient]:
+    """The client of one step on `endpoint` (None: the embedded local model), chosen by `execution`.
+
+    Batch API: every one of the `items` in flight at once (its calls wait for their batch, not for a slot), no
+    preflight (a batch's upload is its own cheap check). Live: the preflight first (`check`, unless the caller ran
+    it for several steps at once), then `execution.parallel`, else `per_slot` writings per slot of the endpoint;
+    on the local model `local_in_flight` (None: `per_slot` per slot of the local server).
+    """
+    if not calls_model:
+        yield StepClient(None, writings_in_flight(execution.parallel, None))
+        return
+    if execution.batch is not None:
+        async with batch_client(endpoint, workspace=execution.workspace, settings=execution.batch,
+                                cache_mode=execution.cache_mode, purpose=purpose, report=execution.report,
+                                prices=execution.prices, run_id=run_id) as batched:
+            yield StepClient(batched, max(1, items))
+        return
+    if check:
+        await preflight_endpoints({purpose: endpoint}, enabled=execution.preflight, cache_mode=execution.cache_mode,
+                                  workspace=execution.workspace, run_id=run_id)
+    async with endpoint_or_local(endpoint, purpose=purpose, replay=execution.cache_mode == "replay") as resolved, \
+            open_client(resolved, workspace=execution.workspace, cache_mode=execution.cache_mode, run_id=run_id,
+                        prices=execution.prices) as client:
+        if endpoint is None and local_in_flight is not None:
+            in_flight = execution.parallel if execution.parallel is not None else local_in_flight
+        else:
+            in_flight = writings_in_flight(execution.parallel, resolved, per_slot)
+        yield StepClient(client, in_flight)

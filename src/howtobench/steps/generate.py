@@ -1,0 +1,48 @@
+"""The generate job (`howtobench generate`): the model under test writes the selected items into one output,
+resumably, with its client from the step layer (live, or through the endpoint's batch API)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from howtobench.config import EndpointConfig
+from howtobench.data.models import Item
+from howtobench.generate import GenerateSettings, GenerateSummary, generate_writings, safe_file_stem
+from howtobench.locks import output_lock
+from howtobench.outputs import output_file
+from howtobench.steps.client import step_client
+from howtobench.steps.settings import Execution
+
+
+@dataclass(frozen=True)
+class GenerateJob:
+    """One `howtobench generate` run: the writer (None: the embedded local model), what it writes and where."""
+
+    endpoint: EndpointConfig | None
+    items: Sequence[Item]
+    out_path: Path
+    settings: GenerateSettings
+    execution: Execution
+
+
+def generate_out_path(out: Path | None, settings: GenerateSettings, model: str) -> Path:
+    """The output of a generate run: --out, else writings/<model name>.jsonl."""
+    return out or Path("writings") / f"{safe_file_stem(settings.model_name or model)}.jsonl"
+
+
+def generate_run_id(out_path: Path) -> str:
+    """The call log's name for a generate command (`llm usage`), the same on every resume."""
+    return f"generate:{out_path}"
+
+
+async def generate_job(job: GenerateJob) -> GenerateSummary:
+    """Write every item not yet in `job.out_path` (one process per output: the file is locked first)."""
+    with output_lock(output_file(job.out_path)):  # before the file is read back: one process per output
+        async with step_client(job.endpoint, job.execution, purpose="writer", run_id=generate_run_id(job.out_path),
+                               items=len(job.items), per_slot=1, local_in_flight=None) as step:
+            assert step.client is not None  # a writer always calls a model
+            return await generate_writings(step.client, job.items, job.out_path, settings=job.settings,
+                                           concurrency=step.in_flight, progress=job.execution.progress,
+                                           max_failed_rate=job.execution.max_failed_rate)
