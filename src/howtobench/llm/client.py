@@ -220,6 +220,11 @@ class OpenAIClient:
         """The base URLs as they may be shown or stored (credentials redacted)."""
         return self._public
 
+    @property
+    def pool(self) -> SlotPool:
+        """The per-URL slots and circuits (read by the scoring server's health and metrics)."""
+        return self._pool
+
     def usage_by_purpose(self) -> dict[str, Usage]:
         """What this client spent so far (this run), per request purpose."""
         return dict(self._usage)

@@ -194,6 +194,16 @@ class SlotPool:
     def in_flight(self) -> dict[str, int]:
         return dict(zip(self.urls, self._load, strict=True))
 
+    def waiting(self) -> int:
+        """Requests waiting for a slot on any URL (a long-lived server's queue depth)."""
+        return sum(len(w) for w in self._waiters)
+
+    def out_of_pool(self) -> list[str]:
+        """The URLs (as shown) whose circuit is open now, with their last error."""
+        now = self._clock()
+        return [f"{label} ({c.last_error or 'connection failures'})"
+                for label, c in zip(self.labels, self.circuits, strict=True) if not c.admits(now)]
+
 
 class RpmLimiter:
     """Spaces request starts evenly: at most `rpm` per minute, without bursts."""

@@ -1,0 +1,115 @@
+"""`howtobench serve`: an HTTP scoring server for RL trainers (OpenRLHF's /get_reward, /v1/score, verl, TRL)."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from howtobench.config import resolve_data_dir
+from howtobench.event_loop import run as run_async
+from howtobench.judges.job import judge_options
+from howtobench.serve.server import DEFAULT_HOST, DEFAULT_PORT
+from howtobench.serve.server import serve as serve_forever
+from howtobench.serve.service import DEFAULT_DEADLINE_S, DEFAULT_MAX_PENDING, GROUP_MEAN, FailedReward
+from howtobench.serve.setup import ServeSettings
+
+from .judge import MethodOpt, NoReferenceOpt, RenormalizeOpt, TreeOpt
+from .options import (
+    ConfigOpt,
+    DataOpt,
+    JudgeApiKeyEnvOpt,
+    JudgeBaseUrlOpt,
+    JudgeConcurrencyOpt,
+    JudgeMaxTokensOpt,
+    JudgeModelOpt,
+    JudgeRpmOpt,
+    JudgeTimeoutOpt,
+    NoCacheOpt,
+    ReplayOpt,
+    WorkspaceOpt,
+    model_flags,
+)
+
+console = Console(stderr=True)
+
+
+def parse_failed_reward(value: str | None) -> FailedReward:
+    """--failed-reward: 'group-mean' or a finite number (None: failed samples keep a null reward)."""
+    if value is None or value == GROUP_MEAN:
+        return value
+    try:
+        number = float(value)
+    except ValueError:
+        raise typer.BadParameter(f"{value!r}: give group-mean or a number") from None
+    if not math.isfinite(number):
+        raise typer.BadParameter(f"{value!r}: the substitute must be a finite number")
+    return number
+
+
+HostOpt = Annotated[str, typer.Option("--host", help="Address to listen on. Anything but loopback is announced "
+                                      "with a warning: the server has no authentication.")]
+PortOpt = Annotated[int, typer.Option("--port", min=0, max=65535, help="Port; 0 picks a free one (the URL is "
+                                      "printed on its own line).")]
+FailedRewardOpt = Annotated[str | None, typer.Option(
+    "--failed-reward", callback=parse_failed_reward,
+    help="For trainers that cannot take a null reward (OpenRLHF and verl build tensors of the rewards): what a "
+    "failed sample gets instead. group-mean: the mean of the judged rewards of its group (the samples of its "
+    "instruction in flight with it), so its advantage is zero and no signal is made up; a number: that number. "
+    "Every answer says which samples were substituted and why. Default: null with the reason.")]
+MaxPendingOpt = Annotated[int, typer.Option(
+    "--max-pending", min=1, help="Samples being judged at once, over all requests; a request that would pass it "
+    "is answered 429 with Retry-After (OpenRLHF's client retries).")]
+DeadlineOpt = Annotated[float, typer.Option(
+    "--deadline", min=0.001, help="Seconds a request waits for its samples; a sample not judged by then gets null "
+    "with the reason (its judgment goes on into the cache, so a re-sent request is answered from there). The "
+    "default stays under OpenRLHF's 180 s client timeout.")]
+
+
+def serve(
+    host: HostOpt = DEFAULT_HOST,
+    port: PortOpt = DEFAULT_PORT,
+    method: MethodOpt = "tow",
+    tree: TreeOpt = None,
+    no_reference: NoReferenceOpt = False,
+    renormalize: RenormalizeOpt = False,
+    failed_reward: FailedRewardOpt = None,
+    max_pending: MaxPendingOpt = DEFAULT_MAX_PENDING,
+    deadline: DeadlineOpt = DEFAULT_DEADLINE_S,
+    data: DataOpt = None,
+    judge_max_tokens: JudgeMaxTokensOpt = None,
+    judge_base_url: JudgeBaseUrlOpt = None,
+    judge_model: JudgeModelOpt = None,
+    judge_api_key_env: JudgeApiKeyEnvOpt = None,
+    judge_concurrency: JudgeConcurrencyOpt = None,
+    judge_rpm: JudgeRpmOpt = None,
+    judge_timeout: JudgeTimeoutOpt = None,
+    config: ConfigOpt = None,
+    workspace: WorkspaceOpt = None,
+    no_cache: NoCacheOpt = False,
+    replay: ReplayOpt = False,
+) -> None:
+    """Serve rewards over HTTP: POST /get_reward (OpenRLHF's remote reward contract), POST /v1/score (every node,
+    leaf and reason), GET /health, GET /metrics (Prometheus).
+
+    A label names the instruction a response answers: <task>/<infer_id> (a benchmark item, with its human
+    reference), a JSON object with an instruction (and information, reference, task, genre, language), or nothing
+    (reference-free, the prompt as the instruction). Every judge call is cached in the workspace, so a restarted
+    server answers what it judged before without calling the judge. See docs/rl.md for the trainer recipes.
+    """
+    flags = model_flags(locals())
+    settings = ServeSettings(
+        endpoint=flags.judge, workspace=flags.workspace, data_dir=resolve_data_dir(data) if data else None,
+        method=method, no_reference=no_reference, failed_reward=failed_reward, max_pending=max_pending,
+        deadline_s=deadline, cache_mode=flags.cache_mode,
+        options=judge_options(renormalize=renormalize, tree=tree, max_tokens=judge_max_tokens),
+        preflight=flags.preflight,
+    )
+    run_async(serve_forever(settings, host, port, say=lambda line: console.print(
+        line, highlight=False, markup=False, soft_wrap=True), announce=lambda url: print(url, flush=True)))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)

@@ -1,0 +1,45 @@
+"""The judge a sample gets: the method of `judge` built from the registry, with or without the reference.
+
+The server builds each judge once and shares it across every request, so what the judge layer shares between
+judgments it shares here too: ToW's negotiator asks J_W once per instruction and makes concurrent judgments of
+that instruction wait for that one answer (judges/negotiator.py), so a GRPO group of n rollouts costs one
+weights call plus the leaf calls of its n writings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from howtobench.data.models import Item, Writing
+from howtobench.judges.base import Judge, Judgment
+from howtobench.judges.job import build_judge
+from howtobench.judges.runner import judge_or_fail
+from howtobench.llm.types import LLMClient
+
+POLICY = "policy"  # the `model` of a judged rollout (judgments name the model that wrote the text)
+
+
+class JudgeSet:
+    """The judge with the reference (items that have one) and the reference-free judge (built on first use)."""
+
+    def __init__(self, client: LLMClient, method: str = "tow", options: dict[str, Any] | None = None, *,
+                 no_reference: bool = False) -> None:
+        self.client, self.method, self.no_reference = client, method, no_reference
+        self.options = {k: v for k, v in (options or {}).items() if k != "with_reference"}
+        self._judges: dict[bool, Judge] = {}
+        self.for_reference(not no_reference)  # a method that cannot be built fails at start, not on a request
+
+    def for_reference(self, with_reference: bool) -> Judge:
+        judge = self._judges.get(with_reference)
+        if judge is None:
+            options = self.options if with_reference else {**self.options, "with_reference": False}
+            judge = self._judges[with_reference] = build_judge(self.method, self.client, options)
+        return judge
+
+    def for_item(self, item: Item) -> Judge:
+        return self.for_reference(not self.no_reference and bool(item.reference.strip()))
+
+    async def judge(self, item: Item, response: str) -> Judgment:
+        """The judgment of one response; a writing-level failure is a failed judgment, a run-level one raises."""
+        writing = Writing(infer_id=item.id, model=POLICY, output=response)
+        return await judge_or_fail(self.for_item(item), item, writing)

@@ -1,0 +1,93 @@
+"""Everything a scoring service needs, opened once: the items labels may name, the judge's client and judges.
+
+Shared by `howtobench serve` and the in-process adapters (`howtobench.rl`), so a reward judged in a trainer's
+process and one judged by the server go through the same code, the same cache and the same judge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from howtobench.config import EndpointConfig, resolve_data_dir
+from howtobench.data.loader import load_items
+from howtobench.data.models import TASKS
+from howtobench.judges.base import Judge
+from howtobench.llm.client import CacheMode
+from howtobench.llm.types import LLMClient, Usage
+from howtobench.serve.app import Health, ServeState
+from howtobench.serve.judging import JudgeSet
+from howtobench.serve.samples import ItemIndex
+from howtobench.serve.service import DEFAULT_DEADLINE_S, DEFAULT_MAX_PENDING, FailedReward, RewardService
+from howtobench.session import model_client
+
+SCALES: dict[str, float] = {"tow": 10.0, "single": 10.0, "autoplan": 10.0, "rubric": 10.0, "average": 10.0,
+                            "bleu": 100.0, "sacrebleu": 100.0, "rouge": 1.0}
+"""The top of each method's score, which divides the reward into OpenRLHF's 0-1 `scores`."""
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    """The judge and the reward rules of a scoring service (no secrets: the endpoint names its key variable)."""
+
+    endpoint: EndpointConfig | None
+    workspace: Path
+    data_dir: Path | None = None  # None: $HOWTOBENCH_DATA or the user cache, when the benchmark is there
+    method: str = "tow"
+    options: dict[str, Any] = field(default_factory=dict)
+    no_reference: bool = False
+    failed_reward: FailedReward = None
+    max_pending: int = DEFAULT_MAX_PENDING
+    deadline_s: float = DEFAULT_DEADLINE_S
+    cache_mode: CacheMode = "on"
+    run_id: str = "serve"
+    preflight: bool = True  # --no-preflight: /health is 200 from the start
+
+
+def benchmark_items(data_dir: Path | None) -> ItemIndex:
+    """The items of --data (an error when it is not a benchmark); without --data those of the default place, or
+    none (labels must then carry their instruction)."""
+    root = resolve_data_dir(data_dir)
+    if data_dir is None and not any((root / task / "aligned.jsonl").is_file() for task in TASKS):
+        return ItemIndex([])
+    return ItemIndex(load_items(root))
+
+
+def tree_names(judge: Judge) -> list[str]:
+    """The node and leaf ids of a tree-based judge, in tree order (none for other methods)."""
+    tree = getattr(judge, "tree", None)
+    if tree is None:
+        return []
+    return [node.id for node in tree.nodes] + [leaf.id for node in tree.nodes for leaf in node.leaves]
+
+
+def call_counts(client: LLMClient) -> tuple[int, int]:
+    """(judge calls made, calls answered from the cache) of the client so far, the preflight left out."""
+    by_purpose: dict[str, Usage] = getattr(client, "usage_by_purpose", dict)()
+    fresh = sum(u.calls - u.cached_calls for p, u in by_purpose.items() if p != "preflight")
+    return fresh, sum(u.cached_calls for u in by_purpose.values())
+
+
+def service_state(client: LLMClient, settings: ServeSettings, items: ItemIndex) -> ServeState:
+    judges = JudgeSet(client, settings.method, settings.options, no_reference=settings.no_reference)
+    service = RewardService(judges, failed_reward=settings.failed_reward, max_pending=settings.max_pending,
+                            deadline_s=settings.deadline_s)
+    return ServeState(service, items, tree_names(judges.for_reference(not settings.no_reference)),
+                      SCALES.get(settings.method, 1.0), Health(pool=getattr(client, "pool", None)),
+                      judge_calls=lambda: call_counts(client))
+
+
+@asynccontextmanager
+async def open_service(settings: ServeSettings) -> AsyncIterator[tuple[ServeState, LLMClient]]:
+    """The service state over a cached judge client (the embedded local model without an endpoint)."""
+    items = benchmark_items(settings.data_dir)
+    async with model_client(settings.endpoint, workspace=settings.workspace, cache_mode=settings.cache_mode,
+                            run_id=settings.run_id, purpose="judge") as client:
+        state = service_state(client, settings, items)
+        try:
+            yield state, client
+        finally:
+            await state.service.close()

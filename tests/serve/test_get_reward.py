@@ -1,0 +1,148 @@
+"""`POST /get_reward` in OpenRLHF's contract, over a fake judge: exact rewards, exact judge calls, no made-up
+numbers, run-level errors as 503, health and metrics."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from fake_server import FakeServer, Reply
+from howtobench.data.loader import load_items
+from howtobench.data.models import Writing
+from howtobench.judges.runner import judge_or_fail
+from howtobench.judges.tree_of_writing import TreeOfWriting
+from howtobench.llm.client import open_client
+from judge_replies import server_handler
+from reward_serving import GUIDE, endpoint_of, judge_calls, openrlhf_body, running, settings_for
+
+PROMPT = "<|im_start|>user\n写一篇文章<|im_end|>\n<|im_start|>assistant\n"
+RESPONSES = [f"# 标题\n\n第{k}段，{'文' * (10 + 7 * k)}。\n\n## 小节\n\n结尾。" for k in range(4)]
+
+
+async def direct_rewards(server: FakeServer, workspace: Path, data: Path, responses: list[str]) -> list[float | None]:
+    """What the judge layer gives for the same writings, called directly (its own workspace)."""
+    item = next(i for i in load_items(data, ["guide"]) if i.id == GUIDE.split("/")[1])
+    async with open_client(endpoint_of(server), workspace=workspace) as client:
+        judge = TreeOfWriting(client)
+        out = []
+        for text in responses:
+            judgment = await judge_or_fail(judge, item, Writing(infer_id=item.id, model="policy", output=text))
+            out.append(judgment.score)
+        return out
+
+
+async def test_a_group_gets_the_direct_rewards_for_1_plus_7n_judge_calls_and_again_from_the_cache(
+        fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:
+    fake_server.handler = server_handler()
+    expected = await direct_rewards(fake_server, tmp_path / "direct", bench_root, RESPONSES)
+    fake_server.reset()
+    async with running(settings_for(fake_server, tmp_path / "ws", bench_root)) as app:
+        status, answer, _ = await app.post("/get_reward", openrlhf_body(PROMPT, RESPONSES, GUIDE))
+        assert status == 200
+        assert answer["rewards"] == pytest.approx(expected) and None not in expected
+        assert answer["scores"] == pytest.approx([r / 10 for r in expected])
+        assert len(judge_calls(fake_server)) == 1 + 7 * len(RESPONSES)
+        assert answer["failures"] == [None] * 4 and answer["substituted"] == [None] * 4
+        logs = answer["extra_logs"]
+        assert logs["howtobench/root"] == pytest.approx(expected)
+        assert {"howtobench/content", "howtobench/format", "howtobench/impression", "howtobench/logic",
+                "howtobench/formatting", "howtobench/failed", "howtobench/response_chars"} <= set(logs)
+        assert logs["howtobench/response_chars"] == [len(r) for r in RESPONSES]  # the <|im_end|> is not writing
+        fake_server.reset()
+        status, again, _ = await app.post("/get_reward", openrlhf_body(PROMPT, RESPONSES, GUIDE))
+        assert status == 200 and again["rewards"] == answer["rewards"] and judge_calls(fake_server) == []
+        _, metrics = await app.get("/metrics")
+    assert 'howtobench_requests_total{route="get_reward",status="200"} 2.0' in metrics
+    # the second request: 28 leaf calls from the cache, the weights from the negotiator's memo
+    assert "howtobench_judge_calls 29.0" in metrics and "howtobench_judge_cache_hits 28.0" in metrics
+    assert 'howtobench_score_mean{name="logic"}' in metrics and "howtobench_response_chars_mean" in metrics
+
+
+async def test_openrlhf_one_rollout_per_request_costs_the_same_calls(fake_server: FakeServer, tmp_path: Path,
+                                                                     bench_root: Path) -> None:
+    """OpenRLHF sends each rollout in its own request, all of a group at once: still one weights call."""
+    import asyncio
+
+    fake_server.handler = server_handler()
+    async with running(settings_for(fake_server, tmp_path / "ws", bench_root)) as app:
+        answers = await asyncio.gather(*(app.post("/get_reward", openrlhf_body(PROMPT, [r], GUIDE))
+                                         for r in RESPONSES))
+    assert [status for status, _, _ in answers] == [200] * 4
+    assert len(judge_calls(fake_server)) == 1 + 7 * 4
+    assert sum(1 for r in judge_calls(fake_server) if r["response_format"]["json_schema"]["name"] == "weights") == 1
+
+
+def garbage(request: dict) -> Reply:
+    if not request.get("response_format"):
+        return Reply.text("pong")
+    return Reply.text("I would rather not say")
+
+
+async def test_a_judge_answering_garbage_gives_nulls_with_reasons_never_a_number(fake_server: FakeServer,
+                                                                                tmp_path: Path) -> None:
+    fake_server.handler = garbage
+    label = {"instruction": "写一首诗", "reference": "床前明月光。"}
+    async with running(settings_for(fake_server, tmp_path / "ws", None)) as app:
+        status, answer, _ = await app.post("/get_reward", openrlhf_body(PROMPT, RESPONSES[:2], label))
+    assert status == 200
+    assert answer["rewards"] == [None, None] and answer["scores"] == [None, None]
+    assert all("no valid reply" in f or "not valid JSON" in f or "JSON" in f for f in answer["failures"])
+    assert answer["extra_logs"]["howtobench/failed"] == [1.0, 1.0]
+    assert all(math.isnan(v) for v in answer["extra_logs"]["howtobench/root"])
+
+
+async def test_failed_reward_value_and_group_mean_are_substitutes_said_as_such(fake_server: FakeServer,
+                                                                              tmp_path: Path) -> None:
+    fake_server.handler = server_handler()
+    label = {"instruction": "写一篇文章", "reference": "参考。", "task": "guide"}
+    body = openrlhf_body(PROMPT, RESPONSES[:3], label)
+    body["query"][1] = "something else entirely"  # does not continue its prompt: cannot be split
+    async with running(settings_for(fake_server, tmp_path / "ws", None, failed_reward="group-mean")) as app:
+        status, answer, _ = await app.post("/get_reward", body)
+    assert status == 200
+    judged = [answer["rewards"][0], answer["rewards"][2]]
+    assert answer["rewards"][1] == pytest.approx(sum(judged) / 2)
+    assert "does not start with its prompt" in answer["failures"][1]
+    assert answer["substituted"][1].startswith("group-mean: the mean of the 2 judged sample(s)")
+    assert answer["substituted"][0] is None and answer["extra_logs"]["howtobench/substituted"] == [0.0, 1.0, 0.0]
+    async with running(settings_for(fake_server, tmp_path / "ws", None, failed_reward=-1.0)) as app:
+        _, answer, _ = await app.post("/get_reward", body)
+    assert answer["rewards"][1] == -1.0 and answer["rewards"][0] == pytest.approx(judged[0])
+    assert answer["substituted"][1] == "--failed-reward -1 given in place of a failure"
+
+
+async def test_a_judge_answering_401_gives_no_rewards_at_all(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.handler = lambda request: Reply.error(401, "invalid api key sk-secret-123")
+    async with running(settings_for(fake_server, tmp_path / "ws", None, failed_reward=0.0)) as app:
+        status, text, _ = await app.post("/get_reward", openrlhf_body(PROMPT, RESPONSES[:2], ""))
+    assert status == 503 and isinstance(text, str) and text.count("\n") == 1
+    assert text.startswith("PermanentError: ") and "401" in text and "rewards" not in text
+
+
+async def test_bad_requests_are_400_and_chat_markers_are_stripped(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.handler = server_handler()
+    async with running(settings_for(fake_server, tmp_path / "ws", None)) as app:
+        status, answer, _ = await app.post("/get_reward", {"query": ["x"]})
+        assert status == 400 and '"prompts" is missing' in answer["error"]
+        status, answer, _ = await app.post("/get_reward", {"query": ["x"], "prompts": ["x", "y"]})
+        assert status == 400 and "as long as" in answer["error"]
+        status, answer, _ = await app.post("/get_reward", openrlhf_body("P", ["正文。"], "guide/nope", "<|endoftext|>"))
+    assert status == 200 and answer["rewards"] == [None]
+    assert "no such item" in answer["failures"][0]
+
+
+async def test_health_is_503_until_the_preflight_and_when_no_judge_url_is_left(fake_server: FakeServer,
+                                                                               tmp_path: Path) -> None:
+    async with running(settings_for(fake_server, tmp_path / "ws", None), ready=False) as app:
+        status, text = await app.get("/health")
+        assert status == 503 and "preflight" in text
+        app.state.health.ready = True
+        status, text = await app.get("/health")
+        assert status == 200
+        pool = app.state.health.pool
+        assert pool is not None
+        pool.circuits[0].open_until = pool.now() + 60  # the only URL left the pool
+        status, text = await app.get("/health")
+    assert status == 503 and text.startswith("every judge URL is out of the pool")
