@@ -146,3 +146,27 @@ async def test_health_is_503_until_the_preflight_and_when_no_judge_url_is_left(f
         pool.circuits[0].open_until = pool.now() + 60  # the only URL left the pool
         status, text = await app.get("/health")
     assert status == 503 and text.startswith("every judge URL is out of the pool")
+
+
+async def test_over_max_pending_is_429_with_retry_after_and_a_late_sample_is_null_with_its_reason(
+        fake_server: FakeServer, tmp_path: Path) -> None:
+    import asyncio
+
+    fake_server.handler = server_handler()
+    fake_server.latency = 0.5
+    label = {"instruction": "写一篇文章", "reference": "参考。"}
+    settings = settings_for(fake_server, tmp_path / "ws", None, max_pending=3, deadline_s=0.2)
+    async with running(settings) as app:
+        first = asyncio.ensure_future(app.post("/get_reward", openrlhf_body(PROMPT, RESPONSES[:3], label)))
+        while app.state.service.pending < 3:
+            await asyncio.sleep(0.01)
+        status, answer, resp = await app.post("/get_reward", openrlhf_body(PROMPT, RESPONSES[3:], label))
+        assert status == 429 and int(resp.headers["Retry-After"]) >= 1 and "--max-pending 3" in answer["error"]
+        status, late, _ = await first
+        assert status == 200 and late["rewards"] == [None] * 3
+        assert all(f.startswith("deadline: not judged within 0.2 s") for f in late["failures"])
+        while app.state.service.pending:  # the judgments go on past the deadline, into the cache
+            await asyncio.sleep(0.05)
+        fake_server.reset()
+        status, again, _ = await app.post("/get_reward", openrlhf_body(PROMPT, RESPONSES[:3], label))
+    assert status == 200 and None not in again["rewards"] and judge_calls(fake_server) == []
