@@ -1,14 +1,18 @@
 """A fake OpenAI-compatible batch API on loopback (aiohttp.web in a background thread), for the batch tests.
 
 Routes (under /v1): POST /files (multipart: purpose, file), GET /files/{id}/content, POST /batches,
-GET /batches/{id}. A batch stays `in_progress` for `polls` status checks, then finishes: every input line is
-answered by `handler(body)` — the same handlers and `Reply` objects as `fake_server.FakeServer`; a 200 goes to
-the output file, any other status to the error file with its error body.
+GET /batches (newest first, `limit` and `after` pages, as OpenAI's), GET /batches/{id}. A batch stays
+`in_progress` for `polls` status checks, then finishes: every input line is answered by `handler(body)` — the
+same handlers and `Reply` objects as `fake_server.FakeServer`; a 200 goes to the output file, any other status
+to the error file with its error body.
 
 Scripting whole batches: `outcomes` is a list consumed one per created batch ("completed" when empty):
     "completed"    every line runs
     "expired:N"    only the first N lines run; the others get a `batch_expired` error line (no response)
     "failed"       the batch fails as a whole (status failed, `errors`), no output
+Faults: `create_delay` seconds between creating a batch and answering POST /batches (a client killed then never
+learns the id: the provider bills the batch anyway); `status_errors` status checks answered HTTP 500 before the
+real status (a transient fault of the provider).
 Records: `uploads` (the JSONL bytes of each uploaded file), `created` (batch ids in order), `ran` (every
 request body a batch ran), `status_checks`.
 """
@@ -41,6 +45,9 @@ class FakeBatchServer:
         self.created: list[str] = []
         self.ran: list[dict[str, Any]] = []
         self.status_checks = 0
+        self.create_delay = 0.0
+        self.status_errors = 0
+        self.listings = 0
         self._checks: dict[str, int] = {}
         self._ids = itertools.count(1)
         self._completions = FakeServer()  # only its completion-body builder is used
@@ -73,6 +80,7 @@ class FakeBatchServer:
         app.router.add_post("/v1/files", self._upload)
         app.router.add_get("/v1/files/{id}/content", self._content)
         app.router.add_post("/v1/batches", self._create)
+        app.router.add_get("/v1/batches", self._list)
         app.router.add_get("/v1/batches/{id}", self._status)
         self._runner = web.AppRunner(app)
         self._loop.run_until_complete(self._runner.setup())
@@ -115,13 +123,29 @@ class FakeBatchServer:
         }
         self.created.append(batch_id)
         self._checks[batch_id] = 0
+        if self.create_delay:
+            await asyncio.sleep(self.create_delay)
         return web.json_response(self._public(batch_id))
+
+    async def _list(self, request: web.Request) -> web.Response:
+        self.listings += 1
+        newest_first = self.created[::-1]
+        after = request.query.get("after")
+        start = newest_first.index(after) + 1 if after in newest_first else 0
+        limit = int(request.query.get("limit", "20"))
+        page = newest_first[start:start + limit]
+        return web.json_response({"object": "list", "data": [self._public(b) for b in page],
+                                  "first_id": page[0] if page else None, "last_id": page[-1] if page else None,
+                                  "has_more": start + limit < len(newest_first)})
 
     async def _status(self, request: web.Request) -> web.Response:
         batch_id = request.match_info["id"]
         if batch_id not in self.batches:
             return web.json_response(_error_body("no such batch", 404), status=404)
         self.status_checks += 1
+        if self.status_errors > 0:
+            self.status_errors -= 1
+            return web.json_response(_error_body("upstream hiccup", 500), status=500)
         batch = self.batches[batch_id]
         if batch["status"] not in ("completed", "expired", "failed", "cancelled"):
             self._checks[batch_id] += 1

@@ -16,7 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from howtobench.errors import ConfigError
-from howtobench.redact import redact_url
+from howtobench.redact import redact_url, remember_secret, remember_url_secrets
 
 DATA_ENV = "HOWTOBENCH_DATA"
 WORKSPACE_ENV = "HOWTOBENCH_WORKSPACE"
@@ -63,6 +63,9 @@ class EndpointConfig(BaseModel):
     @field_validator("base_urls")
     @classmethod
     def _strip_slashes(cls, urls: tuple[str, ...]) -> tuple[str, ...]:
+        """Trailing slashes off; each URL's credentials remembered, so no echo of them is ever shown."""
+        for url in urls:
+            remember_url_secrets(url)
         return tuple(u.rstrip("/") for u in urls)
 
     @property
@@ -77,6 +80,7 @@ class EndpointConfig(BaseModel):
         key = os.environ.get(self.api_key_env)
         if not key:
             raise ConfigError(f"environment variable {self.api_key_env} (API key for {self.model}) is not set")
+        remember_secret(key)  # a server that echoes it back is masked in every message (howtobench.redact)
         return key
 
     def public(self) -> dict[str, Any]:

@@ -13,6 +13,7 @@
     │   │   ├── PermanentError   401/403/404 (and other refusals retries cannot fix)
     │   │   ├── Unreachable      nothing answers at any base URL (refused, DNS, circuit open)
     │   │   │   └── ServerDied   the embedded local model server exited (message: log tail)
+    │   │   └── ReplyTooLarge    a reply over the size limit (an endless or runaway body)
     │   ├── CacheMiss          replay mode and the call is not cached                        [run]
     │   ├── BadResponse        reply did not parse / validate after re-asks             [writing]
     │   └── ContextTooLong     the prompt (the writing) does not fit the model's context [writing]
@@ -109,6 +110,10 @@ class BadResponse(LLMError):
 
 class ContextTooLong(LLMError):
     """The prompt does not fit the model's context window: a fact about this writing, not the endpoint."""
+
+
+class ReplyTooLarge(EndpointError):
+    """A reply passed the transport's size limit: the endpoint misbehaves (every call could do the same)."""
 
 
 class CacheMiss(LLMError):

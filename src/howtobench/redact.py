@@ -6,13 +6,25 @@ that makes a URL safe to write — manifest, config.yaml, report, call log, erro
 progress output — and `redact_text` applies it to every URL inside a free text (an exception
 message, a server's error body) and hides bearer tokens.
 
+A server may also echo a secret outside any URL we could recognise: a 404 page that repeats the request
+path (`/v1/chat/completions?api-key=s3`), a proxy that quotes the user name and password, a 401 that
+repeats the key. So every secret the toolkit is given is remembered here (`remember_secret`,
+`remember_url_secrets`: the endpoint settings call them the moment a URL or key is known), and
+`redact_text` replaces each remembered value, wherever it appears, before anything else. One process
+holds one set: the secrets are the process's own (its environment, its command line), and every text we
+print or store passes through `redact_text` (the CLI's error line, the call log's error column, the
+client's and the batch API's messages). Values shorter than `MIN_SECRET_CHARS` are not replaced as
+literals (a one-letter password would mask every such letter); inside a URL they are still redacted.
+
     redact_url("https://u:p@h/v1?api-version=2024&api-key=s3")  -> "https://***@h/v1?api-version=2024&api-key=***"
 """
 
 from __future__ import annotations
 
+import base64
 import re
-from urllib.parse import urlsplit, urlunsplit
+import threading
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 MASK = "***"
 # query parameter names (lower case, "-" read as "_") whose value is a credential
@@ -21,6 +33,49 @@ _SECRET_SUFFIXES = ("key", "token", "secret", "signature", "password", "credenti
 _URL_IN_TEXT = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
 _SENTENCE_PUNCTUATION = ":;,.!?)"
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+")
+MIN_SECRET_CHARS = 4
+_known: set[str] = set()
+_known_lock = threading.Lock()
+_ordered: tuple[str, ...] = ()  # the remembered secrets, longest first (a key containing another is masked whole)
+
+
+def remember_secret(value: str | None) -> None:
+    """From now on `redact_text` masks `value` (an API key, a password) wherever it appears."""
+    global _ordered
+    if not value or len(value) < MIN_SECRET_CHARS or value in _known:
+        return
+    with _known_lock:
+        _known.add(value)
+        _ordered = tuple(sorted(_known, key=len, reverse=True))
+
+
+def remember_url_secrets(url: str) -> None:
+    """Remember the credentials a URL carries: its userinfo (whole, user, password, and as the Basic header
+    would send it) and the values of its key-like query parameters (as written and percent-decoded)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return
+    if "@" in parts.netloc:
+        userinfo = parts.netloc.rsplit("@", 1)[0]
+        user, _, password = userinfo.partition(":")
+        plain = f"{unquote(user)}:{unquote(password)}"
+        for value in (userinfo, user, password, unquote(user), unquote(password), plain,
+                      base64.b64encode(plain.encode()).decode()):
+            remember_secret(value)
+    for pair in parts.query.split("&") if parts.query else ():
+        name, sep, value = pair.partition("=")
+        if sep and is_secret_param(name):
+            remember_secret(value)
+            remember_secret(unquote(value))
+
+
+def scrub_known(text: str) -> str:
+    """`text` with every remembered secret replaced by ***."""
+    for secret in _ordered:
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return text
 
 
 def is_secret_param(name: str) -> bool:
@@ -56,6 +111,8 @@ def _redact_found(found: re.Match[str]) -> str:
 
 
 def redact_text(text: str) -> str:
-    """Every URL inside `text` redacted, and `Bearer <token>` / `Basic <credentials>` hidden."""
-    text = _URL_IN_TEXT.sub(_redact_found, text)
+    """Every remembered secret masked, every URL inside `text` redacted, `Bearer <token>` / `Basic <...>` hidden.
+
+    The one scrubber of everything we print or store (see the module docstring)."""
+    text = _URL_IN_TEXT.sub(_redact_found, scrub_known(text))
     return _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", text)

@@ -9,10 +9,18 @@ unchanged: its calls simply wait for their batch.
 How requests become batches: posted bodies queue up; once no new one has arrived for `quiet_s` (the
 pipeline has sent all it can before it needs answers) the queue is written as a batch JSONL file (one
 line per distinct body, `custom_id` = sha256 of the body), uploaded to `/files` and submitted to
-`/batches` — in several batches past `max_requests` or `max_bytes`. The batch id and the body hashes it
-holds are stored in `<workspace>/batches/<id>.json` before the first poll, so a killed process finds it
-again: a body posted by the next run whose hash an unfinished or unconsumed stored batch holds waits for
-that batch instead of going into a new one. Calls that depend on answers (re-asks of invalid replies, the
+`/batches` — in several batches past `max_requests` or `max_bytes`. Once the file is uploaded, and before
+the batch is created, a pending record (`pending-<file id>.json`: the file id and the body hashes) is stored;
+once `/batches` answers, it is replaced by `<workspace>/batches/<batch id>.json` (stored before the first
+poll). So a process killed at any moment leaves a record: a body posted by the next run whose hash an
+unfinished or unconsumed stored batch holds waits for that batch instead of going into a new one, and a
+pending record is first looked up among the provider's batches (`GET /batches`, by input file) — a batch
+created while its reply was lost is resumed, never created (and paid for) a second time.
+
+Every batch API call retries a transient failure (5xx, 429, a dropped connection) with jittered backoff,
+`api_retries` times: one bad status poll never stops a 24-hour batch; only a persistent failure stops the
+run, and the stored batch is resumed by the next. A POST /batches that failed transiently is retried only
+after the provider's list shows no batch for its file. Calls that depend on answers (re-asks of invalid replies, the
 negotiator's re-asks) queue up once those answers are in and go out as a follow-up batch.
 
 Per-request outcomes come back as HTTP responses: the output line's status and body (so a 400 "context
@@ -35,14 +43,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import os
+import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
@@ -51,23 +61,29 @@ from howtobench.errors import BudgetExceeded, ConfigError, OutputError, Permanen
 from howtobench.llm.accounting import DEFAULT_COMPLETION_TOKENS, Price
 from howtobench.llm.budget import Budget, active_budget
 from howtobench.llm.pricing import prompt_tokens
+from howtobench.llm.retry import RetryPolicy
 from howtobench.llm.transport import HttpResponse, TransportError
 from howtobench.redact import redact_text, redact_url
 
 DONE_STATES = frozenset({"completed", "expired", "failed", "cancelled"})
 NOT_RUN = 503  # what a request the batch never ran answers: the client retries it in a later batch
+PENDING = "pending-"  # the id prefix of a submission whose POST /batches has not answered yet
+LIST_SLACK_S = 3600.0  # the provider's clock may differ from ours: batches this much older are still looked at
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class BatchSettings:
     """How batches are formed and watched (`poll_s` between status checks, `quiet_s` of no new request
-    before the queue is sent; a batch holds at most `max_requests` lines and `max_bytes` of JSONL)."""
+    before the queue is sent; a batch holds at most `max_requests` lines and `max_bytes` of JSONL;
+    `api_retries` retries of a batch API call that failed transiently, backing off from min(1 s, poll_s))."""
 
     poll_s: float = 30.0
     quiet_s: float = 1.0
     max_requests: int = 50_000
     max_bytes: int = 150 * 1024 * 1024
     completion_window: str = "24h"
+    api_retries: int = 10
 
 
 @dataclass
@@ -123,6 +139,11 @@ class BatchStore:
         except OSError as exc:
             raise OutputError(f"cannot record batch {record['id']} in {self.folder}: {exc}") from exc
 
+    def remove(self, record_id: str) -> None:
+        """Forget a record (a pending submission once its batch is stored under its own id)."""
+        with contextlib.suppress(FileNotFoundError):
+            (self.folder / f"{record_id}.json").unlink()
+
     def load(self, base: str) -> list[dict[str, Any]]:
         """Stored batches of this base URL whose answers were not yet handed out, oldest first."""
         if not self.folder.is_dir():
@@ -142,12 +163,7 @@ class BatchAPI:
     def __init__(self, base: str, headers: Mapping[str, str]) -> None:
         self.base = base
         self._headers = dict(headers)
-        self._secret = self._headers.get("Authorization", "").removeprefix("Bearer ")
         self._session: aiohttp.ClientSession | None = None
-
-    def _scrub(self, text: str) -> str:
-        """Text that may be printed: no key (a server may echo it), no credential in a URL."""
-        return redact_text(text.replace(self._secret, "***") if self._secret else text)
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None:
@@ -161,8 +177,8 @@ class BatchAPI:
                                               timeout=aiohttp.ClientTimeout(total=600), **kw) as resp:
                 body = await resp.read()
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            raise TransientError(self._scrub(f"batch API {method} {url}: {type(exc).__name__}: {exc}")) from exc
-        said = self._scrub(f"batch API {method} {url} answered HTTP {resp.status}: {body[:300]!r}")
+            raise TransientError(redact_text(f"batch API {method} {url}: {type(exc).__name__}: {exc}")) from exc
+        said = redact_text(f"batch API {method} {url} answered HTTP {resp.status}: {body[:300]!r}")
         if resp.status >= 500 or resp.status == 429:
             raise TransientError(said)
         if resp.status >= 400:
@@ -181,6 +197,21 @@ class BatchAPI:
 
     async def status(self, batch_id: str) -> dict[str, Any]:
         return dict(json.loads(await self._call("GET", f"/batches/{batch_id}")))
+
+    async def find(self, file_id: str, since: float) -> dict[str, Any] | None:
+        """The batch created from input file `file_id`, looked up in the provider's list (newest first, down to
+        batches created before `since`, less the clock slack); None when there is none."""
+        after = ""
+        while True:
+            page = json.loads(await self._call("GET", "/batches?limit=100" + (f"&after={after}" if after else "")))
+            batches = [b for b in page.get("data") or [] if isinstance(b, dict)]
+            for batch in batches:
+                if batch.get("input_file_id") == file_id:
+                    return dict(batch)
+            oldest = min((float(b.get("created_at") or 0) for b in batches), default=0.0)
+            if not batches or not page.get("has_more") or oldest < since - LIST_SLACK_S:
+                return None
+            after = str(batches[-1]["id"])
 
     async def content(self, file_id: str) -> bytes:
         return await self._call("GET", f"/files/{file_id}/content")
@@ -237,6 +268,7 @@ class BatchTransport:
         self._tasks: set[asyncio.Task[None]] = set()
         self._flusher: asyncio.Task[None] | None = None
         self.submitted: list[str] = []  # batch ids created by this process
+        self._rng = random.Random()
 
     async def post_json(self, url: str, body: bytes, headers: Mapping[str, str], timeout_s: float) -> HttpResponse:
         base, path = api_root(url)
@@ -339,9 +371,8 @@ class BatchTransport:
             for record in self.store.load(self._base):
                 mine = {h: queued.pop(h) for h in record["hashes"] if h in queued}
                 if mine:
-                    self._report(f"batch {record['id']}: resuming ({len(mine)} of its requests still wanted)")
                     groups.append(mine)
-                    jobs.append(self._watch(record, mine))
+                    jobs.append(self._resume(record, mine))
             fits, estimate = self._affordable(queued)
             self._reserved += estimate
             reserved = estimate
@@ -374,15 +405,62 @@ class BatchTransport:
         lines = [json.dumps({"custom_id": key, "method": "POST", "url": w.path,
                              "body": json.loads(w.body)}, ensure_ascii=False) for key, w in chunk.items()]
         api = self._api()
-        file_id = await api.upload(("\n".join(lines) + "\n").encode("utf-8"), f"howtobench-{int(time.time())}.jsonl")
-        path = next(iter(chunk.values())).path
-        batch = await api.create(file_id, path, self.settings.completion_window)
-        record: dict[str, Any] = {"id": str(batch["id"]), "base": redact_url(self._base), "input_file_id": file_id,
-                                  "created": time.time(), "hashes": list(chunk)}
-        self.store.save(record)
+        jsonl = ("\n".join(lines) + "\n").encode("utf-8")
+        file_id = await self._patiently(lambda: api.upload(jsonl, f"howtobench-{int(time.time())}.jsonl"))
+        pending: dict[str, Any] = {"id": PENDING + file_id, "base": redact_url(self._base), "input_file_id": file_id,
+                                   "endpoint": next(iter(chunk.values())).path, "created": time.time(),
+                                   "hashes": list(chunk)}
+        self.store.save(pending)  # before POST /batches: a kill while it is under way leaves this record
+        record = await self._create(pending, look_first=False)
         self.submitted.append(record["id"])
-        self._report(f"batch {record['id']}: submitted {len(chunk)} requests ({batch.get('status', '?')})")
+        self._report(f"batch {record['id']}: submitted {len(chunk)} requests ({record.get('status', '?')})")
         await self._watch(record, chunk)
+
+    async def _resume(self, record: dict[str, Any], mine: dict[str, _Waiting]) -> None:
+        """Answer `mine` from a stored batch; a pending submission first finds (or else creates) its batch."""
+        if str(record["id"]).startswith(PENDING):
+            record = await self._create(record, look_first=True)
+        self._report(f"batch {record['id']}: resuming ({len(mine)} of its requests still wanted)")
+        await self._watch(record, mine)
+
+    async def _create(self, pending: dict[str, Any], *, look_first: bool) -> dict[str, Any]:
+        """The batch of a pending submission, stored under its own id: the one the provider already made from
+        its file (`look_first`, or after a transient failure of POST /batches), else a new one."""
+        api, file_id = self._api(), str(pending["input_file_id"])
+        for attempt in range(1, self.settings.api_retries + 2):
+            find = functools.partial(api.find, file_id, float(pending["created"]))
+            batch = await self._patiently(find) if look_first else None
+            if batch is None:
+                try:
+                    batch = await api.create(file_id, pending["endpoint"], self.settings.completion_window)
+                except TransientError:
+                    if attempt > self.settings.api_retries:
+                        raise
+                    await asyncio.sleep(self._backoff(attempt))
+                    look_first = True  # it may have been made although its reply was lost
+                    continue
+            record = {**{k: v for k, v in pending.items() if k != "endpoint"}, "id": str(batch["id"]),
+                      "status": batch.get("status", "?")}
+            self.store.save(record)
+            self.store.remove(str(pending["id"]))
+            return record
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _backoff(self, attempt: int) -> float:
+        policy = RetryPolicy(base_s=min(1.0, self.settings.poll_s))
+        return policy.delay(attempt, None, self._rng)
+
+    async def _patiently(self, call: Callable[[], Awaitable[T]]) -> T:
+        """`call()`, retried with backoff while it fails transiently (5xx, 429, dropped), `api_retries` times."""
+        for attempt in range(1, self.settings.api_retries + 2):
+            try:
+                return await call()
+            except TransientError as exc:
+                if attempt > self.settings.api_retries:
+                    raise TransientError(f"{exc} (gave up after {attempt} attempts; the batch is stored in "
+                                         f"{self.store.folder}: run the same command again to resume it)") from None
+                await asyncio.sleep(self._backoff(attempt))
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     # ---------------------------------------------------------------- watching and answering
 
@@ -391,7 +469,7 @@ class BatchTransport:
         stored record is then marked consumed (a later run never waits for it again)."""
         api, last, batch_id = self._api(), "", str(record["id"])
         while True:
-            batch = await api.status(batch_id)
+            batch = await self._patiently(functools.partial(api.status, batch_id))
             state = str(batch.get("status", "?"))
             line = f"batch {batch_id}: {state}, {_counts(batch)}"
             if line != last:
@@ -411,7 +489,8 @@ class BatchTransport:
         results: dict[str, dict[str, Any]] = {}
         for file_key in ("output_file_id", "error_file_id"):
             if batch.get(file_key):
-                results.update(_lines(await api.content(str(batch[file_key]))))
+                file_id = str(batch[file_key])
+                results.update(_lines(await self._patiently(functools.partial(api.content, file_id))))
         self.store.save({**record, "consumed": True, "status": state})
         for key, waiting in chunk.items():
             response = _response(results.get(key), batch_id)

@@ -38,6 +38,7 @@ from typing import Any
 
 from howtobench.errors import OutputError
 from howtobench.outputs import output_dir
+from howtobench.redact import redact_text
 
 DB_NAME = "calls.sqlite"
 STOPPED = "stopped"  # the status of a call that raised a run-level error (errors.py): no answer to cache
@@ -76,8 +77,15 @@ def _m001_calls(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX calls_run ON calls (run_id, purpose)")
 
 
+def _m002_answers(db: sqlite3.Connection) -> None:
+    """Replies that came back but did not pass validation, kept the moment they are read: a run killed during the
+    re-asks that follow finds them again instead of paying for them again (`CallStore.answer`)."""
+    db.execute("CREATE TABLE answers (key TEXT PRIMARY KEY, response_json TEXT NOT NULL, stored_at TEXT NOT NULL)")
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("m001_calls", _m001_calls),
+    ("m002_answers", _m002_answers),
 ]
 
 
@@ -116,6 +124,7 @@ _COLUMNS = [
     "started_at", "finished_at",
 ]
 _INSERT = f"INSERT INTO calls ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
+_INSERT_ANSWER = "INSERT OR REPLACE INTO answers (key, response_json, stored_at) VALUES (?, ?, ?)"
 
 
 def _dumps(value: dict[str, Any] | str | None) -> str | None:
@@ -135,7 +144,7 @@ class CallStore:
             migrate(self.db)
         except sqlite3.Error as exc:
             raise store_error(path, exc) from exc
-        self._queue: queue.SimpleQueue[tuple[_Row, asyncio.Future[None]] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[_Queued | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
 
     @classmethod
@@ -163,19 +172,44 @@ class CallStore:
         ).fetchone()
         return None if row is None or row[0] is None else dict(json.loads(row[0]))
 
+    def has_request(self, key: str) -> bool:
+        """True when a row of this key already holds the request body: a failed call tried again by each run stores
+        its body once (a too-long writing's prompt is large), not once per run."""
+        row = self.db.execute("SELECT 1 FROM calls WHERE key = ? AND request_json IS NOT NULL LIMIT 1", (key,))
+        return row.fetchone() is not None
+
+    def has_answers(self) -> bool:
+        """True when any reply was kept by `write_answer` (until then no call needs to look one up)."""
+        return bool(self.db.execute("SELECT EXISTS (SELECT 1 FROM answers)").fetchone()[0])
+
+    def answer(self, key: str) -> dict[str, Any] | None:
+        """A reply kept by `write_answer` (one that failed validation and was re-asked), or None."""
+        row = self.db.execute("SELECT response_json FROM answers WHERE key = ?", (key,)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
     def record(self, call: CallRecord) -> None:
         """Insert and commit now, on this thread (autocommit): the row survives a SIGKILL right after."""
         self.db.execute(_INSERT, _params(call))
 
     async def write(self, call: CallRecord) -> None:
-        """Insert via the writer thread; returns once the row is committed."""
+        """Insert via the writer thread; returns once the row is committed.
+
+        The row is queued before the first await: a caller cancelled while it waits (Ctrl-C) still has it
+        committed, by `close`."""
+        # the row's values are made here, on the loop: the writer thread then runs almost only SQLite's C code
+        # (which releases the GIL), so it seldom holds the GIL the event loop wants back after a socket call
+        await self._enqueue(_INSERT, _params(call))
+
+    async def write_answer(self, key: str, response: dict[str, Any]) -> None:
+        """Keep one reply under its ask's key (see `_m002_answers`); returns once it is committed."""
+        await self._enqueue(_INSERT_ANSWER, (key, _dumps(response), utc_now()))
+
+    async def _enqueue(self, sql: str, row: _Row) -> None:
         if self._writer is None:
             self._writer = threading.Thread(target=self._write_loop, name="howtobench-call-log", daemon=True)
             self._writer.start()
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        # the row's values are made here, on the loop: the writer thread then runs almost only SQLite's C code
-        # (which releases the GIL), so it seldom holds the GIL the event loop wants back after a socket call
-        self._queue.put((_params(call), done))
+        self._queue.put((sql, row, done))
         await done
 
     def _write_loop(self) -> None:
@@ -238,29 +272,32 @@ def _use_wal(db: sqlite3.Connection) -> None:
 
 
 _Row = tuple[Any, ...]  # the values of one INSERT, in `_COLUMNS` order
+_Queued = tuple[str, _Row, asyncio.Future[None]]  # an INSERT, its values, and who waits for its commit
 
 
 def _params(call: CallRecord) -> _Row:
     return (
         call.key, call.run_id, call.purpose, call.model, call.endpoint, _dumps(call.request),
-        _dumps(call.response), call.status, call.error, call.attempts, call.asks, int(call.from_cache),
-        call.prompt_tokens, call.completion_tokens, call.cached_tokens, call.cost_usd, call.latency_s,
+        _dumps(call.response), call.status, None if call.error is None else redact_text(call.error),
+        call.attempts, call.asks, int(call.from_cache), call.prompt_tokens, call.completion_tokens,
+        call.cached_tokens, call.cost_usd, call.latency_s,
         call.started_at, call.finished_at or utc_now(),
     )
 
 
-def _commit_batch(db: sqlite3.Connection, batch: list[tuple[_Row, asyncio.Future[None]]], path: Path) -> None:
+def _commit_batch(db: sqlite3.Connection, batch: list[_Queued], path: Path) -> None:
     """One transaction for the batch, then wake each waiter on its own loop (one wake-up per loop)."""
     error: BaseException | None = None
     try:
         db.execute("BEGIN IMMEDIATE")
-        db.executemany(_INSERT, [row for row, _ in batch])
+        for sql in dict.fromkeys(sql for sql, _, _ in batch):  # the call rows in one executemany, in order
+            db.executemany(sql, [row for each, row, _ in batch if each == sql])
         db.execute("COMMIT")
     except sqlite3.Error as exc:
         error = store_error(path, exc)
         _rollback(db)
     loops: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
-    for _, fut in batch:
+    for _, _, fut in batch:
         loops.setdefault(fut.get_loop(), []).append(fut)
     for loop, futures in loops.items():
         with contextlib.suppress(RuntimeError):  # that loop is already closed: nobody is waiting any more

@@ -50,6 +50,7 @@ from howtobench.errors import (
     LLMError,
     PermanentError,
     RateLimited,
+    ReplyTooLarge,
     StopAfterSiblings,
     TransientError,
     Unreachable,
@@ -125,6 +126,7 @@ class _Answer:
     attempts: int = 0
     endpoint: str | None = None
     usage: Usage = field(default_factory=Usage)
+    interrupted: bool = False  # the task was cancelled after this answer was read: log it, then stop
 
 
 class _Payload:
@@ -180,7 +182,9 @@ class _Retry:
 
 _NO_ANSWER = _Answer(ok=False)  # placeholder before the first ask (never returned: the loop runs at least once)
 # Transport failures no retry can fix: a setting is wrong (certificate, redirect loop, proxy, URL).
-_FATAL_TRANSPORT = {"tls": ConfigError, "url": ConfigError, "redirect": PermanentError, "proxy": PermanentError}
+_FATAL_TRANSPORT: dict[str, type[HowtobenchError]] = {
+    "tls": ConfigError, "url": ConfigError, "redirect": PermanentError, "proxy": PermanentError,
+    "too_large": ReplyTooLarge}
 # What a transport failure tells the URL's circuit: a dropped connection proves neither life nor death.
 _TRANSPORT_OUTCOME: dict[str, Outcome] = {"connect": "connect_failed", "dropped": "unknown"}
 # The tiny request of `OpenAIClient.preflight`: one token, no schema, never served from the cache.
@@ -207,8 +211,8 @@ class OpenAIClient:
         self._pool = SlotPool(endpoint.base_urls, endpoint.concurrency, labels=self._public)
         self._rpm = RpmLimiter(endpoint.rpm) if endpoint.rpm else None
         self._headers = _auth_headers(endpoint) if cache_mode != "replay" else {}
-        self._secret = self._headers.get("Authorization", "")[len("Bearer "):]
         self._inflight: dict[str, asyncio.Future[ChatResult]] = {}
+        self._answers_kept = store.has_answers()  # replies kept by an earlier run (read once: ours need no lookup)
         self._usage: dict[str, Usage] = {}
 
     @property
@@ -293,7 +297,7 @@ class OpenAIClient:
         as_is = messages if not self._adds_schema_instruction(request) else None
         payload = _Payload(lambda: self._body(request), as_is)
         try:
-            result, asks = await self._ask_until_valid(request, payload, only)
+            result, asks, interrupted = await self._ask_until_valid(request, payload, key, only)
         except HowtobenchError as exc:
             if not isinstance(exc, StopAfterSiblings):  # --max-cost, or a call for a batch file: no endpoint fact
                 await self._record_stop(request, key, exc, started, payload, time.perf_counter() - t0)
@@ -304,12 +308,14 @@ class OpenAIClient:
         self._account(request.purpose, result.usage)  # (its cost was charged to --max-cost as each answer came)
         await self._store.write(CallRecord(
             key=key, run_id=self.run_id, purpose=request.purpose, model=self.model, status=_status(result),
-            started_at=started, endpoint=result.endpoint, request=payload.text(),
+            started_at=started, endpoint=result.endpoint, request=self._request_text(key, payload, result.ok),
             response=result.model_dump_json(include=_STORED),
             error=result.error, attempts=result.attempts, asks=asks,
             prompt_tokens=result.usage.prompt_tokens, completion_tokens=result.usage.completion_tokens,
             cached_tokens=result.usage.cached_tokens, cost_usd=result.usage.cost_usd, latency_s=result.latency_s,
         ))
+        if interrupted:
+            raise asyncio.CancelledError
         return result
 
     async def _record_stop(self, request: ChatRequest, key: str, exc: HowtobenchError, started: str,
@@ -319,12 +325,16 @@ class OpenAIClient:
         written (disk full) does not hide the error being raised."""
         body = None
         with contextlib.suppress(HowtobenchError, ValueError, TypeError):  # a body that could not be built
-            body = payload.text() if payload is not None else None
+            body = self._request_text(key, payload, False) if payload is not None else None
         with contextlib.suppress(HowtobenchError):
             await self._store.write(CallRecord(
                 key=key, run_id=self.run_id, purpose=request.purpose, model=self.model, status=STOPPED,
-                started_at=started, request=body, error=self._scrub(f"{type(exc).__name__}: {exc}"),
+                started_at=started, request=body, error=redact_text(f"{type(exc).__name__}: {exc}"),
                 latency_s=latency_s))
+
+    def _request_text(self, key: str, payload: _Payload, ok: bool) -> str | None:
+        """The body to log with a row: a failed call's body only the first time its key is logged."""
+        return payload.text() if ok or not self._store.has_request(key) else None
 
     async def _hit(self, request: ChatRequest, key: str, stored: ChatResult) -> ChatResult:
         usage = Usage(calls=1, cached_calls=1)
@@ -360,11 +370,13 @@ class OpenAIClient:
         """A schema the server will not enforce (not `json_schema` mode) is also told to the model in the prompt."""
         return request.response_schema is not None and self.endpoint.response_format != "json_schema"
 
-    async def _ask_until_valid(self, request: ChatRequest, payload: _Payload,
-                               only: int | None = None) -> tuple[ChatResult, int]:
+    async def _ask_until_valid(self, request: ChatRequest, payload: _Payload, key: str,
+                               only: int | None = None) -> tuple[ChatResult, int, bool]:
         """Ask; if the reply must match a schema and does not, re-ask with the reason, up to `reasks` times.
 
-        Returns the result and the number of asks (completions obtained or attempted)."""
+        A reply that fails validation is kept at once (`_keep_answer`), before its re-ask: a run killed during the
+        chain finds it again and does not pay for it twice. Returns the result, the number of asks, and whether the
+        task was cancelled once the last reply was in (`_fresh` logs the call, then stops)."""
         usage, attempts, asks = Usage(calls=1), 0, 0
         schema = request.response_schema
         schema_key = canonical_json(schema) if schema is not None else ""
@@ -373,26 +385,30 @@ class OpenAIClient:
         for _ in range(self.endpoint.reasks + 1):
             asks += 1
             ask = payload if not extra else _Payload.reask(payload, extra)
-            answer = await self._complete(ask, only)
+            ask_key = _ask_key(key, extra)
+            answer = self._kept_answer(ask_key, only) or await self._complete(ask, only)
             attempts += answer.attempts
             usage = usage + answer.usage
             if not answer.ok:
-                return _failure(answer.error or "failed", answer, attempts, usage), asks
+                return _failure(answer.error or "failed", answer, attempts, usage), asks, answer.interrupted
             text, think = structured.split_reasoning(answer.content)
             reasoning = "\n".join(r for r in (answer.reasoning, think) if r) or None
             if schema is None:
                 return ChatResult(ok=True, text=text, reasoning=reasoning, raw_text=answer.content,
                                   finish_reason=answer.finish_reason, attempts=attempts, usage=usage,
-                                  endpoint=answer.endpoint), asks
+                                  endpoint=answer.endpoint), asks, answer.interrupted
             data, why = structured.parse_reply(text, schema, schema_key)
             if why is None:
                 return ChatResult(ok=True, text=text, data=data, reasoning=reasoning, raw_text=answer.content,
                                   finish_reason=answer.finish_reason, attempts=attempts, usage=usage,
-                                  endpoint=answer.endpoint), asks
+                                  endpoint=answer.endpoint), asks, answer.interrupted
             problem = why
+            await self._keep_answer(ask_key, answer)
+            if answer.interrupted:
+                raise asyncio.CancelledError
             extra += structured.reask_messages(text, problem)
         reason = f"BadResponse: no valid reply after {asks} asks (last: {problem})"
-        return _failure(reason, answer, attempts, usage, raw_text=answer.content), asks
+        return _failure(reason, answer, attempts, usage, raw_text=answer.content), asks, answer.interrupted
 
     async def _complete(self, payload: _Payload, only: int | None = None) -> _Answer:
         """One completion with HTTP retries (429, 5xx, timeouts, dropped and refused connections back off).
@@ -431,19 +447,24 @@ class OpenAIClient:
             outcome = _TRANSPORT_OUTCOME.get(exc.kind, "reached")
         finally:
             handed_over = self._pool.release(
-                slot, outcome, "" if failure is None else self._scrub(str(failure)), sent_at)
+                slot, outcome, "" if failure is None else redact_text(str(failure)), sent_at)
         url = self._public[slot]
         if failure is not None:
             fatal = _FATAL_TRANSPORT.get(failure.kind)
             if fatal is not None:
-                raise fatal(f"model {self.model} at {url}: {self._scrub(str(failure))}")
+                raise fatal(f"model {self.model} at {url}: {redact_text(str(failure))}")
             kind = "connect" if failure.kind == "connect" else "transient"
-            return None, _Retry(kind, self._scrub(str(failure)))
+            return None, _Retry(kind, redact_text(str(failure)))
         answer, retry = self._read(resp, slot, attempt)
         if answer is not None:
             charge(answer.usage.cost_usd)  # now, before the request that got our slot checks --max-cost
         if handed_over:
-            await _let_the_next_request_go_out()
+            try:
+                await _let_the_next_request_go_out()
+            except asyncio.CancelledError:  # Ctrl-C just after a paid reply came in: keep it, then stop
+                if answer is None:
+                    raise
+                answer.interrupted = True
         return answer, retry
 
     def _read(self, resp: HttpResponse, slot: int, attempt: int) -> tuple[_Answer | None, _Retry]:
@@ -454,7 +475,7 @@ class OpenAIClient:
                 return _parse_completion(resp.body, url, attempt, self._price), _Retry("ok", "")
             except (ValueError, KeyError, IndexError, TypeError) as exc:
                 return None, _Retry("transient", f"{url} sent an unreadable HTTP {resp.status} body ({exc})")
-        message = self._scrub(_error_message(resp.body))
+        message = redact_text(_error_message(resp.body))
         kind = classify_status(resp.status, message + " " + resp.body[:2000].decode("utf-8", "replace"))
         said = f"{url} answered HTTP {resp.status}: {message}"
         if kind in ("rate_limited", "transient"):
@@ -480,9 +501,24 @@ class OpenAIClient:
             self._pool.release(slot)
             raise
 
-    def _scrub(self, text: str) -> str:
-        """Text that may be printed or stored: no key, no credential in any URL."""
-        return redact_text(text.replace(self._secret, "***") if self._secret else text)
+    def _kept_answer(self, ask_key: str, only: int | None) -> _Answer | None:
+        """The reply kept for this ask by an earlier (killed) run: paid for then, so sent for nothing now. Its
+        usage is counted in the call's row, which that run never wrote (the cost is logged once)."""
+        if not self._answers_kept or self._cache_mode == "off" or only is not None:
+            return None
+        kept = self._store.answer(ask_key)
+        if kept is None:
+            return None
+        return _Answer(ok=True, content=kept["content"], reasoning=kept.get("reasoning"),
+                       finish_reason=kept.get("finish_reason"), endpoint=kept.get("endpoint"),
+                       usage=Usage.model_validate(kept.get("usage") or {}))
+
+    async def _keep_answer(self, ask_key: str, answer: _Answer) -> None:
+        if answer.attempts == 0:
+            return  # itself a kept answer
+        await self._store.write_answer(ask_key, {
+            "content": answer.content, "reasoning": answer.reasoning, "finish_reason": answer.finish_reason,
+            "endpoint": answer.endpoint, "usage": answer.usage.model_dump(mode="json")})
 
     def _account(self, purpose: str, usage: Usage) -> None:
         spent = self._usage.get(purpose)
@@ -539,6 +575,11 @@ def _api_url(base: str, path: str) -> str:
     """`path` appended to the base URL's path, keeping its query (Azure-style ?api-version=...) after it."""
     parts = urlsplit(base)
     return urlunsplit(parts._replace(path=parts.path.rstrip("/") + path))
+
+
+def _ask_key(key: str, extra: list[dict[str, str]]) -> str:
+    """The key of one ask of a call: its cache key and the re-ask messages that follow the first ask."""
+    return hashlib.sha256((key + canonical_json(extra)).encode()).hexdigest()
 
 
 def _gave_up(retry: _Retry, attempts: int, model: str) -> LLMError:

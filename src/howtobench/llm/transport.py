@@ -13,10 +13,15 @@ request the toolkit makes shares the same TLS, proxy and timeout rules:
   decoded; HTTP/1.0 servers that close after each response are handled.
 - A connection must be made within `connect_timeout_s` (10 s), the whole exchange within the call's timeout.
 
+- A body is read up to `max_reply_bytes` (`MAX_REPLY_BYTES`, 16 MiB: a long writing is a few hundred KB): a
+  server that sends more, or an endless body, is refused as "too_large" before it fills the memory; the
+  call's timeout bounds the whole exchange, body included, so a body that drips in slowly ends too.
+
 Every failure to get a complete response is raised as `TransportError` with a `kind` the client
 acts on: "connect" (refused, DNS, connect timeout, proxy unreachable: counts against the URL's
 circuit breaker), "timeout", "dropped", "truncated" (transient: retried), "tls", "redirect", "proxy",
-"url" (a setting is wrong: retries cannot help). Messages carry the URL with its secrets redacted.
+"url" (a setting is wrong: retries cannot help), "too_large" (the endpoint misbehaves: not retried).
+Messages carry the URL with its secrets redacted.
 
 Why aiohttp and not a hand-written client: against a 640 calls/s loopback server a bare aiohttp
 loop reached 595–612 calls/s on an idle 2-core machine, the same as a minimal raw asyncio loop, so
@@ -39,6 +44,7 @@ from howtobench.redact import redact_text, redact_url
 
 CONNECT_TIMEOUT_S = 10.0
 USER_AGENT = "howtobench"
+MAX_REPLY_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -103,6 +109,27 @@ def classify(exc: BaseException, url: str, timeout_s: float) -> TransportError:
     return TransportError("dropped", f"{where}: {detail}")
 
 
+async def read_capped(resp: aiohttp.ClientResponse, limit: int, url: str) -> bytes:
+    """The whole body of `resp`, or TransportError("too_large") once it passes `limit` bytes (read no further)."""
+    declared = resp.content_length
+    if declared is not None and declared <= limit:
+        return await resp.read()
+    if declared is not None:
+        raise _too_large(url, limit, f"it announced {declared:,} bytes")
+    chunks, size = [], 0
+    async for chunk in resp.content.iter_chunked(1 << 16):
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(url, limit, "it kept sending")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large(url: str, limit: int, how: str) -> TransportError:
+    return TransportError("too_large", f"{redact_url(url)} sent a reply over the limit of {limit:,} bytes ({how}); "
+                                       "no model reply is that long: check the base URL points at the model server")
+
+
 class AiohttpTransport:
     """Model calls over pooled keep-alive aiohttp connections.
 
@@ -111,8 +138,10 @@ class AiohttpTransport:
     closed loop is dropped without touching that loop).
     """
 
-    def __init__(self, *, connect_timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+    def __init__(self, *, connect_timeout_s: float = CONNECT_TIMEOUT_S, max_reply_bytes: int = MAX_REPLY_BYTES
+                 ) -> None:
         self._connect_timeout_s = connect_timeout_s
+        self._max_reply_bytes = max_reply_bytes
         self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
         self._proxies: dict[str, str | None] = {}
         self._urls: dict[str, URL] = {}
@@ -164,7 +193,7 @@ class AiohttpTransport:
             async with self._session().request(
                 method, target, data=body, headers=headers, timeout=timeout, proxy=proxy
             ) as resp:
-                return HttpResponse(resp.status, resp.headers, await resp.read())
+                return HttpResponse(resp.status, resp.headers, await read_capped(resp, self._max_reply_bytes, url))
         except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
             raise classify(exc, url, timeout_s) from None  # `from None`: the chained text may hold the raw URL
 
