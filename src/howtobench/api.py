@@ -15,14 +15,15 @@ import asyncio
 import hashlib
 import inspect
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from howtobench.config import EndpointConfig, resolve_workspace
 from howtobench.data.models import TASKS, Item, Language, Task, Writing
 from howtobench.errors import ConfigError
-from howtobench.judges.base import Judgment, with_lengths
+from howtobench.judges.base import Judge, Judgment, with_lengths
+from howtobench.judges.panel import PanelJudge, PanelSpec, load_panel
 from howtobench.judges.tree import Tree
 from howtobench.judges.tree_of_writing import TreeOfWriting
 from howtobench.llm.types import LLMClient
@@ -77,13 +78,16 @@ async def ascore(
     model: str | None = None,
     api_key_env: str | None = None,
     workspace: str | Path | None = None,
+    panel: PanelSpec | str | Path | None = None,
     **options: Any,
 ) -> Judgment:
     """Judge one writing with ToW. Without `reference`, the reference-free prompts (absolute anchors) are used.
 
     `task` picks the tree's nodes (the default "open" has Content, Format and Impression; "completion" has no
     Format). `options` go to `TreeOfWriting` (renormalize, samples, max_tokens, ...). Returns the full Judgment:
-    `.score` is the root (None when a leaf failed), `.leaves` every sub-score with its reason.
+    `.score` is the root (None when a leaf failed), `.leaves` every sub-score with its reason. `panel` (a
+    `PanelSpec` or a panel YAML file, instead of `judge`) judges with every judge of the panel and combines their
+    roots (judges.panel); `.panel.members` holds each judge's own judgment.
     """
     if task not in TASKS or language not in LANGUAGES:
         raise ConfigError(unknown_name("task", task, TASKS) if task not in TASKS else
@@ -91,6 +95,16 @@ async def ascore(
     item = adhoc_item(instruction, reference, information, task, language)
     text = Writing(infer_id=item.id, model="user", output=writing)
     with_reference = bool(reference and reference.strip())
+    if panel is not None:
+        if judge is not None or base_url is not None or model is not None:
+            raise ConfigError("give panel= or a judge (judge= / base_url= and model=), not both")
+        spec = panel if isinstance(panel, PanelSpec) else load_panel(Path(panel))
+        async with AsyncExitStack() as stack:
+            judges: dict[str, Judge] = {}
+            for member in spec.judges:
+                client = await stack.enter_async_context(_client(member.endpoint, workspace))
+                judges[member.name] = TreeOfWriting(client, tree=tree, with_reference=with_reference, **options)
+            return with_lengths(await PanelJudge(spec, judges).judge(item, text), item, text)
     endpoint = judge_endpoint(judge, base_url, model, api_key_env)
     async with _client(endpoint, workspace) as client:
         judged = await TreeOfWriting(client, tree=tree, with_reference=with_reference, **options).judge(item, text)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from howtobench.config import EndpointConfig
@@ -99,6 +100,14 @@ async def plan_judge(job: JudgeJob, prices: Path | None = None) -> Estimate:
         raise JudgeError("nothing to judge: no writing matches the filters")
     return await plan_judge_pairs(job.method, job.endpoint, job.options, pairs, job.out_path,
                                   redo_failed=job.redo_failed, prices=prices)
+
+
+async def plan_judges(job: JudgeJob, prices: Path | None = None) -> list[Estimate]:
+    """`plan_judge` for the job's judge, or for each judge of its panel, priced at that judge's model (one lane
+    per judge, named as `JudgeJob.judge_endpoints` names it)."""
+    if job.panel is None:
+        return [await plan_judge(job, prices)]
+    return [replace(await plan_judge(job.member(m), prices), role=f"judge {m.name}") for m in job.panel.judges]
 
 
 # ------------------------------------------------------------------ run

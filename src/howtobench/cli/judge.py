@@ -10,13 +10,14 @@ import typer
 from rich.console import Console
 
 from howtobench.config import resolve_data_dir
-from howtobench.dry_run import plan_judge
+from howtobench.dry_run import plan_judges
 from howtobench.event_loop import run as run_async
 from howtobench.judges.base import Judgment, counted_score
 from howtobench.judges.job import NO_MODEL_METHODS, calls_a_model, judge_options
 from howtobench.llm.budget import spending_limit
 from howtobench.steps.judge import JudgeJob, judge_job
 
+from .judge_panel import PanelOpt, panel_spec
 from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, YesOpt, estimate_first
 from .options import (
     BatchOpt,
@@ -139,6 +140,7 @@ def judge(
     yes: YesOpt = False,
     max_cost: MaxCostOpt = None,
     confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
+    panel: PanelOpt = None,
 ) -> None:
     """Judge writings and append one judgment per (method, item, model) to --out.
 
@@ -174,11 +176,12 @@ def judge(
         max_failed_rate=max_failed_rate,
         prices=prices,
         preflight=flags.preflight,
+        panel=panel_spec(panel, method, flags.judge),
     )
-    pays = job.endpoint is not None and method not in NO_MODEL_METHODS and job.cache_mode != "replay"
-    checked = preflight_plan(flags, batch=batch, judge=job.endpoint) if calls_a_model(method) else {}
-    if not estimate_first("judge", lambda: [run_async(plan_judge(job, prices))],
-                          {"judge": job.endpoint.capacity if job.endpoint else 1},
+    pays = any(job.judge_endpoints.values()) and method not in NO_MODEL_METHODS and job.cache_mode != "replay"
+    checked = preflight_plan(flags, batch=batch, **job.judge_endpoints) if calls_a_model(method) else {}
+    if not estimate_first("judge", lambda: run_async(plan_judges(job, prices)),
+                          {lane: ep.capacity if ep else 1 for lane, ep in job.judge_endpoints.items()},
                           Money(yes, max_cost, confirm_above), dry_run=dry_run, pays=pays, preflight=checked,
                           prices=prices, batch=batch):
         return

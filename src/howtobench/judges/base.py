@@ -84,11 +84,25 @@ class Judgment(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     cache_keys: list[str] = Field(default_factory=list)
     meta: dict[str, Any] = Field(default_factory=dict)
+    panel: PanelRecord | None = None
+    """A panel's judgment (judges.panel): every judge's own judgment and the rule that combined them."""
 
     @property
     def key(self) -> tuple[str, str, str]:
         """Identity used for resume: one judgment per (method, item, model)."""
         return (self.method, self.item_id, self.model)
+
+
+class PanelRecord(BaseModel):
+    """What a panel judgment keeps: the rule, and each judge's own judgment by the judge's name."""
+
+    aggregate: str
+    missing: str
+    rule: str
+    members: dict[str, Judgment]
+
+
+Judgment.model_rebuild()
 
 
 def with_lengths(judgment: Judgment, item: Item, writing: Writing) -> Judgment:

@@ -8,8 +8,9 @@ hands everything to the resumable `run_judge`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,9 @@ from howtobench.config import EndpointConfig
 from howtobench.data.loader import load_items, load_release_writings, load_writings_file, select_items
 from howtobench.data.models import Item, Writing
 from howtobench.errors import JudgeError
-from howtobench.judges.base import Judgment
+from howtobench.judges.base import Judge, Judgment
 from howtobench.judges.job import build_judge, calls_a_model
+from howtobench.judges.panel import PanelJudge, PanelMember, PanelSpec
 from howtobench.judges.runner import read_judgments, run_judge
 from howtobench.llm.batch import BatchSettings
 from howtobench.llm.client import CacheMode
@@ -56,6 +58,18 @@ class JudgeJob:
     report: Callable[[str], None] | None = None  # where batch status lines go
     max_failed_rate: float | None = None
     preflight: bool = False  # one tiny request to the judge endpoint before the first writing (llm/preflight.py)
+    panel: PanelSpec | None = None  # judge with every judge of the panel and combine (judges/panel.py)
+
+    def member(self, member: PanelMember) -> JudgeJob:
+        """This job for one judge of its panel (the same output, selection and options, the judge's endpoint)."""
+        return replace(self, endpoint=member.endpoint, panel=None)
+
+    @property
+    def judge_endpoints(self) -> dict[str, EndpointConfig | None]:
+        """The endpoints this job calls, by lane name: "judge", or "judge <name>" per judge of a panel."""
+        if self.panel is None:
+            return {"judge": self.endpoint}
+        return {f"judge {m.name}": m.endpoint for m in self.panel.judges}
 
     @property
     def selection(self) -> Selection:
@@ -129,8 +143,27 @@ async def judge_job(job: JudgeJob) -> list[Judgment]:
             raise JudgeError("nothing to judge: no writing matches the filters" + (
                 f" among the ToW judgments of {job.options['tow_results']} (judgments of your own writings "
                 "also need their file: --writings)" if stored_tow_pairs(job) is not None else ""))
-        async with step_client(job.endpoint, job.execution, purpose="judge", run_id=judge_run_id(job),
-                               items=len(pairs), calls_model=calls_a_model(job.method)) as step:
-            judge = build_judge(job.method, step.client, job.options)
-            return await run_judge(judge, pairs, job.out_path, concurrency=step.in_flight, progress=job.progress,
+        async with job_judge(job, len(pairs)) as (judge, in_flight):
+            return await run_judge(judge, pairs, job.out_path, concurrency=in_flight, progress=job.progress,
                                    redo_failed=job.redo_failed, max_failed_rate=job.max_failed_rate)
+
+
+@asynccontextmanager
+async def job_judge(job: JudgeJob, items: int) -> AsyncIterator[tuple[Judge, int]]:
+    """The job's judge on its step client and the writings in flight; for a panel a `PanelJudge` of every judge's,
+    each on its own step client (its own preflight), as many writings in flight as the narrowest judge takes."""
+    if job.panel is None:
+        async with step_client(job.endpoint, job.execution, purpose="judge", run_id=judge_run_id(job),
+                               items=items, calls_model=calls_a_model(job.method)) as step:
+            yield build_judge(job.method, step.client, job.options), step.in_flight
+        return
+    async with AsyncExitStack() as stack:
+        judges: dict[str, Judge] = {}
+        in_flight = []
+        for member in job.panel.judges:
+            step = await stack.enter_async_context(step_client(
+                member.endpoint, job.execution, purpose=f"judge {member.name}", run_id=judge_run_id(job),
+                items=items, calls_model=calls_a_model(job.method)))
+            judges[member.name] = build_judge(job.method, step.client, job.options)
+            in_flight.append(step.in_flight)
+        yield PanelJudge(job.panel, judges), min(in_flight)
