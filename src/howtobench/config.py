@@ -20,6 +20,7 @@ from howtobench.redact import redact_url, remember_secret, remember_url_secrets
 
 DATA_ENV = "HOWTOBENCH_DATA"
 WORKSPACE_ENV = "HOWTOBENCH_WORKSPACE"
+REWARD_URL_ENV = "HOWTOBENCH_REWARD_URL"  # the running `howtobench serve` the RL adapters call (howtobench.rl)
 
 
 class EndpointConfig(BaseModel):

@@ -170,3 +170,23 @@ async def test_over_max_pending_is_429_with_retry_after_and_a_late_sample_is_nul
         fake_server.reset()
         status, again, _ = await app.post("/get_reward", openrlhf_body(PROMPT, RESPONSES[:3], label))
     assert status == 200 and None not in again["rewards"] and judge_calls(fake_server) == []
+
+
+async def test_v1_score_gives_every_node_leaf_reason_and_the_names(fake_server: FakeServer, tmp_path: Path,
+                                                                   bench_root: Path) -> None:
+    fake_server.handler = server_handler()
+    expected = await direct_rewards(fake_server, tmp_path / "direct", bench_root, RESPONSES[:1])
+    async with running(settings_for(fake_server, tmp_path / "ws", bench_root)) as app:
+        status, answer, _ = await app.post("/v1/score", {"samples": [
+            {"response": RESPONSES[0], "label": GUIDE},
+            {"query": PROMPT + RESPONSES[0] + "<|im_end|>", "prompt": PROMPT, "label": GUIDE},
+            {"response": "正文", "label": "open/infer_99999"}], "deadline_s": 60})
+        bad, _, _ = await app.post("/v1/score", {"samples": [{"label": GUIDE}]})
+    assert status == 200 and bad == 400
+    first, second, third = answer["results"]
+    assert first["reward"] == pytest.approx(expected[0]) and second["reward"] == first["reward"]
+    assert first["status"] == "ok" and set(first["nodes"]) == {"content", "format", "impression"}
+    assert len(first["leaves"]) == 8 and all(leaf["reason"] for leaf in first["leaves"])
+    assert sum(first["weights"].values()) == pytest.approx(2.0)  # content + format weights, each summing to 1
+    assert third["reward"] is None and "no such item" in third["error"] and third["status"] == "failed"
+    assert answer["names"][:3] == ["content", "format", "impression"] and "logic" in answer["names"]

@@ -188,7 +188,7 @@ async def _get_reward(state: ServeState, body: Any) -> dict[str, Any]:
 
 async def _score(state: ServeState, body: Any) -> dict[str, Any]:
     entries, deadline = score_entries(body, state.items)
-    return score_answer(await state.service.score(entries, deadline))
+    return score_answer(await state.service.score(entries, deadline), state.tree_names)
 
 
 async def _health(state: ServeState) -> web.Response:
