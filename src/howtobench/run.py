@@ -59,6 +59,7 @@ from howtobench.report.length_control import sources_from
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import to_csv, to_json, to_markdown
 from howtobench.session import endpoint_or_local
+from howtobench.steps.batch_files import BatchFiles, import_for
 from howtobench.steps.client import step_client
 from howtobench.steps.settings import Execution
 
@@ -124,6 +125,7 @@ class RunSettings(BaseModel):
     strict: bool = False  # a bad --writings row stops the run (default: skipped and counted with file:line)
     prices: Path | None = None  # the user's price table over the built-in one, for estimates and real calls
     batch: BatchSettings | None = None  # send every call through the endpoints' batch APIs (llm/batch.py)
+    files: BatchFiles | None = None  # batch files of the user's engine answer the calls (steps/batch_files.py)
 
     @property
     def judges_release(self) -> bool:
@@ -364,7 +366,7 @@ def _execution(settings: RunSettings, parallel: int | None = None) -> Execution:
     """How the run's steps call their models (the preflight of both endpoints runs once, before the first step)."""
     return Execution(workspace=settings.workspace, cache_mode=settings.cache_mode, prices=settings.prices,
                      batch=settings.batch, parallel=parallel, progress=settings.progress,
-                     max_failed_rate=settings.max_failed_rate, report=_report_batch)
+                     max_failed_rate=settings.max_failed_rate, report=_report_batch, files=settings.files)
 
 
 def _judge_options(settings: RunSettings) -> dict[str, Any]:
@@ -405,9 +407,12 @@ async def _run_locked(settings: RunSettings) -> RunResult:
     copy_given_writings(settings, given)
     await preflight_endpoints({"writer": settings.writer if settings.generate else None,
                                "judge": settings.judge if calls_a_model(settings.method) else None},
-                              enabled=settings.preflight and settings.batch is None, cache_mode=settings.cache_mode,
+                              enabled=settings.preflight and settings.batch is None and settings.files is None,
+                              cache_mode=settings.cache_mode,
                               workspace=settings.workspace,
                               run_id=settings.run_id)
+    if settings.files is not None:  # once for both steps (each step's client then reads the stored answers)
+        import_for(settings.workspace, settings.files, settings.run_id, _report_batch)
     async with _endpoints(settings) as (writer, judge_ep):
         generation, generated = await _generate(settings, writer, items)
         writings = [*release, *(w for rows in given for w in rows), *generated]

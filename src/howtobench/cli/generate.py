@@ -24,6 +24,8 @@ from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, Ye
 from .options import (
     ApiKeyEnvOpt,
     BaseUrlOpt,
+    BatchExportOpt,
+    BatchImportOpt,
     BatchOpt,
     BatchPollOpt,
     ConcurrencyOpt,
@@ -47,7 +49,10 @@ from .options import (
     WorkspaceOpt,
     WriterMaxTokensOpt,
     WriterTemperatureOpt,
+    batch_files,
+    batch_rounds,
     batch_settings,
+    file_endpoint_params,
     model_flags,
     preflight_plan,
 )
@@ -122,6 +127,8 @@ def generate(
     prices: PricesOpt = None,
     batch: BatchOpt = False,
     batch_poll: BatchPollOpt = 30.0,
+    batch_export: BatchExportOpt = None,
+    batch_import: BatchImportOpt = None,
     yes: YesOpt = False,
     max_cost: MaxCostOpt = None,
     confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
@@ -136,7 +143,8 @@ def generate(
     <out>.failed.jsonl, never written as a writing, and retried by the next run. Without --base-url/--model the
     embedded local model writes (a smoke run).
     """
-    flags = model_flags(locals())
+    files = batch_files(batch_export, batch_import, batch=batch)
+    flags = model_flags(file_endpoint_params(locals(), "", files))
     if prompt_language not in (None, "zh", "en"):
         raise typer.BadParameter("--prompt-language must be zh or en")
     if prompt_style not in PROMPT_STYLES:
@@ -151,17 +159,18 @@ def generate(
     )
     if not estimate_first("generate", lambda: [_plan(flags.writer, items, out, settings, prices)],
                           {"writer": flags.writer.capacity if flags.writer else 1}, Money(yes, max_cost, confirm_above),
-                          dry_run=dry_run, pays=flags.writer is not None and flags.cache_mode != "replay",
-                          preflight=preflight_plan(flags, batch=batch, writer=flags.writer), prices=prices,
-                          batch=batch):
+                          dry_run=dry_run,
+                          pays=flags.writer is not None and flags.cache_mode != "replay" and files is None,
+                          preflight=preflight_plan(flags, batch=batch or bool(files), writer=flags.writer),
+                          prices=prices, batch=batch):
         return
     execution = Execution(workspace=flags.workspace, cache_mode=flags.cache_mode, prices=prices,
                           batch=batch_settings(batch, batch_poll), preflight=flags.preflight,
                           progress=not no_progress, max_failed_rate=max_failed_rate,
-                          report=lambda line: console.print(line, highlight=False))
+                          report=lambda line: console.print(line, highlight=False, soft_wrap=True), files=files)
     job = GenerateJob(flags.writer, items, generate_out_path(out, settings, model_name(flags.writer)), settings,
                       execution)
-    with spending_limit(max_cost):
+    with spending_limit(max_cost), batch_rounds(console):
         summary = run_async(generate_job(job))
     console.print(
         f"{summary.model}: {summary.written} written ({summary.empty} empty, {summary.truncated} truncated), "

@@ -20,6 +20,8 @@ from howtobench.steps.judge import JudgeJob, judge_job
 from .judge_panel import PanelOpt, panel_spec
 from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, YesOpt, estimate_first
 from .options import (
+    BatchExportOpt,
+    BatchImportOpt,
     BatchOpt,
     BatchPollOpt,
     ConfigOpt,
@@ -46,8 +48,11 @@ from .options import (
     SubsetOpt,
     TaskOpt,
     WorkspaceOpt,
+    batch_files,
+    batch_rounds,
     batch_settings,
     check_method,
+    file_endpoint_params,
     model_flags,
     preflight_plan,
 )
@@ -137,6 +142,8 @@ def judge(
     prices: PricesOpt = None,
     batch: BatchOpt = False,
     batch_poll: BatchPollOpt = 30.0,
+    batch_export: BatchExportOpt = None,
+    batch_import: BatchImportOpt = None,
     yes: YesOpt = False,
     max_cost: MaxCostOpt = None,
     confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
@@ -148,7 +155,8 @@ def judge(
 
     Every call is cached in the workspace, so a killed run resumes without repeating a finished call.
     """  # noqa: E501
-    flags = model_flags(locals())
+    files = batch_files(batch_export, batch_import, batch=batch)
+    flags = model_flags(file_endpoint_params(locals(), "judge_", files))
     out = out or Path("judgments") / f"{method}.jsonl"
     job = JudgeJob(
         data_dir=resolve_data_dir(data),
@@ -171,21 +179,23 @@ def judge(
         progress=not no_progress,
         redo_failed=redo_failed,
         batch=batch_settings(batch, batch_poll),
-        report=lambda line: console.print(line, highlight=False),
+        report=lambda line: console.print(line, highlight=False, soft_wrap=True),
         strict=strict,
         max_failed_rate=max_failed_rate,
         prices=prices,
         preflight=flags.preflight,
         panel=panel_spec(panel, method, flags.judge),
+        files=files,
     )
-    pays = any(job.judge_endpoints.values()) and method not in NO_MODEL_METHODS and job.cache_mode != "replay"
-    checked = preflight_plan(flags, batch=batch, **job.judge_endpoints) if calls_a_model(method) else {}
+    pays = (any(job.judge_endpoints.values()) and method not in NO_MODEL_METHODS and job.cache_mode != "replay"
+            and not files)
+    checked = preflight_plan(flags, batch=batch or bool(files), **job.judge_endpoints) if calls_a_model(method) else {}
     if not estimate_first("judge", lambda: run_async(plan_judges(job, prices)),
                           {lane: ep.capacity if ep else 1 for lane, ep in job.judge_endpoints.items()},
                           Money(yes, max_cost, confirm_above), dry_run=dry_run, pays=pays, preflight=checked,
                           prices=prices, batch=batch):
         return
-    with spending_limit(max_cost):
+    with spending_limit(max_cost), batch_rounds(console):
         judgments = run_async(judge_job(job))
     _summary(judgments, out)
     finish(sum(j.status == "failed" for j in judgments), len(judgments), "judgments",

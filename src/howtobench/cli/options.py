@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
+from rich.console import Console
 
 from howtobench.cli.config_file import apply_config, flatten
 from howtobench.config import EndpointConfig, load_config_file, resolve_workspace
@@ -21,6 +23,7 @@ from howtobench.judges.base import EmptyConvention
 from howtobench.llm.batch import BatchSettings
 from howtobench.llm.client import CacheMode
 from howtobench.redact import redact_text
+from howtobench.steps.batch_files import FILE_BASE_URL, BatchFiles, RoundExported
 from howtobench.suggest import unknown_name
 
 DataOpt = Annotated[
@@ -435,6 +438,47 @@ BatchOpt = Annotated[bool, typer.Option(
     "picks its batch up again instead of paying twice. Results land in the call cache like any call's.")]
 BatchPollOpt = Annotated[float, typer.Option(
     "--batch-poll", min=0.01, help="Seconds between status checks of a running batch.")]
+
+
+BatchExportOpt = Annotated[Path | None, typer.Option(
+    "--batch-export", help="Send nothing: write the model calls the job still needs to FILE as OpenAI Batch input "
+    "JSONL (custom_id, method, url, body; the body's model is --judge-model / --model) for `vllm run-batch`, Ray "
+    "Data or OpenAI's batch API, and print how many, their estimated cost and the commands. No preflight; no base "
+    "URL needed. See docs/cluster.md.")]
+BatchImportOpt = Annotated[list[Path] | None, typer.Option(
+    "--batch-import", help="Fold an engine's batch output JSONL (OpenAI's or `vllm run-batch`'s format) into the "
+    "job: checked against what it exported, answers stored in the call cache as if called live; the job goes as "
+    "far as they take it and exports the next round (re-asks of invalid replies) when one is needed. Repeatable; "
+    "importing a file twice changes nothing.")]
+
+
+def batch_files(export: Path | None, imports: list[Path] | None, *, batch: bool = False) -> BatchFiles | None:
+    """The batch-file settings of --batch-export / --batch-import (None: the calls are sent)."""
+    if export is None and not imports:
+        return None
+    if batch:
+        raise typer.BadParameter("--batch sends the calls to the endpoint's batch API; --batch-export / "
+                                 "--batch-import leave them to your engine: choose one")
+    return BatchFiles(export=export, imports=tuple(imports or ()))
+
+
+@contextlib.contextmanager
+def batch_rounds(console: Console) -> Iterator[None]:
+    """A command stopped because its next calls went into a batch file: print what and how to answer them, exit 0."""
+    try:
+        yield
+    except RoundExported as exc:
+        console.print(str(exc), highlight=False, markup=False, soft_wrap=True)
+        raise typer.Exit(0) from None
+
+
+def file_endpoint_params(params: Mapping[str, Any], prefix: str, files: BatchFiles | None) -> dict[str, Any]:
+    """A command's parameters with a base URL that is never contacted when batch files answer its calls and only
+    the model was named (a batch file needs the model's name, not a server)."""
+    out = dict(params)
+    if files is not None and out.get(prefix + "model") and not out.get(prefix + "base_url"):
+        out[prefix + "base_url"] = [FILE_BASE_URL]
+    return out
 
 
 def batch_settings(batch: bool, poll_s: float) -> BatchSettings | None:

@@ -24,6 +24,8 @@ from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, Ye
 from .options import (
     ApiKeyEnvOpt,
     BaseUrlOpt,
+    BatchExportOpt,
+    BatchImportOpt,
     BatchOpt,
     BatchPollOpt,
     ConcurrencyOpt,
@@ -58,8 +60,11 @@ from .options import (
     WorkspaceOpt,
     WriterMaxTokensOpt,
     WriterTemperatureOpt,
+    batch_files,
+    batch_rounds,
     batch_settings,
     check_method,
+    file_endpoint_params,
     model_flags,
     preflight_plan,
 )
@@ -164,7 +169,7 @@ def _pays(settings: RunSettings) -> bool:
     """Whether the run calls an endpoint the user configured (the embedded model and the metrics are free)."""
     writes = settings.generate and settings.writer is not None
     judges = settings.judge is not None and settings.method not in NO_MODEL_METHODS
-    return settings.cache_mode != "replay" and (writes or judges)  # a replay sends nothing
+    return settings.cache_mode != "replay" and settings.files is None and (writes or judges)  # these send nothing
 
 
 def _in_flight(settings: RunSettings) -> dict[str, int]:
@@ -224,6 +229,8 @@ def run(
     prices: PricesOpt = None,
     batch: BatchOpt = False,
     batch_poll: BatchPollOpt = 30.0,
+    batch_export: BatchExportOpt = None,
+    batch_import: BatchImportOpt = None,
     yes: YesOpt = False,
     max_cost: MaxCostOpt = None,
     confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
@@ -247,7 +254,8 @@ def run(
     --model) nor --writings, run stops before loading anything and says what to give: the embedded model writes
     for a real judge only when asked (--local-writer).
     """
-    flags = model_flags(locals())
+    files = batch_files(batch_export, batch_import, batch=batch)
+    flags = model_flags(file_endpoint_params(file_endpoint_params(locals(), "", files), "judge_", files))
     writer, judge = flags.writer, flags.judge
     do_generate = _generates(generate, writings, local_writer)
     _check_writer(writer, judge, do_generate, local_writer)
@@ -286,14 +294,15 @@ def run(
         preflight=flags.preflight,
         prices=prices,
         batch=batch_settings(batch, batch_poll),
+        files=files,
     )
-    checked = preflight_plan(flags, batch=batch, writer=settings.writer if settings.generate else None,
+    checked = preflight_plan(flags, batch=batch or bool(files), writer=settings.writer if settings.generate else None,
                              judge=settings.judge if calls_a_model(settings.method) else None)
     if not estimate_first("run", lambda: run_async(plan_run(settings, prices)), _in_flight(settings),
                           Money(yes, max_cost, confirm_above), dry_run=dry_run, pays=_pays(settings),
                           preflight=checked, prices=prices, batch=batch):
         return
-    with spending_limit(max_cost):
+    with spending_limit(max_cost), batch_rounds(Console(stderr=True)):
         result = run_async(run_benchmark(settings))
     console = Console()
     console.print(to_rich(result.leaderboard))

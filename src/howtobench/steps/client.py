@@ -1,5 +1,5 @@
-"""The one place a step gets its model client: live, or through the endpoint's batch API; its preflight; and how
-many writings it keeps in flight.
+"""The one place a step gets its model client: live, through the endpoint's batch API, or from batch files the
+user's engine answers (steps/batch_files.py); its preflight; and how many writings it keeps in flight.
 
     async with step_client(endpoint, execution, purpose="judge", run_id=..., items=len(pairs)) as step:
         await run_judge(build_judge(method, step.client, options), pairs, out, concurrency=step.in_flight)
@@ -19,6 +19,7 @@ from howtobench.llm.client import open_client
 from howtobench.llm.preflight import preflight_endpoints
 from howtobench.llm.types import LLMClient
 from howtobench.session import batch_client, endpoint_or_local
+from howtobench.steps.batch_files import file_client
 from howtobench.steps.settings import Execution
 
 DEFAULT_IN_FLIGHT = 8  # writings at once without an endpoint (the local model, or metrics that call none)
@@ -38,6 +39,10 @@ def writings_in_flight(parallel: int | None, endpoint: EndpointConfig | None,
     if parallel is not None:
         return parallel
     return per_slot * endpoint.capacity if endpoint is not None else DEFAULT_IN_FLIGHT
+
+
+def _quiet(_line: str) -> None:
+    return None
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,12 @@ async def step_client(
     """
     if not calls_model:
         yield StepClient(None, writings_in_flight(execution.parallel, None))
+        return
+    if execution.files is not None:  # nothing sent: no preflight; every item in flight (calls never wait)
+        async with file_client(endpoint, execution.workspace, execution.files, cache_mode=execution.cache_mode,
+                               run_id=run_id, purpose=purpose, prices=execution.prices,
+                               report=execution.report or _quiet, imported=not check) as answered:
+            yield StepClient(answered, max(1, items))
         return
     if execution.batch is not None:
         async with batch_client(endpoint, workspace=execution.workspace, settings=execution.batch,

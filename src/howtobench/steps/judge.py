@@ -26,6 +26,7 @@ from howtobench.llm.batch import BatchSettings
 from howtobench.llm.client import CacheMode
 from howtobench.locks import output_lock
 from howtobench.outputs import output_file
+from howtobench.steps.batch_files import BatchFiles
 from howtobench.steps.client import step_client
 from howtobench.steps.settings import Execution, Selection
 
@@ -58,6 +59,7 @@ class JudgeJob:
     report: Callable[[str], None] | None = None  # where batch status lines go
     max_failed_rate: float | None = None
     preflight: bool = False  # one tiny request to the judge endpoint before the first writing (llm/preflight.py)
+    files: BatchFiles | None = None  # batch files answer the judge's calls (steps/batch_files.py)
     panel: PanelSpec | None = None  # judge with every judge of the panel and combine (judges/panel.py)
 
     def member(self, member: PanelMember) -> JudgeJob:
@@ -81,7 +83,7 @@ class JudgeJob:
     def execution(self) -> Execution:
         return Execution(workspace=self.workspace, cache_mode=self.cache_mode, prices=self.prices, batch=self.batch,
                          preflight=self.preflight, parallel=self.concurrency, progress=self.progress,
-                         max_failed_rate=self.max_failed_rate, report=self.report)
+                         max_failed_rate=self.max_failed_rate, report=self.report, files=self.files)
 
 
 def select_pairs(job: JudgeJob) -> list[tuple[Item, Writing]]:

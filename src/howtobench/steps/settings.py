@@ -9,6 +9,7 @@ from pathlib import Path
 
 from howtobench.llm.batch import BatchSettings
 from howtobench.llm.client import CacheMode
+from howtobench.steps.batch_files import BatchFiles
 
 
 @dataclass(frozen=True)
@@ -31,8 +32,9 @@ class Selection:
 class Execution:
     """How a step's model calls are answered and paced (no secrets: endpoints are passed beside it).
 
-    `batch`: through the endpoint's batch API; else live. `parallel`: writings in flight (None: the step's own
-    rule, see `client.writings_in_flight`). `report`: where batch status lines go.
+    `batch`: through the endpoint's batch API; `files`: from batch files of the user's engine; else live.
+    `parallel`: writings in flight (None: the step's own rule, see `client.writings_in_flight`). `report`: where
+    batch status lines go.
     """
 
     workspace: Path
@@ -44,3 +46,4 @@ class Execution:
     progress: bool = True
     max_failed_rate: float | None = None
     report: Callable[[str], None] | None = None
+    files: BatchFiles | None = None  # exported batch files answer the calls (steps/batch_files.py)

@@ -1,0 +1,55 @@
+"""--batch-export / --batch-import as a user types them: judge and generate with only the model named (no base
+URL, nothing sent), the emulated `vllm run-batch` script in between, exit 0 at each round."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from howtobench.cli.main import app
+
+EMULATOR = Path(__file__).parent.parent / "fake_run_batch.py"
+
+
+def vllm_run_batch(calls: Path, out: Path, model: str) -> None:
+    subprocess.run([sys.executable, str(EMULATOR), "-i", str(calls), "-o", str(out), "--model", model], check=True)
+
+
+def test_judge_export_then_import(bench_root: Path, tmp_path: Path) -> None:
+    calls, answers, out = tmp_path / "calls.jsonl", tmp_path / "answers.jsonl", tmp_path / "tow.jsonl"
+    base = ["judge", "--data", str(bench_root), "--task", "guide", "--limit", "2", "--models", "deepseek-chat",
+            "--judge-model", "Qwen/Qwen3-8B", "-o", str(out), "--workspace", str(tmp_path / "ws"), "--no-progress"]
+    exported = CliRunner().invoke(app, [*base, "--batch-export", str(calls)])
+    assert exported.exit_code == 0, exported.output
+    assert "round 1: 16 calls for model Qwen/Qwen3-8B" in exported.output and "preflight" not in exported.output
+    assert f"vllm run-batch -i {calls} -o" in exported.output
+    vllm_run_batch(calls, answers, "Qwen/Qwen3-8B")
+    imported = CliRunner().invoke(app, [*base, "--batch-import", str(answers)])
+    assert imported.exit_code == 0, imported.output
+    assert f"imported 16 answers from {answers}" in imported.output
+    assert "2 judgments (ok 2)" in imported.output
+    assert [json.loads(line)["status"] for line in out.read_text().splitlines()] == ["ok", "ok"]
+
+
+def test_generate_export_then_import(bench_root: Path, tmp_path: Path) -> None:
+    calls, answers, out = tmp_path / "calls.jsonl", tmp_path / "answers.jsonl", tmp_path / "w.jsonl"
+    base = ["generate", "--data", str(bench_root), "--task", "open", "--limit", "2", "--model", "my-model",
+            "-o", str(out), "--workspace", str(tmp_path / "ws"), "--no-progress"]
+    exported = CliRunner().invoke(app, [*base, "--batch-export", str(calls)])
+    assert exported.exit_code == 0, exported.output
+    assert "round 1: 2 calls for model my-model" in exported.output
+    vllm_run_batch(calls, answers, "my-model")
+    imported = CliRunner().invoke(app, [*base, "--batch-import", str(answers)])
+    assert imported.exit_code == 0, imported.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 2 and all(r["output"].startswith("# 标题") for r in rows)
+
+
+def test_batch_and_batch_files_exclude_each_other(bench_root: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["judge", "--data", str(bench_root), "--judge-model", "m", "--batch",
+                                      "--batch-export", str(tmp_path / "c.jsonl")])
+    assert result.exit_code == 2 and "choose one" in result.output

@@ -1,0 +1,169 @@
+"""Exported batch files: a ToW judgment of release writings goes export -> an emulated `vllm run-batch` -> import
+-> complete judgments, with nothing sent by howtobench and exactly the calls a live run makes; re-asks in a
+second round; a second import changes nothing; every bad output file refused naming file and line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fake_run_batch import run_batch
+from fake_server import FakeServer, Reply
+from howtobench.config import EndpointConfig
+from howtobench.errors import DataError, PermanentError, RowError
+from howtobench.llm.batch import body_hash
+from howtobench.llm.cache import CallStore
+from howtobench.steps.batch_files import FILE_BASE_URL, BatchFiles, FileStore, RoundExported
+from howtobench.steps.judge import JudgeJob, judge_job
+from judge_replies import first_user, judge_reply, leaf_score, schema_of, server_handler
+
+MODEL = "Qwen/Qwen3-8B"
+RELEASE = ("deepseek-chat", "gpt-4o-2024-11-20")
+
+
+def job(bench_root: Path, tmp_path: Path, files: BatchFiles | None, *, base_url: str = FILE_BASE_URL,
+        out: str = "tow.jsonl", ws: str = "ws", models: tuple[str, ...] = RELEASE, **kw: Any) -> JudgeJob:
+    endpoint = EndpointConfig(model=MODEL, base_urls=(base_url,), max_retries=2)
+    return JudgeJob(data_dir=bench_root, out_path=tmp_path / out, workspace=tmp_path / ws, tasks=("guide",),
+                    limit=2, models=models, endpoint=endpoint, progress=False, files=files, **kw)
+
+
+def lines_of(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+async def exported(judge: JudgeJob) -> str:
+    with pytest.raises(RoundExported) as stopped:
+        await judge_job(judge)
+    return str(stopped.value)
+
+
+def calls_sent(workspace: Path) -> int:
+    store = CallStore.open(workspace)
+    try:
+        return len(store.rows("SELECT key FROM calls WHERE from_cache = 0 AND purpose != 'preflight'"))
+    finally:
+        store.close()
+
+
+async def test_export_run_batch_import_gives_the_live_judgments(bench_root: Path, tmp_path: Path) -> None:
+    calls, answers = tmp_path / "calls.jsonl", tmp_path / "answers.jsonl"
+    said = await exported(job(bench_root, tmp_path, BatchFiles(export=calls)))
+    lines = lines_of(calls)
+    assert len(lines) == 2 + 2 * 2 * 7  # one weights call per item, 7 leaves per (item, writing)
+    assert all(x["method"] == "POST" and x["url"] == "/v1/chat/completions" and x["body"]["model"] == MODEL
+               for x in lines)
+    assert [x["custom_id"] for x in lines] == [
+        body_hash(json.dumps(x["body"], ensure_ascii=False, separators=(",", ":")).encode()) for x in lines]
+    assert f"round 1: 30 calls for model {MODEL} written to {calls} (nothing was sent)" in said
+    assert f"vllm run-batch -i {calls} -o {tmp_path / 'calls.out.jsonl'} --model {MODEL}" in said
+    assert not (tmp_path / "tow.jsonl").read_text()  # nothing judged yet, nothing failed
+
+    assert run_batch(calls, answers, MODEL, server_handler()) == 30
+    report: list[str] = []
+    judged = await judge_job(job(bench_root, tmp_path, BatchFiles(imports=(answers,)), report=report.append))
+    assert [j.status for j in judged] == ["ok"] * 4
+    assert report[0] == f"imported 30 answers from {answers}"
+    assert calls_sent(tmp_path / "ws") == 30  # each exported call answered once, accounted once
+
+    with FakeServer(server_handler()) as live_server:  # the same replies, live: the same calls and judgments
+        live = await judge_job(job(bench_root, tmp_path, None, base_url=live_server.base_url, out="live.jsonl",
+                                   ws="live-ws"))
+        sent = [json.dumps(r, sort_keys=True) for r in live_server.requests]
+    assert sorted(sent) == sorted(json.dumps(x["body"], sort_keys=True) for x in lines)
+    assert [(j.item_id, j.model, j.score, j.nodes) for j in judged] == [
+        (j.item_id, j.model, j.score, j.nodes) for j in live]
+
+    before = (tmp_path / "tow.jsonl").read_bytes()
+    report.clear()
+    again = await judge_job(job(bench_root, tmp_path, BatchFiles(imports=(answers,)), report=report.append))
+    assert report[0] == f"imported 0 answers from {answers} (30 were imported before: nothing changes for them)"
+    assert [j.score for j in again] == [j.score for j in judged]
+    assert (tmp_path / "tow.jsonl").read_bytes() == before and calls_sent(tmp_path / "ws") == 30
+
+
+def leaf_of(request: dict[str, Any]) -> str:
+    return "weights" if schema_of(request)[0] == "weights" else leaf_score(first_user(request))[0]
+
+
+async def test_invalid_replies_go_into_a_second_round(bench_root: Path, tmp_path: Path) -> None:
+    def reply(request: dict[str, Any]) -> dict[str, Any]:
+        answer = judge_reply(request)
+        is_reask = sum(m["role"] == "user" for m in request["messages"]) > 1
+        return {**answer, "score": 42} if leaf_of(request) == "logic" and not is_reask else answer
+
+    calls = tmp_path / "calls.jsonl"
+    await exported(job(bench_root, tmp_path, BatchFiles(export=calls)))
+    run_batch(calls, tmp_path / "a1.jsonl", MODEL, server_handler(reply))
+    said = await exported(job(bench_root, tmp_path, BatchFiles(imports=(tmp_path / "a1.jsonl",))))
+    second = tmp_path / "calls.round2.jsonl"
+    assert f"round 2: 4 calls for model {MODEL} written to {second}" in said
+    reasks = lines_of(second)  # one re-ask per writing, carrying the bad reply and why it was refused
+    assert all(json.loads(x["body"]["messages"][-2]["content"])["score"] == 42 for x in reasks)
+    assert calls_sent(tmp_path / "ws") == 26  # the 4 logic calls are not complete: not accounted yet
+    judged_rows = (tmp_path / "tow.jsonl").read_text()
+    assert judged_rows == ""  # every writing waits for its logic leaf
+
+    run_batch(second, tmp_path / "a2.jsonl", MODEL, server_handler(reply))
+    judged = await judge_job(job(bench_root, tmp_path, BatchFiles(imports=(tmp_path / "a2.jsonl",))))
+    assert [j.status for j in judged] == ["ok"] * 4
+    assert calls_sent(tmp_path / "ws") == 30  # a re-asked call is one call (two asks), accounted once
+
+
+async def test_bad_outputs_are_refused_naming_file_and_line(bench_root: Path, tmp_path: Path) -> None:
+    calls, answers = tmp_path / "calls.jsonl", tmp_path / "answers.jsonl"
+    await exported(job(bench_root, tmp_path, BatchFiles(export=calls)))
+    run_batch(calls, answers, MODEL, server_handler())
+    good = answers.read_text().splitlines()
+
+    def importing(rows: list[str], name: str) -> JudgeJob:
+        path = tmp_path / name
+        path.write_text("\n".join(rows) + "\n")
+        return job(bench_root, tmp_path, BatchFiles(imports=(path,)))
+
+    stranger = json.loads(good[0]) | {"custom_id": "f" * 64}
+    with pytest.raises(RowError, match=r"unknown.jsonl:2: custom_id ffffffffffff was not exported by judge:"):
+        await judge_job(importing([good[0], json.dumps(stranger)], "unknown.jsonl"))
+    with pytest.raises(RowError, match=r"twice.jsonl:3: custom_id \w{12} is answered twice \(first at .*:1\)"):
+        await judge_job(importing([good[0], good[1], good[0]], "twice.jsonl"))
+    other = json.loads(good[1])
+    other["response"]["body"]["model"] = "llama-3-8b"
+    with pytest.raises(RowError, match=r"model.jsonl:1: the reply .* comes from model 'llama-3-8b', but the call was "
+                                       r"exported for 'Qwen/Qwen3-8B'"):
+        await judge_job(importing([json.dumps(other)], "model.jsonl"))
+    await exported(job(bench_root, tmp_path, BatchFiles(export=tmp_path / "other.jsonl"), out="other.jsonl",
+                       models=("deepseek-r1",)))
+    ours = {x["custom_id"] for x in lines_of(calls)}
+    with pytest.raises(DataError, match=r"foreign.jsonl answers another job's calls: none of its 1 custom_ids was "
+                                        r"exported by judge:.*tow.jsonl \(they are judge:.*other.jsonl's\)"):
+        foreign = next(x["custom_id"] for x in lines_of(tmp_path / "other.jsonl") if x["custom_id"] not in ours)
+        await judge_job(importing([json.dumps(json.loads(good[0]) | {"custom_id": foreign})], "foreign.jsonl"))
+    store = FileStore(tmp_path / "ws")
+    assert store.answer("judge:" + str(tmp_path / "tow.jsonl"), json.loads(good[0])["custom_id"]) is None
+    store.close()  # nothing of a refused import was stored
+
+
+async def test_error_lines_are_reported_and_kept_or_asked_again(bench_root: Path, tmp_path: Path) -> None:
+    calls, answers = tmp_path / "calls.jsonl", tmp_path / "answers.jsonl"
+    await exported(job(bench_root, tmp_path, BatchFiles(export=calls)))
+    weights = next(k for k, x in enumerate(lines_of(calls)) if schema_of(x["body"])[0] == "weights")
+
+    def handler(request: dict[str, Any]) -> Reply:
+        return Reply.error(500, "engine died") if schema_of(request)[0] == "weights" else server_handler()(request)
+
+    run_batch(calls, answers, MODEL, handler)
+    report: list[str] = []
+    said = await exported(job(bench_root, tmp_path, BatchFiles(imports=(answers,)), report=report.append))
+    assert f"{answers}:{weights + 1}: the engine did not run custom_id" in report[0]
+    assert "it goes into the next round's file" in report[0]
+    assert "round 2: 2 calls" in said  # both weights calls again; the leaves are answered and cached
+
+    refused = tmp_path / "refused.jsonl"
+    row = json.loads(answers.read_text().splitlines()[weights])
+    row |= {"response": {"status_code": 400, "request_id": "r", "body": None}, "error": "bad request"}
+    refused.write_text(json.dumps(row) + "\n")
+    with pytest.raises(PermanentError, match=rf"{refused}:1: bad request"):  # a 4xx stops the run, as live
+        await judge_job(job(bench_root, tmp_path, BatchFiles(imports=(refused,))))
