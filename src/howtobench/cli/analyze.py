@@ -47,6 +47,8 @@ OutOpt = Annotated[
 
 def register(app: typer.Typer) -> None:
     """Attach the `analyze` sub-commands to the main app."""
+    from howtobench.cli import analyze_panel  # noqa: F401  (its commands register on analyze_app)
+
     app.add_typer(analyze_app, name="analyze")
 
 

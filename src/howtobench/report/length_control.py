@@ -28,7 +28,7 @@ import numpy as np
 from howtobench.data.models import TASKS, Item, Writing
 from howtobench.errors import DataError
 from howtobench.judges.base import Judgment
-from howtobench.report.length_fit import Observations, bootstrap, fit, interval
+from howtobench.report.length_fit import Observations, bootstrap, fit, identified, interval
 from howtobench.stats import FloatArray, rng_for
 
 LENGTH_CONTROLLED = "length_controlled"
@@ -149,8 +149,8 @@ class _TaskFit:
 
 def _fit_task(metric: str, task: str, y: FloatArray, x: FloatArray, seed: int, n_boot: int) -> _TaskFit | None:
     obs, cols, _ = _observations(y, x)
-    if obs.n_models < 2 or obs.x.size == 0 or np.ptp(obs.x) == 0:
-        return None  # one model, or no spread of lengths: nothing to control for
+    if obs.n_models < 2 or obs.x.size == 0 or not identified(obs):
+        return None  # one model, or lengths that do not vary within items apart from the models: no β to fit
     point = fit(obs)
     reps = bootstrap(obs, n_boot, rng_for(seed, f"length|{metric}|{task}")) if n_boot > 0 else None
     n_cols = y.shape[0]

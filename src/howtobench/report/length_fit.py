@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from howtobench.errors import DataError
 from howtobench.stats import FloatArray, percentile_ci
 
 
@@ -137,6 +138,21 @@ def _quality(obs: Observations, design: FloatArray, theta: FloatArray, delta: Fl
     return r2, r2_within, partial, float(np.sqrt(rss / len(obs.y)))
 
 
+def identified(obs: Observations) -> bool:
+    """Whether the lengths vary within items once the model effects are taken out (else β has no estimate)."""
+    sums = _item_sums(obs, _design(obs, reference_model(obs)))
+    a = sums.cxx.sum(axis=0)
+    return bool(np.linalg.matrix_rank(a, tol=1e-9 * max(1.0, float(np.abs(a).max()))) == a.shape[0]
+                - _free_models(obs, sums))
+
+
+def _free_models(obs: Observations, sums: _ItemSums) -> int:
+    """Model columns with no within-item contrast (a model alone on each of its items): rank the data cannot give."""
+    ref = reference_model(obs)
+    contrast = np.asarray(((sums.model_rows > 0) & (sums.n[:, None] > 1)).any(axis=0), dtype=bool)
+    return len([m for m in range(obs.n_models) if m != ref and not bool(contrast[m])])
+
+
 def reference_model(obs: Observations) -> int:
     """The model with the most writings: its α is fixed at 0 (any choice gives the same controlled scores)."""
     return int(np.argmax(np.bincount(obs.model, minlength=obs.n_models)))
@@ -147,6 +163,9 @@ def fit(obs: Observations) -> FitResult:
     ref = reference_model(obs)
     design = _design(obs, ref)
     ones = np.ones((1, obs.n_items))
+    if not identified(obs):
+        raise DataError("the length coefficient is not identified: on every item all models wrote the same length "
+                        "ratio, or the ratios move with the models exactly")
     theta = _solve(_item_sums(obs, design), ones)
     alpha, delta, controlled = _controlled(_item_sums(obs, design), theta, ones, ref, obs.n_models)
     short = _design(obs, ref, with_length=False)

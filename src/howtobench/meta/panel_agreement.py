@@ -1,0 +1,171 @@
+"""Agreement inside a judge panel (judges.panel): Krippendorff's α (interval) and ICC(2,k), per task, for the root
+and every leaf, and the writings the judges disagree on most, with each judge's reasons side by side.
+
+Each panel judgment holds every judge's own judgment (`Judgment.panel.members`); a judge's value for a writing
+is its root (or a leaf's score), missing when that judge failed it. α uses every writing with at least two
+judges' values (the `krippendorff` package, its interval level); ICC(2,k) — two-way random effects, absolute
+agreement, the reliability of the k judges' mean (Shrout & Fleiss 1979), which is what the panel's `mean` score
+is — needs every judge's value, so it uses the complete writings only, and says how many:
+
+    ICC(2,k) = (MS_R − MS_E) / (MS_R + (MS_C − MS_E) / n)
+
+with MS_R the writings' (rows') mean square, MS_C the judges' (columns'), MS_E the residual, n the writings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import krippendorff
+import numpy as np
+
+from howtobench.data.models import TASKS
+from howtobench.errors import DataError
+from howtobench.judges.base import Judgment
+from howtobench.report.tables import Table
+
+ROOT = "root"
+TASK_NAMES = {"completion": "Completion", "guide": "Guide", "open": "Open", "all": "All"}
+REASON_CHARS = 160
+
+
+def icc2k(matrix: np.ndarray) -> float:
+    """ICC(2,k) of a complete (writings × judges) matrix; NaN with fewer than 2 of either or no variance."""
+    n, k = matrix.shape
+    if n < 2 or k < 2:
+        return float("nan")
+    grand = matrix.mean()
+    rows, cols = matrix.mean(axis=1), matrix.mean(axis=0)
+    ms_r = k * ((rows - grand) ** 2).sum() / (n - 1)
+    ms_c = n * ((cols - grand) ** 2).sum() / (k - 1)
+    ms_e = ((matrix - rows[:, None] - cols[None, :] + grand) ** 2).sum() / ((n - 1) * (k - 1))
+    denominator = ms_r + (ms_c - ms_e) / n
+    return float((ms_r - ms_e) / denominator) if denominator > 0 else float("nan")
+
+
+def interval_alpha(matrix: np.ndarray) -> float:
+    """Krippendorff's α, interval level, of a (judges × writings) matrix with NaN gaps; NaN when undefined."""
+    pairable = (np.isfinite(matrix).sum(axis=0) >= 2)
+    if pairable.sum() < 2:
+        return float("nan")
+    try:
+        return float(krippendorff.alpha(reliability_data=matrix[:, pairable], level_of_measurement="interval"))
+    except (ValueError, ZeroDivisionError):
+        return float("nan")
+
+
+@dataclass(frozen=True)
+class PanelData:
+    """The panel's judgments, their judges' names in panel order, and which leaves occur."""
+
+    judgments: list[Judgment]
+    judges: list[str]
+    leaves: list[str]
+
+
+def panel_data(judgments: Sequence[Judgment]) -> PanelData:
+    """The panel judgments among `judgments` (the last line of a writing wins); none is an error."""
+    latest = {(j.method, j.task, j.item_id, j.model): j for j in judgments if j.panel is not None}
+    if not latest:
+        raise DataError("no panel judgments (written by `howtobench judge --panel`) among the files given")
+    rows = list(latest.values())
+    judges = list(dict.fromkeys(name for j in rows for name in j.panel.members))  # type: ignore[union-attr]
+    leaves = list(dict.fromkeys(leaf.name for j in rows for m in j.panel.members.values()  # type: ignore[union-attr]
+                                for leaf in m.leaves))
+    return PanelData(rows, judges, leaves)
+
+
+def _value(member: Judgment | None, measure: str) -> float:
+    if member is None or member.status == "failed":
+        return float("nan")
+    if measure == ROOT:
+        return float("nan") if member.score is None else member.score
+    found = next((leaf.score for leaf in member.leaves if leaf.name == measure), None)
+    return float("nan") if found is None else float(found)
+
+
+def ratings(data: PanelData, rows: Sequence[Judgment], measure: str) -> np.ndarray:
+    """(judges × writings) values of one measure (the root or a leaf), NaN where a judge has none."""
+    values = [[_value(j.panel.members.get(name) if j.panel else None, measure) for j in rows] for name in data.judges]
+    return np.asarray(values, dtype=np.float64).reshape(len(data.judges), len(rows))
+
+
+@dataclass(frozen=True)
+class AgreementRow:
+    task: str
+    measure: str
+    alpha: float
+    icc: float
+    n_alpha: int
+    n_complete: int
+
+
+def agreement(data: PanelData) -> list[AgreementRow]:
+    """α and ICC(2,k) per task (then All) for the root and every leaf the task's judgments have."""
+    out = []
+    tasks = [t for t in TASKS if any(j.task == t for j in data.judgments)]
+    for task in [*tasks, "all"]:
+        rows = [j for j in data.judgments if task == "all" or j.task == task]
+        for measure in [ROOT, *data.leaves]:
+            m = ratings(data, rows, measure)
+            present = np.isfinite(m)
+            if not present.any():
+                continue  # a leaf this task's tree does not have
+            complete = present.all(axis=0)
+            out.append(AgreementRow(task, measure, interval_alpha(m), icc2k(m[:, complete].T),
+                                    int((present.sum(axis=0) >= 2).sum()), int(complete.sum())))
+    return out
+
+
+def agreement_table(data: PanelData) -> Table:
+    table = Table(f"Agreement inside the panel ({', '.join(data.judges)})",
+                  ["task", "measure", "Krippendorff α (interval)", "ICC(2,k)", "writings (α)",
+                   "writings (ICC, all judges)"], digits=3)
+    for row in agreement(data):
+        table.add_row(TASK_NAMES[row.task], row.measure, row.alpha, row.icc, row.n_alpha, row.n_complete)
+    table.notes.append(f"{len(data.judges)} judges; α over writings with at least two judges' values, ICC(2,k) "
+                       "(two-way random, absolute agreement, mean of k judges) over writings every judge scored")
+    return table
+
+
+def _reason(member: Judgment | None, leaf: str) -> str:
+    if member is None:
+        return "-"
+    found = next((x for x in member.leaves if x.name == leaf), None)
+    if found is None:
+        return "; ".join(member.failures)[:REASON_CHARS] or "-"
+    text = found.reason or found.error or "-"
+    score = "-" if found.score is None else f"{found.score:g}"
+    return f"{score}: {' '.join(text.split())[:REASON_CHARS]}"
+
+
+def disagreements_table(data: PanelData, top: int = 10) -> Table:
+    """The `top` writings with the widest spread of the judges' roots, the leaf they differ on most, and each
+    judge's score and reason for that leaf side by side."""
+    roots = ratings(data, data.judgments, ROOT)
+    counted = np.isfinite(roots).sum(axis=0) >= 2
+    spread = np.where(counted, np.nanmax(np.where(np.isfinite(roots), roots, -np.inf), axis=0)
+                      - np.nanmin(np.where(np.isfinite(roots), roots, np.inf), axis=0), -1.0)
+    order = [k for k in np.argsort(-spread, kind="stable") if spread[k] >= 0][:top]
+    columns = ["task", "item", "model", "root spread", *(f"root {n}" for n in data.judges), "leaf",
+               *(f"{n}: score and reason" for n in data.judges)]
+    table = Table(f"Writings the panel's judges disagree on most (top {top} by root spread)", columns, digits=2)
+    for k in order:
+        j = data.judgments[k]
+        leaf = _widest_leaf(data, j)
+        members = j.panel.members if j.panel else {}
+        table.add_row(TASK_NAMES[j.task], j.item_id, j.model, float(spread[k]),
+                      *(float(roots[i, k]) if np.isfinite(roots[i, k]) else None for i in range(len(data.judges))),
+                      leaf or "-", *(_reason(members.get(n), leaf) if leaf else "-" for n in data.judges))
+    return table
+
+
+def _widest_leaf(data: PanelData, judgment: Judgment) -> str | None:
+    best, width = None, -1.0
+    for leaf in data.leaves:
+        values = ratings(data, [judgment], leaf)[:, 0]
+        values = values[np.isfinite(values)]
+        if values.size >= 2 and float(np.ptp(values)) > width:
+            best, width = leaf, float(np.ptp(values))
+    return best
