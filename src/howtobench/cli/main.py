@@ -110,6 +110,8 @@ SUMMARIES: dict[str, str] = {
     "analyze length": "Table 6 / Figure 5: length effects.",
     "analyze weights": "Figures 3 / 6: negotiated edge weights.",
     "analyze judges": "Figure 4: judge-vs-judge correlations.",
+    "analyze panel": "Agreement inside a judge panel (α, ICC).",
+    "analyze judge": "A report card per judge.",
     "build ingest": "Step 1: read texts, drop duplicates.",
     "build classify": "Step 2: a genre for each text.",
     "build filter": "Step 3: keep the well-written texts.",
