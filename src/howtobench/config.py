@@ -8,6 +8,7 @@ settings at call time and are never stored in a setting, a file, a cache or a lo
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,6 +22,26 @@ from howtobench.redact import redact_url, remember_secret, remember_url_secrets
 DATA_ENV = "HOWTOBENCH_DATA"
 WORKSPACE_ENV = "HOWTOBENCH_WORKSPACE"
 REWARD_URL_ENV = "HOWTOBENCH_REWARD_URL"  # the running `howtobench serve` the RL adapters call (howtobench.rl)
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# how the keys of the usual providers begin (OpenAI, Anthropic, Groq, xAI, Hugging Face, Google, GitHub, NVIDIA...)
+_KEY_PREFIXES = ("sk-", "sk_", "gsk_", "xai-", "hf_", "AIza", "ghp_", "github_pat_", "nvapi-", "r8_", "pplx-",
+                 "key-", "dsk-")
+
+
+def api_key_env_problem(value: str) -> str | None:
+    """Why `value` cannot be the NAME of the API-key variable (None when it can): not a variable name, or a key
+    pasted in its place (a provider's key prefix; or long and mixing upper case, lower case and digits, which
+    variable names are not). The value itself is never part of the answer: it may be the key."""
+    looks_like_key = value.startswith(_KEY_PREFIXES) or (
+        len(value) >= 20 and any(c.islower() for c in value) and any(c.isupper() for c in value)
+        and any(c.isdigit() for c in value)) or (len(value) >= 32 and "_" not in value)
+    if looks_like_key:
+        return ("looks like an API key itself, not the name of the environment variable that holds it (the value is "
+                "not shown): export the key, e.g. `export OPENAI_API_KEY=...`, and give the variable's name")
+    if not _VARIABLE_NAME.fullmatch(value):
+        return ("is not the name of an environment variable (letters, digits and _, e.g. OPENAI_API_KEY; the value "
+                "is not shown, in case it is a key)")
+    return None
 
 
 class EndpointConfig(BaseModel):
@@ -60,6 +81,16 @@ class EndpointConfig(BaseModel):
         if isinstance(data.get("base_urls"), str):
             data["base_urls"] = (data["base_urls"],)
         return data
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _variable_name(cls, name: str | None) -> str | None:
+        """A key pasted where its variable's name belongs is refused (and remembered, so no echo shows it)."""
+        problem = None if name is None else api_key_env_problem(name)
+        if problem is not None:
+            remember_secret(name)
+            raise ValueError(f"api_key_env {problem}")
+        return name
 
     @field_validator("base_urls")
     @classmethod

@@ -270,7 +270,8 @@ async def _endpoints(settings: RunSettings) -> AsyncIterator[tuple[EndpointConfi
 
 
 def _check_config(settings: RunSettings) -> None:
-    """A run directory belongs to one judge and method: resuming it with others would mix their judgments."""
+    """A run directory belongs to one judge and method: resuming it with others would mix their judgments.
+    Reads only: config.yaml is written by `_write_config` once the preflight has passed."""
     path = settings.run_dir / "config.yaml"
     if path.exists():
         old = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
@@ -281,6 +282,20 @@ def _check_config(settings: RunSettings) -> None:
                 f"{settings.run_dir} holds a run of method {old.get('method')!r} judged by {old_judge or 'local'!r}; "
                 "choose another --run-dir (or --name) for a different judge or method"
             )
+
+
+def _check_keys(settings: RunSettings) -> None:
+    """Each API-key variable the run needs is set (ConfigError naming the variable, never the value), before
+    anything is written: a run that cannot call its models leaves no file behind."""
+    if settings.cache_mode == "replay" or settings.files is not None:  # batch files: nothing is sent from here
+        return
+    for ep, used in ((settings.writer, settings.generate), (settings.judge, calls_a_model(settings.method))):
+        if ep is not None and used:
+            ep.api_key()
+
+
+def _write_config(settings: RunSettings) -> None:
+    path = settings.run_dir / "config.yaml"
     output_dir(settings.run_dir)
     write_text_atomic(path, CONFIG_HEADER + yaml.safe_dump(run_config(settings), allow_unicode=True, sort_keys=False))
 
@@ -397,20 +412,23 @@ async def run_benchmark(settings: RunSettings) -> RunResult:
 
 
 async def _run_locked(settings: RunSettings) -> RunResult:
+    """Everything is checked (config, keys, inputs, the preflight) before the first file of the run is written."""
     _check_config(settings)
+    _check_keys(settings)
     all_items = load_items(settings.data_dir, settings.tasks)
     release = _release_writings(settings, all_items)
     items = select_run_items(settings, all_items, release)
     if not items:
         raise DataError("the filters select no item")
     given = user_writings(settings, items)
-    copy_given_writings(settings, given)
     await preflight_endpoints({"writer": settings.writer if settings.generate else None,
                                "judge": settings.judge if calls_a_model(settings.method) else None},
                               enabled=settings.preflight and settings.batch is None and settings.files is None,
                               cache_mode=settings.cache_mode,
                               workspace=settings.workspace,
                               run_id=settings.run_id)
+    _write_config(settings)
+    copy_given_writings(settings, given)
     if settings.files is not None:  # once for both steps (each step's client then reads the stored answers)
         import_for(settings.workspace, settings.files, settings.run_id, _report_batch)
     async with _endpoints(settings) as (writer, judge_ep):

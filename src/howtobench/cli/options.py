@@ -16,13 +16,13 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from howtobench.cli.config_file import apply_config, flatten
-from howtobench.config import EndpointConfig, load_config_file, resolve_workspace
+from howtobench.config import EndpointConfig, api_key_env_problem, load_config_file, resolve_workspace
 from howtobench.errors import ConfigError
 from howtobench.event_loop import run as run_async
 from howtobench.judges.base import EmptyConvention
 from howtobench.llm.batch import BatchSettings
 from howtobench.llm.client import CacheMode
-from howtobench.redact import redact_text
+from howtobench.redact import redact_text, remember_secret
 from howtobench.steps.batch_files import FILE_BASE_URL, BatchFiles, RoundExported
 from howtobench.suggest import unknown_name
 
@@ -346,10 +346,14 @@ def endpoint_from_flags(prefix: str, flags: dict[str, Any], config: dict[str, An
     if not base_url or not model:
         missing = "base-url" if not base_url else "model"
         raise ConfigError(f"{flag}{missing} is missing: give both {flag}base-url and {flag}model")
+    key_env = pick("api_key_env")
+    if key_env is not None and (problem := api_key_env_problem(str(key_env))) is not None:
+        remember_secret(str(key_env))
+        raise ConfigError(f"{flag}api-key-env {problem}")
     fields: dict[str, Any] = {
         "model": model,
         "base_urls": tuple([base_url] if isinstance(base_url, str) else base_url),
-        "api_key_env": pick("api_key_env"),
+        "api_key_env": key_env,
         "concurrency": pick("concurrency"),
         "rpm": pick("rpm"),
         "timeout_s": pick("timeout"),
