@@ -5,6 +5,12 @@ twice. Now the first takes `output_lock(path)` — an `flock` on a small file ne
 (`.<name>.lock`; inside a folder output, `<folder>/.howtobench.lock`) holding its pid, host, start time and
 command — and the second refuses at once with an `OutputError` naming that holder (exit status 2).
 
+One output has one lock however it is named: the lock is taken on the resolved path (a symlink to an output
+locks the output). A run directory is locked as a whole: a file output inside a folder whose lock file exists
+(a `run` is writing it, or was killed while it did) takes that folder's lock as well, and a folder lock is
+refused while a file lock inside the folder is held — so `judge -o runs/x/judgments/tow.jsonl` and
+`run --name x` never write the same judgments at once, whichever starts first.
+
 The operating system drops an flock when its process dies, however it dies, so a lock is never stuck: a
 process killed with SIGKILL leaves its lock file behind, and the next process takes it over and says so.
 A finished process removes its lock file. After taking the flock we check that the file is still the one
@@ -35,6 +41,7 @@ from howtobench.redact import redact_text
 
 log = logging.getLogger(__name__)
 DIR_LOCK = ".howtobench.lock"
+_HELD: set[Path] = set()  # lock files this process holds (a lock inside one it holds is no conflict)
 
 
 def lock_path(output: Path, *, folder: bool) -> Path:
@@ -95,22 +102,66 @@ def _acquire(path: Path, output: Path) -> int:
 
 @contextlib.contextmanager
 def output_lock(output: Path, *, folder: bool = False) -> Iterator[None]:
-    """Hold the exclusive lock of `output` (a file, or a folder with `folder`) for the block; refuse with an
-    OutputError naming the holder if another process holds it."""
+    """Hold the exclusive lock of `output` (a file, or a folder with `folder`) for the block, and of the locked
+    folders around it (see the module docstring); refuse with an OutputError naming the holder if another process
+    holds one of them, or (for a folder) a file lock inside it."""
+    with contextlib.ExitStack() as held:
+        resolved = output.resolve()
+        # the path as given when no symlink is on it (the same lock file, and messages name what the user wrote)
+        target = output if Path(os.path.abspath(output)) == resolved else resolved
+        for outer in _locked_folders_around(resolved):
+            held.enter_context(_one_lock(outer, outer, folder=True))
+        held.enter_context(_one_lock(target, output, folder=folder))
+        if folder:
+            _refuse_busy_files_inside(resolved, output)
+        yield
+
+
+def _locked_folders_around(output: Path) -> list[Path]:
+    """The folders above `output` that hold a folder lock file (a run directory being written), outermost first."""
+    return [parent for parent in reversed(output.parents)
+            if (parent / DIR_LOCK).is_file() and parent / DIR_LOCK not in _HELD]
+
+
+def _refuse_busy_files_inside(folder: Path, shown: Path) -> None:
+    """OutputError when a process holds the lock of a file output inside `folder` (a `judge -o` into it)."""
+    for path in folder.rglob(".*.lock"):
+        if path.name == DIR_LOCK or path in _HELD:
+            continue
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _read_holder(fd)
+            raise OutputError(f"{shown} is in use: {path.parent / path.name[1:-5]} inside it is being written by "
+                              f"another howtobench process ({_describe(holder)}); wait for it to finish or choose "
+                              "another output") from None
+        finally:
+            os.close(fd)
+
+
+@contextlib.contextmanager
+def _one_lock(output: Path, shown: Path, *, folder: bool) -> Iterator[None]:
+    """The flock of one output (`shown`: the path the user gave, for messages)."""
     path = lock_path(output, folder=folder)
-    with writing(output):  # a lock that cannot be written is the output that cannot be written, for the user
+    with writing(shown):  # a lock that cannot be written is the output that cannot be written, for the user
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = _acquire(path, output)
+        fd = _acquire(path, shown)
     try:
         left = _read_holder(fd)
         if left:
-            log.warning("took over the lock of %s left by %s, which is no longer running", output, _describe(left))
-        with writing(output):
+            log.warning("took over the lock of %s left by %s, which is no longer running", shown, _describe(left))
+        with writing(shown):
             os.ftruncate(fd, 0)
             os.lseek(fd, 0, os.SEEK_SET)
             os.write(fd, json.dumps(_holder(), ensure_ascii=False).encode("utf-8"))
+        _HELD.add(path)
         yield
     finally:
+        _HELD.discard(path)
         with contextlib.suppress(OSError):
             path.unlink()  # still ours: nobody else can hold it while we do
         os.close(fd)

@@ -69,12 +69,21 @@ def writing(path: Path) -> Iterator[None]:
         raise output_error(path, exc) from exc
 
 
+def refuse_non_regular(path: Path) -> None:
+    """OutputError when `path` exists and is not a regular file (/dev/full, a pipe, a socket): an output is read
+    back to resume, and reading /dev/full never ends."""
+    if path.exists() and not path.is_file() and not path.is_dir():
+        raise OutputError(f"cannot write {path}: it is not a regular file (a device, pipe or socket); outputs are "
+                          "files the next run reads back to resume: give a file path")
+
+
 def output_file(path: Path) -> Path:
-    """`path` as an output file, checked before anything is read from or written to it: not a directory, and
-    its folder (created if missing) is a folder."""
+    """`path` as an output file, checked before anything is read from or written to it: not a directory nor any
+    other non-regular file, and its folder (created if missing) is a folder."""
     if path.is_dir():
         raise OutputError(f"cannot write {path}: it is a directory; give a file name inside it, such as "
                           f"{path / 'out.jsonl'}")
+    refuse_non_regular(path)
     with writing(path):
         path.parent.mkdir(parents=True, exist_ok=True)
     return path

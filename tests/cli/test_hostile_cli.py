@@ -47,3 +47,58 @@ def test_a_kill_during_batch_creation_then_a_rerun_creates_one_batch(bench_root:
     assert "batch batch_2: resuming" in second.stderr
     judgments = [json.loads(line) for line in (tmp_path / "tow.jsonl").read_text().splitlines()]
     assert len(judgments) == 2 and {j["status"] for j in judgments} == {"ok"}
+
+
+ECHOED = ("qk-ECHOED-9f8e7d", "pw-ECHOED-4c3b2a", "sk-ECHOED-key-5566")
+
+
+def _files_holding(root: Path, texts: tuple[str, ...]) -> list[str]:
+    return [f"{p}: {t}" for p in root.rglob("*") if p.is_file() for t in texts if t.encode() in p.read_bytes()]
+
+
+def test_a_secret_echoed_by_the_server_is_in_no_output_and_no_file(bench_root: Path, tmp_path: Path) -> None:
+    from fake_server import FakeServer, Reply
+
+    query, password, key = ECHOED
+    env = {**os.environ, "HOWTOBENCH_DATA": str(bench_root), "HTB_ECHO_KEY": key, "COLUMNS": "200"}
+    with FakeServer() as server:
+        server.handler = lambda body: Reply.error(401, f"no access for /v1/chat/completions?api-key={query} ({key})")
+        host = server.base_url.removeprefix("http://")
+        command = judge_command(bench_root, tmp_path, f"http://{host}?api-key={query}",
+                                "--judge-api-key-env", "HTB_ECHO_KEY")
+        judged = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
+        usage = subprocess.run([sys.executable, "-m", "howtobench", "llm", "usage", "--workspace",
+                                str(tmp_path / "ws")], env=env, capture_output=True, text=True, timeout=120,
+                               check=False)
+        # the password travels in the URL of a second endpoint (userinfo and a key cannot be given together)
+        user_url = f"http://judge:{password}@{host}"
+        server.handler = lambda body: Reply.error(403, f"user judge:{password} may not (password {password})")
+        second = subprocess.run(judge_command(bench_root, tmp_path / "b", user_url), env=env, capture_output=True,
+                                text=True, timeout=300, check=False)
+    assert judged.returncode == 2 and second.returncode == 2
+    assert "answered HTTP 401" in judged.stderr and "api-key=***" in judged.stderr
+    assert "stopped" in usage.stdout.lower() or "401" in usage.stdout, usage.stdout
+    shown = judged.stdout + judged.stderr + usage.stdout + usage.stderr + second.stdout + second.stderr
+    assert [t for t in ECHOED if t in shown] == []
+    assert _files_holding(tmp_path, ECHOED) == []
+
+
+def _at_most_2_gb() -> None:
+    """A regression reads /dev/full until the kernel kills it: keep it from taking the machine's memory first."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+
+def test_dev_full_as_output_is_one_line_and_exit_2(bench_root: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "HOWTOBENCH_DATA": str(bench_root), "COLUMNS": "200"}
+    command = judge_command(bench_root, tmp_path, "http://127.0.0.1:9/v1")
+    command[command.index("-o") + 1] = "/dev/full"
+    started = time.monotonic()
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=False,
+                          preexec_fn=_at_most_2_gb)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: cannot write /dev/full: it is not a regular file (a device, pipe or socket); outputs are files the "
+        "next run reads back to resume: give a file path"]
+    assert time.monotonic() - started < 60  # seconds, not the hours of reading /dev/full back

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from howtobench.errors import DataError, RowError
-from howtobench.outputs import read_cause
+from howtobench.outputs import read_cause, refuse_non_regular
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -81,6 +81,7 @@ def read_appended_rows(path: Path, parse: Callable[[bytes], T], what: str, *, re
     """
     if not path.exists():
         return []
+    refuse_non_regular(path)
     data = path.read_bytes()
     lines = data.split(b"\n")
     rows: list[tuple[int, T]] = []
