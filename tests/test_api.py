@@ -107,3 +107,14 @@ def test_a_wrong_task_is_a_clear_error_and_help_shows_every_parameter() -> None:
     params = inspect.signature(howtobench.score).parameters
     assert {"reference", "task", "judge", "base_url", "model", "workspace"} <= set(params)
     assert "reference-free prompts" in (howtobench.score.__doc__ or "")
+
+
+@pytest.mark.parametrize(("language", "mark"), [(None, "[Writing instructions]"), ("zh", "【写作要求】")])
+def test_score_takes_the_judge_prompt_language(fake_server: FakeServer, tmp_path: Path, language: str | None,
+                                               mark: str) -> None:
+    fake_server.handler = handler
+    endpoint = EndpointConfig(model="fake-judge", base_urls=(fake_server.base_url,))
+    extra = {} if language is None else {"prompt_language": language}
+    judgment = howtobench.score("写一篇短文", "正文。", reference="范文。", judge=endpoint, workspace=tmp_path, **extra)
+    assert judgment.prompt_language == (language or "en")
+    assert all(mark in r["messages"][-1]["content"] for r in fake_server.requests)

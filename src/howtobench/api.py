@@ -24,6 +24,7 @@ from howtobench.data.models import TASKS, Item, Language, Task, Writing
 from howtobench.errors import ConfigError
 from howtobench.judges.base import Judge, Judgment, with_lengths
 from howtobench.judges.panel import PanelJudge, PanelSpec, load_panel
+from howtobench.judges.prompts import DEFAULT_PROMPT_LANGUAGE
 from howtobench.judges.tree import Tree
 from howtobench.judges.tree_of_writing import TreeOfWriting
 from howtobench.llm.types import LLMClient
@@ -72,6 +73,7 @@ async def ascore(
     information: str = "",
     task: Task = "open",
     language: Language = "zh",
+    prompt_language: str = DEFAULT_PROMPT_LANGUAGE,
     tree: Tree | str | Path = "default",
     judge: EndpointConfig | LLMClient | None = None,
     base_url: str | None = None,
@@ -84,7 +86,9 @@ async def ascore(
     """Judge one writing with ToW. Without `reference`, the reference-free prompts (absolute anchors) are used.
 
     `task` picks the tree's nodes (the default "open" has Content, Format and Impression; "completion" has no
-    Format). `options` go to `TreeOfWriting` (renormalize, samples, max_tokens, ...). Returns the full Judgment:
+    Format). `language` is the text's language; `prompt_language` the judge prompts' (en, the authors', by default;
+    zh our Chinese templates), recorded as `Judgment.prompt_language`. `options` go to `TreeOfWriting`
+    (renormalize, samples, max_tokens, ...). Returns the full Judgment:
     `.score` is the root (None when a leaf failed), `.leaves` every sub-score with its reason. `panel` (a
     `PanelSpec` or a panel YAML file, instead of `judge`) judges with every judge of the panel and combines their
     roots (judges.panel); `.panel.members` holds each judge's own judgment.
@@ -103,12 +107,14 @@ async def ascore(
             judges: dict[str, Judge] = {}
             for member in spec.judges:
                 client = await stack.enter_async_context(_client(member.endpoint, workspace))
-                judges[member.name] = TreeOfWriting(client, tree=tree, with_reference=with_reference, **options)
+                judges[member.name] = TreeOfWriting(client, tree=tree, with_reference=with_reference,
+                                                    prompt_language=prompt_language, **options)
             return with_lengths(await PanelJudge(spec, judges).judge(item, text), item, text)
     endpoint = judge_endpoint(judge, base_url, model, api_key_env)
     async with _client(endpoint, workspace) as client:
-        judged = await TreeOfWriting(client, tree=tree, with_reference=with_reference, **options).judge(item, text)
-        return with_lengths(judged, item, text)
+        judge_ = TreeOfWriting(client, tree=tree, with_reference=with_reference, prompt_language=prompt_language,
+                               **options)
+        return with_lengths(await judge_.judge(item, text), item, text)
 
 
 def score(instruction: str, writing: str, reference: str | None = None, **kwargs: Any) -> Judgment:

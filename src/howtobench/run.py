@@ -327,6 +327,7 @@ def run_config(settings: RunSettings) -> dict[str, Any]:
         "paper": settings.paper, "empty": settings.empty, "parallel": settings.concurrency,
         "length_control": settings.length_control or None,
         "judge_max_tokens": settings.judge_options.get("max_tokens"),
+        "prompt_language": settings.judge_options.get("prompt_language"),
         "writer": endpoint_config(settings.writer) if settings.writer else None,
         "judge": endpoint_config(settings.judge) if settings.judge else None,
         # `run` refuses a judge without a writer unless asked: a run whose embedded model wrote for a judge says so
@@ -513,6 +514,8 @@ def build_manifest(
         "judge": _endpoint_info(judge_ep, settings.judge),
         "tree_hashes": sorted({j.tree_hash for j in judgments if j.tree_hash}),
         "prompt_hashes": sorted({j.prompt_hash for j in judgments if j.prompt_hash}),
+        "prompt_language": settings.judge_options.get("prompt_language"),
+        "prompt_languages": sorted({j.prompt_language for j in judgments if j.prompt_language}),
         "generation_templates": {f"{lang}/{t}": template_hash(lang, t) for lang in languages for t in tasks},
         "sampling": writer_sampling(settings).model_dump(mode="json"),
         "judge_options": {k: str(v) for k, v in _judge_options(settings).items()},

@@ -80,3 +80,39 @@ def test_redo_failed(fake_server: FakeServer, tmp_path: Path, bench_root: Path) 
     assert CliRunner().invoke(app, args + ["--redo-failed"]).exit_code == 0
     lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert [r["status"] for r in lines] == ["failed", "ok"]
+
+
+def leaf_users(server: FakeServer) -> list[str]:
+    return [r["messages"][-1]["content"] for r in server.requests
+            if r.get("response_format", {}).get("json_schema", {}).get("name") == "leaf_score"]
+
+
+def test_release_items_are_judged_with_english_prompts_by_default(
+    fake_server: FakeServer, tmp_path: Path, bench_root: Path
+) -> None:
+    """The authors' judge prompts are English for the Chinese release (prompts.yaml): ours too, unless asked."""
+    rows = run(fake_server, bench_root, tmp_path)
+    users = leaf_users(fake_server)
+    assert users and all("[Writing instructions]" in u and "[Criterion:" in u and "【" not in u.split(
+        "<<<END WRITING>>>")[1] for u in users)
+    assert {r["prompt_language"] for r in rows} == {"en"} and {r["meta"]["language"] for r in rows} == {"zh"}
+    english_hash = rows[0]["prompt_hash"]
+    fake_server.requests.clear()
+    zh = run(fake_server, bench_root, tmp_path / "zh", "--prompt-language", "zh")
+    users = leaf_users(fake_server)
+    assert users and all("【写作要求】" in u and "【评审项目：" in u for u in users)
+    assert {r["prompt_language"] for r in zh} == {"zh"} and zh[0]["prompt_hash"] != english_hash
+
+
+def test_prompt_language_from_a_config_file(fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:
+    config = tmp_path / "judge.yaml"
+    config.write_text("prompt_language: zh\n", encoding="utf-8")
+    rows = run(fake_server, bench_root, tmp_path, "--config", str(config))
+    assert {r["prompt_language"] for r in rows} == {"zh"}
+    assert all("【评审项目：" in u for u in leaf_users(fake_server))
+
+
+def test_prompt_language_is_refused_for_a_method_without_prompts(tmp_path: Path, bench_root: Path) -> None:
+    result = CliRunner().invoke(app, ["judge", "--data", str(bench_root), "--method", "bleu", "--task", "guide",
+                                      "--limit", "1", "--prompt-language", "zh", "-o", str(tmp_path / "b.jsonl")])
+    assert result.exit_code != 0 and "sends no prompt" in result.output + str(result.exception)

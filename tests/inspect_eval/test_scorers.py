@@ -152,3 +152,20 @@ def test_sampled_weights_keep_each_samples_nodes_in_the_score() -> None:
     assert [s["score"] for s in meta["samples"]] == [5.0, 6.0, 7.0]
     text = explanation(judgment)
     assert "3 samples (the score is their mean):" in text and "- #2: 7 (ok), content 8, impression 4" in text
+
+
+@pytest.mark.parametrize(("language", "mark"), [(None, "[Criterion:"), ("zh", "【评审项目：")])
+def test_the_task_takes_the_judge_prompt_language(tmp_path: Path, bench_root: Path, language: str | None,
+                                                  mark: str) -> None:
+    seen: list[str] = []
+
+    def reply(request: dict[str, Any]) -> dict[str, Any] | str:
+        seen.append(first_user(request))
+        return fixed_reply(request)
+
+    args = {} if language is None else {"prompt_language": language}
+    log = run(tmp_path, bench_root, mock_judge(reply), task="guide", limit=1, **args)
+    assert log.status == "success" and log.samples
+    assert (log.samples[0].scores["tow"].metadata or {})["judgment"]["prompt_language"] == (language or "en")
+    leaf_prompts = [u for u in seen if "<<<END WRITING>>>" in u]
+    assert leaf_prompts and all(mark in u for u in leaf_prompts)

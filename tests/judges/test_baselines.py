@@ -146,7 +146,7 @@ async def test_rubric_scores_the_genre_dimensions(fake_server: FakeServer, tmp_p
     assert (judgment.score, judgment.status, judgment.meta["rubric"]) == (7.0, "ok", "official")
     assert [(x.name, x.score) for x in judgment.leaves] == [(d.id, k + 3.0) for k, d in enumerate(official.dimensions)]
     user = fake_server.requests[0]["messages"][-1]["content"]
-    assert all(d.description.zh in user for d in official.dimensions)
+    assert all(d.description.en in user for d in official.dimensions)
 
 
 async def test_rubric_reply_missing_a_dimension_fails(fake_server: FakeServer, tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ def item(k: int = 0, task: str = "guide") -> Item:
 
 
 def negotiator(client, reasks: int = 2) -> Negotiator:  # type: ignore[no-untyped-def]
-    return Negotiator(client, TREE, {"zh": Prompts(TREE, "zh")}, reasks=reasks)
+    return Negotiator(client, TREE, Prompts(TREE), reasks=reasks)
 
 
 def weight_requests(server: FakeServer) -> list:
@@ -79,13 +79,14 @@ async def test_still_broken_is_repaired_and_recorded(fake_server: FakeServer, tm
         negotiation, _ = await negotiator(client, reasks=1).weights(item())
     assert len(weight_requests(fake_server)) == 2
     weights = negotiation.weights or {}
-    # clip 1.5 -> 0.99; sum 0.99+0.5+0.5-0.5 = 1.49; divide
-    assert weights["content"]["opening_ending"] == pytest.approx(0.99 / 1.49)
-    assert sum(weights["content"].values()) == pytest.approx(1.0)
+    # the nearest plan within ±0.98 summing to 1: 1.5 capped at 0.98, the other three shifted down alike by 0.16
+    assert weights["content"] == pytest.approx(
+        {"opening_ending": 0.98, "language": 0.34, "logic": 0.34, "emotion": -0.66})
+    # equal weights stay equal: the nearest plan to {0, 0, 0} is 1/3 each
     assert weights["format"] == pytest.approx({"plots": 1 / 3, "paragraphing": 1 / 3, "formatting": 1 / 3})
     assert negotiation.repairs[0] == "constraints still broken after 1 re-ask(s)"
-    assert any("clipping" in r for r in negotiation.repairs) and any("uniform" in r for r in negotiation.repairs)
-    assert [repair_kind(r) for r in negotiation.repairs] == [None, "clipped", "uniform"]
+    assert all("nearest plan" in r for r in negotiation.repairs[1:])
+    assert [repair_kind(r) for r in negotiation.repairs] == [None, "clipped", "clipped"]
 
 
 async def test_rounding_is_rescaled_and_noted(fake_server: FakeServer, tmp_path: Path) -> None:
@@ -122,15 +123,42 @@ def test_problems_and_repair_rules() -> None:
     assert "outside (-1, 1)" in problems(FORMAT, {"plots": 1.0, "paragraphing": 0.3, "formatting": -0.3})[0]
     assert problems(FORMAT, {"plots": True, "paragraphing": 0.5, "formatting": 0.5})  # booleans are not numbers
     weights, note = repair_weights(FORMAT, {"plots": 0.9, "paragraphing": 0.9, "formatting": -0.9})
-    assert all(-1 < w < 1 for w in weights.values()) and sum(weights.values()) == pytest.approx(1)
-    assert "clipping" in note
+    third = 0.1 / 3  # the sum 0.9 is 0.1 short: every weight moves up alike
+    assert weights == pytest.approx({"plots": 0.9 + third, "paragraphing": 0.9 + third, "formatting": -0.9 + third})
+    assert repair_kind(note) == "clipped"
+    # a sum of 0 has no scale to divide by, but still a plan: the nearest one keeps its order
     weights, note = repair_weights(FORMAT, {"plots": 0.5, "paragraphing": -0.5, "formatting": 0.0})
-    assert weights == pytest.approx({"plots": 1 / 3, "paragraphing": 1 / 3, "formatting": 1 / 3}) and "~0" in note
-    assert repair_kind(note) == "uniform"
+    assert weights == pytest.approx({"plots": 5 / 6, "paragraphing": -1 / 6, "formatting": 1 / 3})
+    assert repair_kind(note) == "clipped"
+    weights, note = repair_weights(FORMAT, {"plots": 0.5, "paragraphing": "a lot", "formatting": 0.5})
+    assert weights == pytest.approx({"plots": 1 / 3, "paragraphing": 1 / 3, "formatting": 1 / 3})
+    assert repair_kind(note) == "uniform"  # no plan to keep: the only uniform case
     # a note quotes J_W's reply: words inside it do not change what the repair was
     _, note = repair_weights(FORMAT, {"plots": 2.0, "paragraphing": 0.5, "formatting": 0.5, "x used uniform 1/3": 1})
     assert repair_kind(note) == "clipped"
     assert CONTENT.negotiated
+
+
+@pytest.mark.parametrize(("given", "expected"), [
+    ({"plots": 1, "paragraphing": 0, "formatting": 0}, {"plots": 0.98, "paragraphing": 0.01, "formatting": 0.01}),
+    ({"plots": 1.1, "paragraphing": -0.1, "formatting": 0}, {"plots": 0.98, "paragraphing": -0.04, "formatting": 0.06}),
+])
+def test_a_group_on_one_leaf_stays_on_it(given: dict, expected: dict) -> None:
+    """The open interval (-1, 1) excludes 1.0, but the judge's choice is kept as nearly as it allows (never
+    uniform), and the repair is counted."""
+    weights, note = repair_weights(FORMAT, given)
+    assert weights == pytest.approx(expected) and sum(weights.values()) == pytest.approx(1)
+    assert repair_kind(note) == "clipped" and "nearest plan within ±0.98" in note
+
+
+async def test_a_plan_of_one_leaf_keeps_it_through_the_judge(fake_server: FakeServer, tmp_path: Path) -> None:
+    one_leaf = {**GUIDE_WEIGHTS, "format": {"plots": 1.0, "paragraphing": 0.0, "formatting": 0.0}}
+    fake_server.handler = tow_handler(weights=one_leaf)
+    async with fake_client(fake_server, tmp_path) as client:
+        negotiation, _ = await negotiator(client, reasks=1).weights(item())
+    assert len(weight_requests(fake_server)) == 2  # re-asked once with the reason, then repaired
+    assert (negotiation.weights or {})["format"]["plots"] >= 0.9
+    assert repair_kinds(negotiation.repairs) == {"clipped"}
 
 
 async def test_sample_weights_for_the_inconsistency_analysis(fake_server: FakeServer, tmp_path: Path) -> None:

@@ -160,7 +160,7 @@ def test_hash_changes_when_a_template_changes(tmp_path: Path) -> None:
 
 
 def test_unknown_language() -> None:
-    with pytest.raises(JudgeError, match="no prompt templates"):
+    with pytest.raises(JudgeError, match="prompt language must be one of en, zh"):
         Prompts(default_tree(), "fr")
 
 

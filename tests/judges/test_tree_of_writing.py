@@ -166,35 +166,49 @@ async def test_weight_samples_are_shared_and_averaged(fake_server: FakeServer, t
     assert first.score == pytest.approx(GUIDE_ROOT) and len(first.meta["sample_weights"]) == 3
 
 
+LANGUAGE_MARKS = {
+    "en": {"system": "You are a professional writing reviewer.\n", "anchor": "fixed at 6 points",
+           "criterion": "[Criterion:", "fixed_8": "fixed at 8", "ending_5th": "without length or repetition"},
+    "zh": {"system": "你是一名专业的写作评审。\n", "anchor": "参考范文固定为 6 分", "criterion": "【评审项目：",
+           "fixed_8": "固定为 8", "ending_5th": "避免冗长和重复"},
+}
+
+
+@pytest.mark.parametrize("language", [None, "zh"])
 async def test_requests_carry_the_authors_criteria_anchor_schema_and_budget(
-    fake_server: FakeServer, tmp_path: Path
+    fake_server: FakeServer, tmp_path: Path, language: str | None
 ) -> None:
-    """What the judge model receives: every line of each leaf's criteria and bands, the reference fixed at 6 on the
-    anchored leaves (logic too: section B.3, not the authors' 8), analysis-before-score enum schemas without a
-    length cap, temperature 0 and the authors' 4,096-token budget on every call, one system prompt."""
+    """What the judge model receives: every line of each leaf's criteria and bands in the prompt language (English
+    by default, as the authors' prompts), the reference fixed at 6 on the anchored leaves (logic too: section B.3,
+    not the authors' 8), enum schemas without a length cap, temperature 0 and the authors' 4,096-token budget on
+    every call, one system prompt."""
     fake_server.handler = tow_handler()
+    options = {} if language is None else {"prompt_language": language}
+    lang = language or "en"
+    marks = LANGUAGE_MARKS[lang]
     async with fake_client(fake_server, tmp_path) as client:
-        judgment = await TreeOfWriting(client).judge(item(), writing())
+        judgment = await TreeOfWriting(client, **options).judge(item(), writing())
+    assert judgment.prompt_language == lang and judgment.meta["language"] == "zh"
     tree = default_tree()
     leaves = {leaf.id: leaf for leaf in tree.leaves_for("guide")}
     by_leaf = {leaf_of(r, tree): r for r in leaf_requests(fake_server)}
     assert set(by_leaf) == {i for i, leaf in leaves.items() if leaf.is_llm}
     assert {r["messages"][0]["content"] for r in fake_server.requests if r["messages"][0]["role"] == "system"} == {
-        "你是一名专业的写作评审。\n"}
+        marks["system"]}
     for leaf_id, request in by_leaf.items():
         leaf, user = leaves[leaf_id], request["messages"][-1]["content"]
         assert (request["max_tokens"], request["temperature"]) == (4096, 0.0)
         schema = request["response_format"]["json_schema"]["schema"]
-        assert list(schema["properties"]) == ["analysis", "score"] and schema["required"] == ["analysis", "score"]
+        assert set(schema["properties"]) == {"analysis", "score"} and set(schema["required"]) == {"analysis", "score"}
         assert schema["properties"]["analysis"] == {"type": "string"}
         assert schema["properties"]["score"]["enum"] == list(leaf.scale)
-        assert all(line in user for line in leaf.criteria.zh.splitlines())
-        assert all(band.zh in user for band in leaf.bands)
-        assert ("参考范文固定为 6 分" in user) == (leaf.reference == "anchor"), leaf_id
+        assert all(line in user for line in leaf.criteria.get(lang).splitlines())
+        assert all(band.get(lang) in user for band in leaf.bands)
+        assert (marks["anchor"] in user) == (leaf.reference == "anchor"), leaf_id
         assert ("落霞与孤鹜齐飞" in user) == (leaf.reference != "hidden"), leaf_id
-        assert user.index("<<<END WRITING>>>") < user.index("【评审项目：")  # criteria last
-    assert "固定为 8" not in by_leaf["logic"]["messages"][-1]["content"]
-    assert "避免冗长和重复" in by_leaf["opening_ending"]["messages"][-1]["content"]  # the ending's 5th question
+        assert user.index("<<<END WRITING>>>") < user.index(marks["criterion"])  # criteria last
+    assert marks["fixed_8"] not in by_leaf["logic"]["messages"][-1]["content"]
+    assert marks["ending_5th"] in by_leaf["opening_ending"]["messages"][-1]["content"]  # the ending's 5th question
     [weights] = [r for r in fake_server.requests if schema_name(r) == "weights"]
     assert (weights["max_tokens"], weights["temperature"]) == (4096, 0.0)
     assert list(weights["response_format"]["json_schema"]["schema"]["properties"]) == [

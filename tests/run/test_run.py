@@ -7,12 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
-from fake_server import FakeServer, default_handler
+from fake_server import FakeServer, Reply, default_handler
 from howtobench.config import EndpointConfig
 from howtobench.data.models import Item, Writing
 from howtobench.errors import ConfigError
 from howtobench.judges.base import JUDGES, Judgment, register_judge
+from howtobench.judges.job import judge_options, prompt_language_for
 from howtobench.llm.types import ChatRequest, LLMClient
 from howtobench.run import RunSettings, run_benchmark
 
@@ -185,3 +187,30 @@ def test_run_passes_empty_to_its_leaderboard_report_and_config(tmp_path: Path, b
     other = "lowest" if empty == "exclude" else "exclude"
     assert CliRunner().invoke(app, ["report", str(run_dir), "-o", str(page), "--empty", other]).exit_code == 0
     assert label not in page.read_text("utf-8")
+
+
+def _uniform_weights(request: dict) -> Reply:
+    schema = (request.get("response_format") or {}).get("json_schema") or {}
+    if schema.get("name") != "weights":
+        return default_handler(request)
+    groups = schema["schema"]["properties"]
+    return Reply.json({**{g: {leaf: 1 / len(s["required"]) for leaf in s["required"]}
+                          for g, s in groups.items() if s.get("type") == "object"}, "explanation": "even"})
+
+
+@pytest.mark.parametrize("language", [None, "zh"])
+async def test_run_records_the_judge_prompt_language(fake_server: FakeServer, tmp_path: Path, bench_root: Path,
+                                                     language: str | None) -> None:
+    """The manifest and config.yaml name the judge's prompt language (en unless asked), as each judgment does."""
+    fake_server.handler = _uniform_weights
+    expected = language or "en"
+    settings = _settings(tmp_path, fake_server, bench_root, method="tow", generate=False, tasks=("guide",),
+                         release_models=("deepseek-r1",), judge_options=judge_options(
+                             prompt_language=prompt_language_for("tow", language)))
+    await run_benchmark(settings)
+    manifest = json.loads((settings.run_dir / "manifest.json").read_text(encoding="utf-8"))
+    assert (manifest["prompt_language"], manifest["prompt_languages"]) == (expected, [expected])
+    config = yaml.safe_load((settings.run_dir / "config.yaml").read_text(encoding="utf-8"))
+    assert config["prompt_language"] == expected
+    rows = [json.loads(x) for x in (settings.run_dir / "judgments" / "tow.jsonl").read_text("utf-8").splitlines()]
+    assert rows and {r["prompt_language"] for r in rows} == {expected}

@@ -13,7 +13,7 @@ from howtobench.config import resolve_data_dir
 from howtobench.dry_run import plan_judges
 from howtobench.event_loop import run as run_async
 from howtobench.judges.base import Judgment, counted_score
-from howtobench.judges.job import NO_MODEL_METHODS, calls_a_model, judge_options
+from howtobench.judges.job import NO_MODEL_METHODS, calls_a_model, judge_options, prompt_language_for
 from howtobench.llm.budget import spending_limit
 from howtobench.steps.judge import JudgeJob, judge_job
 
@@ -43,6 +43,7 @@ from .options import (
     NoProgressOpt,
     ParallelOpt,
     PricesOpt,
+    PromptLanguageOpt,
     ReplayOpt,
     StrictOpt,
     SubsetOpt,
@@ -123,6 +124,7 @@ def judge(
     tree: TreeOpt = None,
     from_: FromOpt = None,
     judge_max_tokens: JudgeMaxTokensOpt = None,
+    prompt_language: PromptLanguageOpt = None,
     judge_base_url: JudgeBaseUrlOpt = None,
     judge_model: JudgeModelOpt = None,
     judge_api_key_env: JudgeApiKeyEnvOpt = None,
@@ -174,7 +176,8 @@ def judge(
         endpoint=flags.judge,
         cache_mode=flags.cache_mode,
         options=judge_options(with_reference=not no_reference, renormalize=renormalize, samples=samples, tree=tree,
-                              max_tokens=judge_max_tokens, tow_results=from_),
+                              max_tokens=judge_max_tokens, tow_results=from_,
+                              prompt_language=prompt_language_for(method, prompt_language)),
         concurrency=parallel,
         progress=not no_progress,
         redo_failed=redo_failed,

@@ -232,6 +232,13 @@ JudgeMaxTokensOpt = Annotated[
     int | None,
     typer.Option("--judge-max-tokens", min=16, help="Max tokens of each judge reply (default: the method's own)."),
 ]
+PromptLanguageOpt = Annotated[
+    str | None,
+    typer.Option("--prompt-language", help="Language of the judge's prompts (ToW leaves, weights, baselines): en "
+                 "(default; the authors' judge prompts are English for the Chinese benchmark) or zh (our Chinese "
+                 "templates, the same criteria and bands). Recorded on every judgment; each has its own prompt "
+                 "hash and cached calls."),
+]
 ParallelOpt = Annotated[
     int | None,
     typer.Option("--parallel", min=1, help="Writings judged at once. Default: twice the judge's capacity "

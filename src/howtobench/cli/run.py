@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -14,7 +14,7 @@ from howtobench.dry_run import plan_run
 from howtobench.errors import ConfigError
 from howtobench.event_loop import run as run_async
 from howtobench.generate import safe_file_stem
-from howtobench.judges.job import NO_MODEL_METHODS, calls_a_model
+from howtobench.judges.job import NO_MODEL_METHODS, calls_a_model, judge_options, prompt_language_for
 from howtobench.llm.budget import spending_limit
 from howtobench.llm.types import SamplingParams
 from howtobench.report.render import to_rich
@@ -50,6 +50,7 @@ from .options import (
     NoProgressOpt,
     ParallelOpt,
     PricesOpt,
+    PromptLanguageOpt,
     ReplayOpt,
     RpmOpt,
     StrictOpt,
@@ -217,6 +218,7 @@ def run(
     judge_rpm: JudgeRpmOpt = None,
     judge_timeout: JudgeTimeoutOpt = None,
     judge_max_tokens: JudgeMaxTokensOpt = None,
+    prompt_language: PromptLanguageOpt = None,
     parallel: ParallelOpt = None,
     config: ConfigOpt = None,
     workspace: WorkspaceOpt = None,
@@ -260,7 +262,7 @@ def run(
     do_generate = _generates(generate, writings, local_writer)
     _check_writer(writer, judge, do_generate, local_writer)
     run_name = _name(name, writer, judge, method, do_generate)
-    options: dict[str, Any] = {"max_tokens": judge_max_tokens} if judge_max_tokens else {}
+    options = judge_options(max_tokens=judge_max_tokens, prompt_language=prompt_language_for(method, prompt_language))
     settings = RunSettings(
         name=run_name,
         data_dir=resolve_data_dir(data),

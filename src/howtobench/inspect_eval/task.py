@@ -9,10 +9,10 @@ Task arguments (`-T name=value`): `task` (completion, guide, open; comma-separat
 `limit` (first N per task), `data` (the benchmark folder; default $HOWTOBENCH_DATA or the downloaded copy),
 `system_prompt` — the selection and prompts of `howtobench generate`; `method` (tow, rubric, single, autoplan,
 bleu, rouge, sacrebleu), `judge` (the judge model, instead of the `grader` role), `no_reference`,
-`renormalize`, `samples`, `tree`, `judge_max_tokens` — the options of `howtobench judge`; `empty` (exclude: an
-empty writing is an unscored sample, as the leaderboard leaves it out; lowest: it gets the judge's lowest
-scores). The writer samples like `howtobench generate` (temperature 0.7, 4,096 tokens, seed 0) unless inspect's
-own flags say otherwise.
+`renormalize`, `samples`, `tree`, `judge_max_tokens`, `prompt_language` (en, the default, or zh) — the options
+of `howtobench judge`; `empty` (exclude: an empty writing is an unscored sample, as the leaderboard leaves it
+out; lowest: it gets the judge's lowest scores). The writer samples like `howtobench generate` (temperature 0.7,
+4,096 tokens, seed 0) unless inspect's own flags say otherwise.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from inspect_ai.solver import generate
 from howtobench.generate import GenerateSettings
 from howtobench.inspect_eval.dataset import howtobench_dataset, split_arg
 from howtobench.inspect_eval.scorers import scorer_for
-from howtobench.judges.job import judge_options
+from howtobench.judges.job import judge_options, prompt_language_for
 
 
 @task(name="howtobench")
@@ -44,6 +44,7 @@ def howtobench(
     samples: int = 1,
     tree: str | None = None,
     judge_max_tokens: int | None = None,
+    prompt_language: str | None = None,
     empty: str = "exclude",
 ) -> Task:
     """HoWToBench writing tasks judged by Tree-of-Writing (or a baseline), as `howtobench run` would."""
@@ -51,7 +52,8 @@ def howtobench(
     dataset = howtobench_dataset(tasks=split_arg(task), genres=split_arg(genre), ids=split_arg(ids), limit=limit,
                                  data=Path(data) if data else None, settings=settings)
     options = judge_options(with_reference=not no_reference, renormalize=renormalize, samples=samples, tree=tree,
-                            max_tokens=judge_max_tokens)
+                            max_tokens=judge_max_tokens,
+                            prompt_language=prompt_language_for(method, prompt_language))
     s = settings.sampling
     return Task(
         dataset=dataset,

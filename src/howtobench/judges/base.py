@@ -81,6 +81,8 @@ class Judgment(BaseModel):
     judge_model: str | None = None
     tree_hash: str | None = None
     prompt_hash: str | None = None
+    prompt_language: str | None = None
+    """The language of the judge's prompts (en: the authors'; zh: `--prompt-language zh`); None for no prompt."""
     usage: Usage = Field(default_factory=Usage)
     cache_keys: list[str] = Field(default_factory=list)
     meta: dict[str, Any] = Field(default_factory=dict)

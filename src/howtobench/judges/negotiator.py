@@ -27,24 +27,34 @@ from typing import Any, Literal
 
 from howtobench.concurrency import gather_or_cancel
 from howtobench.data.models import Item
-from howtobench.judges.prompts import AUTHORS_MAX_TOKENS, EXPLANATION, Prompts, capped, weights_schema
+from howtobench.judges.prompts import (
+    AUTHORS_MAX_TOKENS,
+    DEFAULT_PROMPT_LANGUAGE,
+    EXPLANATION,
+    Prompts,
+    capped,
+    weights_schema,
+)
 from howtobench.judges.tree import Node, Tree, default_tree
 from howtobench.llm.structured import reask_messages
 from howtobench.llm.types import ChatRequest, ChatResult, LLMClient, SamplingParams, Usage
 
 SUM_TOLERANCE = 0.011
-CLIP = 0.99
+BOUND = 0.98
+"""How far inside the paper's open interval (-1, 1) a repaired weight stays: {1, 0, 0} -> {0.98, 0.01, 0.01}."""
 Weights = dict[str, dict[str, float]]
 RepairKind = Literal["clipped", "uniform", "rescaled"]
 REPAIR_KINDS: tuple[RepairKind, ...] = ("clipped", "uniform", "rescaled")
 # How each kind of repair note ends (the notes are the record; `repair_kind` reads them back, anchored at the end
 # because a note quotes J_W's own reply earlier on).
 _UNIFORM = "used uniform 1/"
-_CLIPPED = "by clipping to"
+_CLIPPED = "by clipping to"  # notes of the repair rule before the nearest plan (stored judgments still read)
+_NEAREST = "to the nearest plan within"
 _RESCALED = "rescaled weights summing to"
 _KIND_AT_END: tuple[tuple[RepairKind, re.Pattern[str]], ...] = (
     ("uniform", re.compile(re.escape(_UNIFORM) + r"\d+$")),
     ("clipped", re.compile(re.escape(_CLIPPED) + r" ±[\d.]+ and renormalising to \{[^{}]*\}$")),
+    ("clipped", re.compile(re.escape(_NEAREST) + r" ±[\d.]+ summing to 1: \{[^{}]*\}$")),
     ("rescaled", re.compile(r"^[^:]+: " + re.escape(_RESCALED) + r" \S+ to sum 1$")),
 )
 
@@ -95,32 +105,42 @@ def rescale(node: Node, given: dict[str, Any]) -> tuple[dict[str, float], str | 
     return {k: v / total for k, v in values.items()}, f"{node.id}: {_RESCALED} {total:g} to sum 1"
 
 
-def repair_weights(node: Node, given: Any) -> tuple[dict[str, float], str]:
-    """The documented repair of weights still broken after the re-asks.
+def nearest_plan(values: list[float], bound: float = BOUND) -> list[float]:
+    """The plan nearest to `values` (Euclidean) whose weights lie in [-bound, bound] and sum to 1.
 
-    Missing, non-numeric or extra-only keys -> uniform 1/n. Otherwise clip every weight to
-    [-0.99, 0.99] and divide by the sum; repeat (at most 5 times) while a weight is outside (-1, 1);
-    a sum within 1e-6 of 0 (nothing to normalise) or no convergence -> uniform 1/n.
+    It is `clip(v_i - t)` for the one shift t that makes the clipped weights sum to 1 (the sum falls as t grows,
+    so bisection finds it). A judge's {1, 0, 0} becomes {0.98, 0.01, 0.01}: the leaf it chose keeps nearly all of
+    the weight; equal weights stay equal; a negative weight stays the lowest.
+    """
+    def clipped(shift: float) -> list[float]:
+        return [min(bound, max(-bound, v - shift)) for v in values]
+
+    low, high = min(values) - 2.0, max(values) + 2.0  # at `low` every weight is +bound, at `high` every one -bound
+    for _ in range(200):
+        mid = (low + high) / 2
+        low, high = (mid, high) if sum(clipped(mid)) > 1 else (low, mid)
+    return clipped((low + high) / 2)
+
+
+def repair_weights(node: Node, given: Any) -> tuple[dict[str, float], str]:
+    """The documented repair of weights still broken after the re-asks, keeping the judge's plan.
+
+    Weights present and numeric -> `nearest_plan` (every weight within ±BOUND, inside the paper's open interval
+    (-1, 1), summing to 1): a whole group on one leaf stays on it. Missing or non-numeric keys -> uniform 1/n
+    (there is no plan to keep).
     """
     ids = [leaf.id for leaf in node.leaves]
-    uniform = {i: 1 / len(ids) for i in ids}
     if not isinstance(given, dict) or not all(_is_number(given.get(i)) for i in ids):
+        uniform = {i: 1 / len(ids) for i in ids}
         return uniform, f"{node.id}: weights missing or not numeric in {given!r}; {_UNIFORM}{len(ids)}"
-    values = [float(given[i]) for i in ids]
-    for _ in range(5):
-        clipped = [min(CLIP, max(-CLIP, v)) for v in values]
-        total = sum(clipped)
-        if abs(total) < 1e-6:
-            return uniform, f"{node.id}: weights {values} sum to ~0 after clipping; {_UNIFORM}{len(ids)}"
-        values = [v / total for v in clipped]
-        if all(-1 < v < 1 for v in values):
-            repaired = dict(zip(ids, values, strict=True))
-            return repaired, f"{node.id}: repaired {given!r} {_CLIPPED} ±{CLIP} and renormalising to {repaired}"
-    return uniform, f"{node.id}: weights {given!r} could not be repaired by clipping; {_UNIFORM}{len(ids)}"
+    repaired = dict(zip(ids, nearest_plan([float(given[i]) for i in ids]), strict=True))
+    shown = {i: float(f"{w:.6g}") for i, w in repaired.items()}
+    return repaired, f"{node.id}: repaired {given!r} {_NEAREST} ±{BOUND} summing to 1: {shown}"
 
 
 def repair_kind(note: str) -> RepairKind | None:
-    """What a `Judgment.weight_repairs` note did: clipped and renormalised, fell back to uniform 1/n, or rescaled a
+    """What a `Judgment.weight_repairs` note did: moved to the nearest valid plan ("clipped"; older notes: clipped and
+    renormalised), fell back to uniform 1/n, or rescaled a
     sum within SUM_TOLERANCE of 1; None for the header line ("constraints still broken after ...")."""
     return next((kind for kind, pattern in _KIND_AT_END if pattern.search(note)), None)
 
@@ -137,7 +157,7 @@ class Negotiator:
         self,
         client: LLMClient,
         tree: Tree,
-        prompts: dict[str, Prompts],
+        prompts: Prompts,
         *,
         sampling: SamplingParams | None = None,
         reasks: int = 2,
@@ -182,7 +202,7 @@ class Negotiator:
         nodes = self.tree.negotiated_nodes(item.task)
         if not nodes:
             return Negotiation(weights={}, sample_index=sample_index)
-        prompts = self.prompts[item.language]
+        prompts = self.prompts
         messages = list(prompts.weights_messages(item, nodes))
         keys: list[str] = []
         usage = Usage()
@@ -241,13 +261,14 @@ class Negotiator:
 
 
 async def sample_weights(
-    client: LLMClient, item: Item, n: int, *, tree: Tree | None = None, temperature: float = 0.7, reasks: int = 2
+    client: LLMClient, item: Item, n: int, *, tree: Tree | None = None, temperature: float = 0.7, reasks: int = 2,
+    prompt_language: str = DEFAULT_PROMPT_LANGUAGE,
 ) -> list[Negotiation]:
     """n sampled weight sets J_W gives one item (for the negotiation-inconsistency analysis of section 5.3).
 
     Each sample is its own cached call (`sample_index` 0..n-1), so re-running the analysis costs nothing.
     """
     spec = tree or default_tree()
-    prompts: dict[str, Prompts] = {item.language: Prompts(spec, item.language)}
+    prompts = Prompts(spec, prompt_language)
     samples, _ = await Negotiator(client, spec, prompts, reasks=reasks).sample(item, n, temperature=temperature)
     return samples

@@ -24,22 +24,16 @@ from howtobench.judges.aggregate import Aggregate, NodeWeights, aggregate, mean_
 from howtobench.judges.base import Judgment, LeafResult, SampleResult, Status, register_judge
 from howtobench.judges.headings import score_formatting
 from howtobench.judges.negotiator import Negotiation, Negotiator
-from howtobench.judges.prompts import ANALYSIS, AUTHORS_MAX_TOKENS, Prompts, capped, leaf_schema
+from howtobench.judges.prompts import (
+    ANALYSIS,
+    AUTHORS_MAX_TOKENS,
+    DEFAULT_PROMPT_LANGUAGE,
+    Prompts,
+    capped,
+    leaf_schema,
+)
 from howtobench.judges.tree import Leaf, Tree, load_tree
 from howtobench.llm.types import ChatRequest, LLMClient, SamplingParams, Usage
-
-
-class _PromptsByLanguage(dict[str, Prompts]):
-    """Prompts built on first use for each item language."""
-
-    def __init__(self, tree: Tree, with_reference: bool, prompts_dir: Path | None) -> None:
-        super().__init__()
-        self.tree, self.with_reference, self.prompts_dir = tree, with_reference, prompts_dir
-
-    def __missing__(self, language: str) -> Prompts:
-        prompts = Prompts(self.tree, language, with_reference=self.with_reference, prompts_dir=self.prompts_dir)
-        self[language] = prompts
-        return prompts
 
 
 class TreeOfWriting:
@@ -61,15 +55,17 @@ class TreeOfWriting:
         reasks: int = 2,
         prompts_dir: Path | None = None,
         analysis_max_chars: int | None = None,
+        prompt_language: str = DEFAULT_PROMPT_LANGUAGE,
     ) -> None:
         """`analysis_max_chars` caps the free analysis (and the negotiator's explanation) in the reply schema: not
-        the paper's setting (no cap), only for judges too small to stop on their own (the embedded smoke model)."""
+        the paper's setting (no cap), only for judges too small to stop on their own (the embedded smoke model).
+        `prompt_language` is the language of every prompt, whatever the item's (English: the authors')."""
         self.client = client
         self.tree = tree if isinstance(tree, Tree) else load_tree(tree)
         self.with_reference, self.renormalize = with_reference, renormalize
         self.samples, self.sample_temperature = max(1, samples), sample_temperature
         self.sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens)
-        self.prompts = _PromptsByLanguage(self.tree, with_reference, prompts_dir)
+        self.prompts = Prompts(self.tree, prompt_language, with_reference=with_reference, prompts_dir=prompts_dir)
         self.analysis_max_chars = analysis_max_chars
         self.negotiator = Negotiator(client, self.tree, self.prompts, sampling=self.sampling, reasks=reasks,
                                      explanation_max_chars=analysis_max_chars)
@@ -108,7 +104,7 @@ class TreeOfWriting:
         if leaf.kind == "regex-headings":
             step, why = score_formatting(writing.output)  # the writing's own headings (section 3.2)
             return LeafResult(name=leaf.id, node=node, raw_score=step, score=leaf.score_of(step), reason=why), Usage()
-        prompts = self.prompts[item.language]
+        prompts = self.prompts
         request = ChatRequest(
             messages=prompts.leaf_messages(item, writing.output, leaf),
             sampling=self.sampling,
@@ -174,8 +170,8 @@ class TreeOfWriting:
             method=self.method, item_id=item.id, model=writing.model, task=item.task, genre=item.genre,
             score=root, status=status, nodes=aggregates[0].nodes, leaves=leaves, weights=negotiations[0].flat(),
             weight_repairs=[r for n in negotiations for r in n.repairs], failures=failures, samples=samples,
-            judge_model=self.client.model, tree_hash=self.tree.hash, prompt_hash=self.prompts[item.language].hash,
-            usage=usage,
+            judge_model=self.client.model, tree_hash=self.tree.hash, prompt_hash=self.prompts.hash,
+            prompt_language=self.prompts.language, usage=usage,
             cache_keys=[x.cache_key for x in leaves if x.cache_key] + [k for n in negotiations for k in n.cache_keys],
             meta={"reference": self.with_reference and bool(item.reference.strip()), "language": item.language,
                   "weights_shared": not fresh, "renormalize": self.renormalize,

@@ -14,7 +14,7 @@ What counts, and why:
   count of empty writings is shown and the convention is named in the warnings and the signature;
 - a writing the server cut short (max_tokens or a content filter: `Judgment.writing_truncated`) keeps the score
   the judge gave the text as written, and is counted per model as truncated;
-- a judgment whose edge weights J_W did not give validly (clipped and renormalised, uniform 1/n, or a sum near 1
+- a judgment whose edge weights J_W did not give validly (moved to the nearest valid plan, uniform 1/n, or a sum near 1
   rescaled: `Judgment.weight_repairs`) keeps its score and is counted per model and per cell, next to failures;
 - the same (method, item, model) twice keeps the last line (a judge file that was appended to) and warns.
 
@@ -379,7 +379,7 @@ def _warnings(counts: dict[str, ModelCounts], duplicates: int, empty: EmptyConve
         if c.weights_repaired:
             out.append(
                 f"{c.column}: the edge weights of {c.weights_repaired} of {c.judged} judgments were repaired after "
-                f"J_W gave invalid ones (clipped and renormalised {c.weights_clipped}, uniform 1/n "
+                f"J_W gave invalid ones (moved to the nearest valid plan {c.weights_clipped}, uniform 1/n "
                 f"{c.weights_uniform}, sum near 1 rescaled {c.weights_rescaled}); see each judgment's weight_repairs"
             )
         if c.empty:

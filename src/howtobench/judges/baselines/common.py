@@ -29,7 +29,14 @@ from howtobench.concurrency import gather_or_cancel
 from howtobench.data.models import Item, Writing
 from howtobench.errors import JudgeError
 from howtobench.judges.base import Judgment, LeafResult, SampleResult, Status
-from howtobench.judges.prompts import AUTHORS_MAX_TOKENS, PROMPTS_DIR, TemplateFolder, defuse
+from howtobench.judges.prompts import (
+    AUTHORS_MAX_TOKENS,
+    DEFAULT_PROMPT_LANGUAGE,
+    PROMPTS_DIR,
+    TemplateFolder,
+    check_prompt_language,
+    defuse,
+)
 from howtobench.llm.types import ChatRequest, ChatResult, LLMClient, SamplingParams, Usage
 
 SCORES: tuple[int, ...] = tuple(range(1, 11))
@@ -99,7 +106,9 @@ class LLMBaseline:
 
     def __init__(self, client: LLMClient | None, *, samples: int = 1, temperature: float | None = None,
                  max_tokens: int = AUTHORS_MAX_TOKENS, with_reference: bool = True, anchor: int = REFERENCE_ANCHOR,
-                 prompts_dir: Path | None = None) -> None:
+                 prompts_dir: Path | None = None, prompt_language: str = DEFAULT_PROMPT_LANGUAGE) -> None:
+        """`prompt_language`: the language of every prompt, whatever the item's (English by default, as the
+        authors' baseline prompts)."""
         if client is None:
             raise JudgeError(f"the {self.method} judge needs a judge model endpoint")
         if samples < 1:
@@ -107,8 +116,9 @@ class LLMBaseline:
         self.client: LLMClient = client
         self.samples, self.with_reference, self.anchor = samples, with_reference, anchor
         self.temperature = temperature if temperature is not None else (SAMPLE_TEMPERATURE if samples > 1 else 0.0)
-        self.max_tokens, self.prompts_dir = max_tokens, prompts_dir
-        self._prompts: dict[str, BaselinePrompts] = {}
+        self.max_tokens = max_tokens
+        self.prompt_language = check_prompt_language(prompt_language)
+        self.prompts = BaselinePrompts(self.prompt_language, self.templates, prompts_dir)
 
     # ---------------------------------------------------------------- hooks
     def tail(self, item: Item, prompts: BaselinePrompts, context: dict[str, Any]) -> str:
@@ -129,16 +139,11 @@ class LLMBaseline:
         return {}
 
     # ---------------------------------------------------------------- prompts
-    def prompts(self, language: str) -> BaselinePrompts:
-        if language not in self._prompts:
-            self._prompts[language] = BaselinePrompts(language, self.templates, self.prompts_dir)
-        return self._prompts[language]
-
     def has_reference(self, item: Item) -> bool:
         return self.with_reference and bool(item.reference.strip())
 
     def messages(self, item: Item, writing: Writing) -> Messages:
-        prompts = self.prompts(item.language)
+        prompts = self.prompts
         context: dict[str, Any] = {
             "instruction": item.task_prompt, "anchor": self.anchor,
             "reference": defuse(item.reference) if self.has_reference(item) else "", "writing": defuse(writing.output),
@@ -152,7 +157,7 @@ class LLMBaseline:
             messages=self.messages(item, writing),
             sampling=SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens, seed=seed),
             response_schema=self.schema(item), schema_name=f"{self.method}_judgment", purpose=f"baseline:{self.method}",
-            template_version=self.prompts(item.language).hash + self.version_suffix(item), sample_index=index,
+            template_version=self.prompts.hash + self.version_suffix(item), sample_index=index,
         )
 
     def version_suffix(self, item: Item) -> str:
@@ -201,7 +206,8 @@ class LLMBaseline:
             method=self.method, item_id=item.id, model=writing.model, task=item.task, genre=item.genre, score=score,
             status=status, leaves=leaves, samples=kept, usage=usage, judge_model=self.client.model,
             failures=[f"sample {s.index}: {s.error}" for s in kept if s.status == "failed"],
-            prompt_hash=self.prompts(item.language).hash, cache_keys=[s.cache_key for s in kept if s.cache_key],
+            prompt_hash=self.prompts.hash, prompt_language=self.prompt_language,
+            cache_keys=[s.cache_key for s in kept if s.cache_key],
             meta=meta,
         )
 

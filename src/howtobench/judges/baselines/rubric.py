@@ -41,7 +41,7 @@ class RubricJudge(LLMBaseline):
         return rubric_for(item, self.rubrics_dir)
 
     def tail(self, item: Item, prompts: BaselinePrompts, context: dict[str, Any]) -> str:
-        rubric, lang = self.rubric(item), item.language
+        rubric, lang = self.rubric(item), self.prompt_language
         genre = GENRES.get(rubric.genre)
         label = (genre.en if lang == "en" else genre.zh) if genre else rubric.genre
         dims = [{"id": d.id, "label": d.label.get(lang), "description": d.description.get(lang)}

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import jinja2
 
@@ -34,6 +34,12 @@ from howtobench.errors import JudgeError
 from howtobench.judges.tree import Leaf, Node, Tree
 
 PROMPTS_DIR = Path(__file__).parent
+PromptLanguage = Literal["en", "zh"]
+PROMPT_LANGUAGES: tuple[PromptLanguage, ...] = ("en", "zh")
+DEFAULT_PROMPT_LANGUAGE: PromptLanguage = "en"
+"""The language of every judge prompt (ToW leaves, J_W, baselines), whatever the item's language: English by
+default, as the authors' judge prompts are for the Chinese benchmark (`code/config/prompts.yaml`); `zh` is the
+named option (`--prompt-language zh`). It is part of the prompt hash, so the two never share a cached call."""
 SHARED_TEMPLATES: tuple[str, ...] = ("prefix", "reply", "weights")
 Messages = tuple[dict[str, str], ...]
 
@@ -69,6 +75,13 @@ class TemplateFolder:
             return template.render(**context)
         except jinja2.TemplateError as exc:
             raise JudgeError(f"prompt template {self.folder / name}.j2: {exc}") from exc
+
+
+def check_prompt_language(language: str) -> PromptLanguage:
+    """`language` itself when it is a judge prompt language; else a JudgeError naming the choices."""
+    if language not in PROMPT_LANGUAGES:
+        raise JudgeError(f"prompt language must be one of {', '.join(PROMPT_LANGUAGES)}, not {language!r}")
+    return language
 
 
 def defuse(text: str) -> str:
@@ -137,9 +150,10 @@ class Prompts:
     """Renders every judge prompt of one tree in one language, with or without the reference."""
 
     def __init__(
-        self, tree: Tree, language: str = "zh", *, with_reference: bool = True, prompts_dir: Path | None = None
+        self, tree: Tree, language: str = DEFAULT_PROMPT_LANGUAGE, *, with_reference: bool = True,
+        prompts_dir: Path | None = None,
     ) -> None:
-        folder = (prompts_dir or PROMPTS_DIR) / language
+        folder = (prompts_dir or PROMPTS_DIR) / check_prompt_language(language)
         if not folder.is_dir():
             raise JudgeError(f"no prompt templates for language {language!r} in {folder.parent}")
         self.tree, self.language, self.with_reference, self.folder = tree, language, with_reference, folder
