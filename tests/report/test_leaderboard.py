@@ -203,7 +203,7 @@ def test_paper_table_reading() -> None:
 def _repaired() -> list[Judgment]:
     """alpha: c1's weights clipped (content) and uniform (format), g1's rescaled; beta: none repaired."""
     clipped = repair_weights(CONTENT, {"opening_ending": 1.5, "language": 0.5, "logic": 0.5, "emotion": -0.5})[1]
-    uniform = repair_weights(FORMAT, {"plots": 0.5, "paragraphing": -0.5, "formatting": 0.0})[1]
+    uniform = repair_weights(FORMAT, {"plots": 0.5, "paragraphing": None, "formatting": 0.0})[1]
     rescaled = rescale(FORMAT, {"plots": 0.33, "paragraphing": 0.33, "formatting": 0.33})[1]
     notes = {"c1": ["constraints still broken after 2 re-ask(s)", clipped, uniform], "g1": [rescaled]}
     return [j.model_copy(update={"weight_repairs": notes.get(j.item_id, [])}) if j.model == "alpha" else j
@@ -219,8 +219,8 @@ def test_weight_repairs_counted_next_to_failures(tmp_path: Path) -> None:
     assert beta.weights_repaired == 0
     assert [lb.cell("score", row, "alpha").n_weights_repaired for row in ("completion", "guide", "open", "all")] == [  # type: ignore[union-attr]
         1, 1, 0, 2]
-    warning = ("alpha: the edge weights of 2 of 4 judgments were repaired after J_W gave invalid ones (clipped and "
-               "renormalised 1, uniform 1/n 1, sum near 1 rescaled 1)")
+    warning = ("alpha: the edge weights of 2 of 4 judgments were repaired after J_W gave invalid ones (moved to the "
+               "nearest valid plan 1, uniform 1/n 1, sum near 1 rescaled 1)")
     assert any(w.startswith(warning) for w in lb.warnings)
     counts = {c["column"]: c for c in to_json_data(lb)["counts"]}
     assert (counts["alpha"]["weights_repaired"], counts["alpha"]["failed"]) == (2, 0)
