@@ -166,7 +166,8 @@ def robustness(
     if fmt == "json":
         typer.echo(json.dumps(asdict(table), ensure_ascii=False, indent=2))
     else:
-        print_tables([as_table(table)], fmt)  # at the terminal's width (report.fit turns or wraps it to fit)
+        # at the terminal's width (report.fit turns or wraps it to fit); padding kinds add the gameability table
+        print_tables([as_table(table), *([table.gameability] if table.gameability else [])], fmt)
     failed, total = failures_left(run_dir, suite)
     finish(failed, total, "judgments and perturbations",
            f"failed judgments stay in {run_dir / 'judgments'}, failed perturbations in "

@@ -23,7 +23,7 @@ import random
 from collections import defaultdict
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,7 @@ from howtobench.locks import output_lock
 from howtobench.outputs import output_dir, write_text_atomic
 from howtobench.robustness.apply import check_kinds, derive_seed, perturb_writings
 from howtobench.robustness.files import Contexts, failures_path, write_writings
+from howtobench.robustness.gameability import gameability_table
 from howtobench.robustness.table import ORIGINAL, RobustnessTable, robustness_table, source_model
 from howtobench.robustness.text_units import paragraphs
 from howtobench.robustness.transfer import TRANSFER_KINDS
@@ -252,5 +253,7 @@ async def _suite_locked(config: SuiteConfig, *, data_root: Path, run_dir: Path, 
                                      progress, config.max_failed_rate)
     table = robustness_table(judgments, kinds, unchanged=unchanged_writings(sets), seed=config.seed,
                              n_boot=config.n_boot, empty=config.empty)
+    table = replace(table, gameability=gameability_table(judgments, kinds, seed=config.seed, n_boot=config.n_boot,
+                                                         empty=config.empty))
     _write_table(run_dir, table)
     return table

@@ -80,6 +80,8 @@ class RobustnessTable:
     seed: int
     n_boot: int
     empty: EmptyConvention = "exclude"
+    gameability: Table | None = None
+    """Raw and length-controlled change under the padding kinds (robustness.gameability); None without them."""
 
 
 def _value(j: Judgment | None, node: str | None, empty: EmptyConvention) -> float | None:
