@@ -17,6 +17,7 @@ from howtobench.serve.service import DEFAULT_DEADLINE_S, DEFAULT_MAX_PENDING, GR
 from howtobench.serve.setup import ServeSettings
 
 from .judge import MethodOpt, NoReferenceOpt, RenormalizeOpt, TreeOpt
+from .judge_panel import PanelOpt, panel_spec
 from .options import (
     ConfigOpt,
     DataOpt,
@@ -90,6 +91,7 @@ def serve(
     workspace: WorkspaceOpt = None,
     no_cache: NoCacheOpt = False,
     replay: ReplayOpt = False,
+    panel: PanelOpt = None,
 ) -> None:
     """Serve rewards over HTTP: POST /get_reward (OpenRLHF's remote reward contract), POST /v1/score (every node,
     leaf and reason), GET /health, GET /metrics (Prometheus).
@@ -106,6 +108,7 @@ def serve(
         deadline_s=deadline, cache_mode=flags.cache_mode,
         options=judge_options(renormalize=renormalize, tree=tree, max_tokens=judge_max_tokens),
         preflight=flags.preflight,
+        panel=panel_spec(panel, method, flags.judge),
     )
     run_async(serve_forever(settings, host, port, say=lambda line: console.print(
         line, highlight=False, markup=False, soft_wrap=True), announce=lambda url: print(url, flush=True)))

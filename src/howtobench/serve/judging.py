@@ -3,16 +3,19 @@
 The server builds each judge once and shares it across every request, so what the judge layer shares between
 judgments it shares here too: ToW's negotiator asks J_W once per instruction and makes concurrent judgments of
 that instruction wait for that one answer (judges/negotiator.py), so a GRPO group of n rollouts costs one
-weights call plus the leaf calls of its n writings.
+weights call plus the leaf calls of its n writings. With a panel (`serve --panel`) each judge of the panel has its
+own judge on its own client, and the reward is the panel's score (judges/panel.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from howtobench.data.models import Item, Writing
 from howtobench.judges.base import Judge, Judgment
 from howtobench.judges.job import build_judge
+from howtobench.judges.panel import PanelJudge, PanelSpec
 from howtobench.judges.runner import judge_or_fail
 from howtobench.llm.types import LLMClient
 
@@ -23,8 +26,10 @@ class JudgeSet:
     """The judge with the reference (items that have one) and the reference-free judge (built on first use)."""
 
     def __init__(self, client: LLMClient, method: str = "tow", options: dict[str, Any] | None = None, *,
-                 no_reference: bool = False) -> None:
+                 no_reference: bool = False, panel: PanelSpec | None = None,
+                 members: Mapping[str, LLMClient] | None = None) -> None:
         self.client, self.method, self.no_reference = client, method, no_reference
+        self.panel, self.members = panel, dict(members or {})
         self.options = {k: v for k, v in (options or {}).items() if k != "with_reference"}
         self._judges: dict[bool, Judge] = {}
         self.for_reference(not no_reference)  # a method that cannot be built fails at start, not on a request
@@ -33,8 +38,15 @@ class JudgeSet:
         judge = self._judges.get(with_reference)
         if judge is None:
             options = self.options if with_reference else {**self.options, "with_reference": False}
-            judge = self._judges[with_reference] = build_judge(self.method, self.client, options)
+            judge = self._judges[with_reference] = self._build(options)
         return judge
+
+    def _build(self, options: dict[str, Any]) -> Judge:
+        """The method's judge, or with a panel a `PanelJudge` of one such judge per member's client."""
+        if self.panel is None:
+            return build_judge(self.method, self.client, options)
+        return PanelJudge(self.panel, {name: build_judge(self.method, client, options)
+                                       for name, client in self.members.items()})
 
     def for_item(self, item: Item) -> Judge:
         return self.for_reference(not self.no_reference and bool(item.reference.strip()))

@@ -7,7 +7,7 @@ process and one judged by the server go through the same code, the same cache an
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.data.loader import load_items
 from howtobench.data.models import TASKS
 from howtobench.judges.base import Judge
+from howtobench.judges.panel import PanelSpec
 from howtobench.llm.client import CacheMode
 from howtobench.llm.types import LLMClient, Usage
 from howtobench.serve.app import Health, ServeState
@@ -45,6 +46,35 @@ class ServeSettings:
     cache_mode: CacheMode = "on"
     run_id: str = "serve"
     preflight: bool = True  # --no-preflight: /health is 200 from the start
+    panel: PanelSpec | None = None  # --panel: every judge of the panel judges, the reward is the panel's score
+
+
+class PanelClients:
+    """The panel's clients seen as one where the server needs one: its name, a preflight of every judge (a
+    refusal of any stops the server, each warning names its judge) and the calls of all of them."""
+
+    pool = None  # each member's client has its own; /health reports the preflight only
+
+    def __init__(self, members: dict[str, LLMClient]) -> None:
+        self.members = members
+
+    @property
+    def model(self) -> str:
+        return "panel(" + ", ".join(f"{n}={c.model}" for n, c in self.members.items()) + ")"
+
+    async def preflight(self) -> list[str]:
+        warnings = []
+        for name, client in self.members.items():
+            check = getattr(client, "preflight", None)
+            warnings += [f"{name}: {w}" for w in (await check() if check is not None else [])]
+        return warnings
+
+    def usage_by_purpose(self) -> dict[str, Usage]:
+        total: dict[str, Usage] = {}
+        for client in self.members.values():
+            for purpose, usage in getattr(client, "usage_by_purpose", dict)().items():
+                total[purpose] = total.get(purpose, Usage()) + usage
+        return total
 
 
 def benchmark_items(data_dir: Path | None) -> ItemIndex:
@@ -72,7 +102,9 @@ def call_counts(client: LLMClient) -> tuple[int, int]:
 
 
 def service_state(client: LLMClient, settings: ServeSettings, items: ItemIndex) -> ServeState:
-    judges = JudgeSet(client, settings.method, settings.options, no_reference=settings.no_reference)
+    members = client.members if isinstance(client, PanelClients) else None
+    judges = JudgeSet(client, settings.method, settings.options, no_reference=settings.no_reference,
+                      panel=settings.panel, members=members)
     service = RewardService(judges, failed_reward=settings.failed_reward, max_pending=settings.max_pending,
                             deadline_s=settings.deadline_s)
     return ServeState(service, items, tree_names(judges.for_reference(not settings.no_reference)),
@@ -84,10 +116,24 @@ def service_state(client: LLMClient, settings: ServeSettings, items: ItemIndex) 
 async def open_service(settings: ServeSettings) -> AsyncIterator[tuple[ServeState, LLMClient]]:
     """The service state over a cached judge client (the embedded local model without an endpoint)."""
     items = benchmark_items(settings.data_dir)
-    async with model_client(settings.endpoint, workspace=settings.workspace, cache_mode=settings.cache_mode,
-                            run_id=settings.run_id, purpose="judge") as client:
+    async with _judge_client(settings) as client:
         state = service_state(client, settings, items)
         try:
             yield state, client
         finally:
             await state.service.close()
+
+
+@asynccontextmanager
+async def _judge_client(settings: ServeSettings) -> AsyncIterator[LLMClient]:
+    """The judge's cached client; with a panel, one per judge behind `PanelClients`."""
+    if settings.panel is None:
+        async with model_client(settings.endpoint, workspace=settings.workspace, cache_mode=settings.cache_mode,
+                                run_id=settings.run_id, purpose="judge") as client:
+            yield client
+        return
+    async with AsyncExitStack() as stack:
+        members = {m.name: await stack.enter_async_context(model_client(
+            m.endpoint, workspace=settings.workspace, cache_mode=settings.cache_mode, run_id=settings.run_id,
+            purpose="judge")) for m in settings.panel.judges}
+        yield PanelClients(members)  # type: ignore[misc]
