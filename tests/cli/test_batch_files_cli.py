@@ -53,3 +53,13 @@ def test_batch_and_batch_files_exclude_each_other(bench_root: Path, tmp_path: Pa
     result = CliRunner().invoke(app, ["judge", "--data", str(bench_root), "--judge-model", "m", "--batch",
                                       "--batch-export", str(tmp_path / "c.jsonl")])
     assert result.exit_code == 2 and "choose one" in result.output
+
+
+def test_a_shard_exports_only_its_items(bench_root: Path, tmp_path: Path) -> None:
+    calls = tmp_path / "part1.calls.jsonl"
+    result = CliRunner().invoke(app, [
+        "judge", "--data", str(bench_root), "--task", "guide", "--limit", "2", "--models", "deepseek-chat",
+        "--judge-model", "Qwen/Qwen3-8B", "-o", str(tmp_path / "part1.jsonl"), "--workspace", str(tmp_path / "ws"),
+        "--shard", "1/2", "--batch-export", str(calls), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "round 1: 8 calls" in result.output  # 1 of the 2 items: its weights call and 7 leaves

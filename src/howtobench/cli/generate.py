@@ -42,6 +42,7 @@ from .options import (
     PricesOpt,
     ReplayOpt,
     RpmOpt,
+    ShardOpt,
     SubsetOpt,
     SystemPromptOpt,
     TaskOpt,
@@ -55,6 +56,7 @@ from .options import (
     file_endpoint_params,
     model_flags,
     preflight_plan,
+    shard_of,
 )
 from .status import EXIT_STATUSES, finish
 
@@ -129,6 +131,7 @@ def generate(
     batch_poll: BatchPollOpt = 30.0,
     batch_export: BatchExportOpt = None,
     batch_import: BatchImportOpt = None,
+    shard: ShardOpt = None,
     yes: YesOpt = False,
     max_cost: MaxCostOpt = None,
     confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
@@ -157,7 +160,9 @@ def generate(
         prompt_language=prompt_language,  # type: ignore[arg-type]
         model_name=name,
     )
-    if not estimate_first("generate", lambda: [_plan(flags.writer, items, out, settings, prices)],
+    part = shard_of(shard)
+    planned = items if part is None else part.pick(items, lambda item: item.id)
+    if not estimate_first("generate", lambda: [_plan(flags.writer, planned, out, settings, prices)],
                           {"writer": flags.writer.capacity if flags.writer else 1}, Money(yes, max_cost, confirm_above),
                           dry_run=dry_run,
                           pays=flags.writer is not None and flags.cache_mode != "replay" and files is None,
@@ -169,7 +174,7 @@ def generate(
                           progress=not no_progress, max_failed_rate=max_failed_rate,
                           report=lambda line: console.print(line, highlight=False, soft_wrap=True), files=files)
     job = GenerateJob(flags.writer, items, generate_out_path(out, settings, model_name(flags.writer)), settings,
-                      execution)
+                      execution, part)
     with spending_limit(max_cost), batch_rounds(console):
         summary = run_async(generate_job(job))
     console.print(

@@ -45,6 +45,7 @@ from .options import (
     PricesOpt,
     PromptLanguageOpt,
     ReplayOpt,
+    ShardOpt,
     StrictOpt,
     SubsetOpt,
     TaskOpt,
@@ -56,6 +57,7 @@ from .options import (
     file_endpoint_params,
     model_flags,
     preflight_plan,
+    shard_of,
 )
 from .status import EXIT_STATUSES, finish
 
@@ -146,6 +148,7 @@ def judge(
     batch_poll: BatchPollOpt = 30.0,
     batch_export: BatchExportOpt = None,
     batch_import: BatchImportOpt = None,
+    shard: ShardOpt = None,
     yes: YesOpt = False,
     max_cost: MaxCostOpt = None,
     confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
@@ -189,6 +192,7 @@ def judge(
         preflight=flags.preflight,
         panel=panel_spec(panel, method, flags.judge),
         files=files,
+        shard=shard_of(shard),
     )
     pays = (any(job.judge_endpoints.values()) and method not in NO_MODEL_METHODS and job.cache_mode != "replay"
             and not files)

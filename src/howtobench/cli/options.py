@@ -24,6 +24,7 @@ from howtobench.llm.batch import BatchSettings
 from howtobench.llm.client import CacheMode
 from howtobench.redact import redact_text, remember_secret
 from howtobench.steps.batch_files import FILE_BASE_URL, BatchFiles, RoundExported
+from howtobench.steps.shards import Shard
 from howtobench.suggest import unknown_name
 
 DataOpt = Annotated[
@@ -461,6 +462,17 @@ BatchImportOpt = Annotated[list[Path] | None, typer.Option(
     "job: checked against what it exported, answers stored in the call cache as if called live; the job goes as "
     "far as they take it and exports the next round (re-asks of invalid replies) when one is needed. Repeatable; "
     "importing a file twice changes nothing.")]
+
+
+ShardOpt = Annotated[str | None, typer.Option(
+    "--shard", help="I/N: do part I of N of the job (its items split deterministically: item k to part k mod N + "
+    "1), into its own --out, beside which <out>.shard.json records the part; `howtobench merge` joins the N parts "
+    "into one output. For N machines or a Slurm array (--shard $SLURM_ARRAY_TASK_ID/N). See docs/cluster.md.")]
+
+
+def shard_of(text: str | None) -> Shard | None:
+    """The shard of --shard I/N (None: the whole job)."""
+    return None if text is None else Shard.parse(text)
 
 
 def batch_files(export: Path | None, imports: list[Path] | None, *, batch: bool = False) -> BatchFiles | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from howtobench.config import EndpointConfig
 from howtobench.data.models import Item
@@ -14,6 +15,7 @@ from howtobench.locks import output_lock
 from howtobench.outputs import output_file
 from howtobench.steps.client import step_client
 from howtobench.steps.settings import Execution
+from howtobench.steps.shards import Shard, write_sidecar
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,14 @@ class GenerateJob:
     out_path: Path
     settings: GenerateSettings
     execution: Execution
+    shard: Shard | None = None  # write only this shard's items (steps/shards.py)
+
+    def shard_settings(self) -> dict[str, Any]:
+        """What must be equal between the parts of a sharded generate job (`merge` checks it)."""
+        s = self.settings
+        return {"model": s.model_name or (self.endpoint.model if self.endpoint else "local"),
+                "sampling": s.sampling.model_dump(mode="json"), "system_prompt": s.system_prompt,
+                "prompt_style": s.prompt_style, "prompt_language": s.prompt_language}
 
 
 def generate_out_path(out: Path | None, settings: GenerateSettings, model: str) -> Path:
@@ -40,9 +50,14 @@ def generate_run_id(out_path: Path) -> str:
 async def generate_job(job: GenerateJob) -> GenerateSummary:
     """Write every item not yet in `job.out_path` (one process per output: the file is locked first)."""
     with output_lock(output_file(job.out_path)):  # before the file is read back: one process per output
+        items = list(job.items)
+        if job.shard is not None:
+            items = job.shard.pick(items, lambda item: item.id)
+            write_sidecar(job.out_path, job.shard, "writings", job.shard_settings(), [it.id for it in job.items],
+                          [(it.id,) for it in items])
         async with step_client(job.endpoint, job.execution, purpose="writer", run_id=generate_run_id(job.out_path),
-                               items=len(job.items), per_slot=1, local_in_flight=None) as step:
+                               items=len(items), per_slot=1, local_in_flight=None) as step:
             assert step.client is not None  # a writer always calls a model
-            return await generate_writings(step.client, job.items, job.out_path, settings=job.settings,
+            return await generate_writings(step.client, items, job.out_path, settings=job.settings,
                                            concurrency=step.in_flight, progress=job.execution.progress,
                                            max_failed_rate=job.execution.max_failed_rate)

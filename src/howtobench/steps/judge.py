@@ -29,6 +29,7 @@ from howtobench.outputs import output_file
 from howtobench.steps.batch_files import BatchFiles
 from howtobench.steps.client import step_client
 from howtobench.steps.settings import Execution, Selection
+from howtobench.steps.shards import Shard, write_sidecar
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ class JudgeJob:
     max_failed_rate: float | None = None
     preflight: bool = False  # one tiny request to the judge endpoint before the first writing (llm/preflight.py)
     files: BatchFiles | None = None  # batch files answer the judge's calls (steps/batch_files.py)
+    shard: Shard | None = None  # judge only this shard's items (steps/shards.py)
     panel: PanelSpec | None = None  # judge with every judge of the panel and combine (judges/panel.py)
 
     def member(self, member: PanelMember) -> JudgeJob:
@@ -87,7 +89,14 @@ class JudgeJob:
 
 
 def select_pairs(job: JudgeJob) -> list[tuple[Item, Writing]]:
-    """The (item, writing) pairs to judge, in item order then writing order.
+    """The (item, writing) pairs to judge (those of `job.shard`'s items with a shard), in item order then writing
+    order."""
+    pairs = selected_pairs(job)
+    return pairs if job.shard is None else job.shard.pick(pairs, lambda pair: pair[0].id)
+
+
+def selected_pairs(job: JudgeJob) -> list[tuple[Item, Writing]]:
+    """The (item, writing) pairs of the whole selection, in item order then writing order.
 
     A writing row that is bad in itself, or names no benchmark item, is skipped and counted with its file:line
     (`strict`: stops at the first); a row of an item or model the filters left out is simply not selected.
@@ -131,6 +140,14 @@ def stored_tow_pairs(job: JudgeJob) -> set[tuple[str, str]] | None:
     return pairs
 
 
+def shard_settings(job: JudgeJob) -> dict[str, Any]:
+    """What must be equal between the parts of a sharded judge job (`merge` checks it)."""
+    return {"method": job.method, "judge_model": job.endpoint.model if job.endpoint else "local",
+            "options": {k: str(v) for k, v in sorted(job.options.items())}, "data": str(job.data_dir),
+            "tasks": job.tasks, "genres": job.genres, "models": job.models, "limit": job.limit, "subset": job.subset,
+            "ids": job.ids, "seed": job.seed, "writings": [str(p) for p in job.writings]}
+
+
 def judge_run_id(job: JudgeJob) -> str:
     """The call log's run id of a judge command: named by its output, so `llm usage` says which command made
     the calls and a resumed command adds to the same row (a timestamp id told the user nothing)."""
@@ -140,7 +157,11 @@ def judge_run_id(job: JudgeJob) -> str:
 async def judge_job(job: JudgeJob) -> list[Judgment]:
     """Judge every selected pair not yet in `job.out_path`; returns all their judgments."""
     with output_lock(output_file(job.out_path)):  # before the file is read back: one process per output
-        pairs = select_pairs(job)
+        every = selected_pairs(job)
+        pairs = every if job.shard is None else job.shard.pick(every, lambda pair: pair[0].id)
+        if job.shard is not None:
+            write_sidecar(job.out_path, job.shard, "judgments", shard_settings(job), [i.id for i, _ in every],
+                          [(i.id, w.model) for i, w in pairs])
         if not pairs:
             raise JudgeError("nothing to judge: no writing matches the filters" + (
                 f" among the ToW judgments of {job.options['tow_results']} (judgments of your own writings "
