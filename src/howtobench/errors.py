@@ -35,7 +35,8 @@ The model call that raised a run-level error is logged with status "stopped" (ll
 Exit statuses (`howtobench --help`, docs/failures.md): 0 every selected item was judged or generated; 1 an
 unexpected error (a bug: Python traceback); 2 the run stopped on a run-level error (or a bad command
 line); 3 the run finished but writing-level failures remain (their count is printed); 4 the run stopped
-early because the failed share passed --max-failed-rate. Each class carries its status in `exit_status`.
+early because the failed share passed --max-failed-rate; 5 the run stopped at its --max-cost. Each class
+carries its status in `exit_status`.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ EXIT_OK = 0
 EXIT_STOPPED = 2
 EXIT_FAILURES_REMAIN = 3
 EXIT_TOO_MANY_FAILURES = 4
+EXIT_BUDGET = 5
 
 
 class HowtobenchError(Exception):
@@ -136,7 +138,9 @@ class StopAfterSiblings(HowtobenchError):
 
 
 class BudgetExceeded(StopAfterSiblings):
-    """The accounted cost reached --max-cost: the command stops before its next call (resumable)."""
+    """The accounted cost reached --max-cost: the command stops before its next call (resumable; exit status 5)."""
+
+    exit_status = EXIT_BUDGET
 
 
 class CallsDeferred(StopAfterSiblings):

@@ -6,7 +6,8 @@ that module is imported: the analysis commands pull in scipy and matplotlib, and
 `howtobench data stats` should not wait for them. Errors the toolkit raises on purpose
 are printed as one clear line, without a traceback, and exit with their class's status (errors.py); so are
 filesystem errors (OSError) that no command turned into an OutputError (status 2). A `--max-failed-rate` stop
-(TooManyFailures, status 4) is not an error: its line reads "stopped early: ...", without the "error:" prefix.
+(TooManyFailures, status 4) and a `--max-cost` stop (BudgetExceeded, status 5) are not errors: their line has no
+"error:" prefix.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from rich.console import Console
 
 from howtobench import __version__
 from howtobench.cli.status import EXIT_STATUSES
-from howtobench.errors import EXIT_STOPPED, HowtobenchError, TooManyFailures
+from howtobench.errors import EXIT_STOPPED, BudgetExceeded, HowtobenchError, TooManyFailures
 from howtobench.outputs import os_error_line
 from howtobench.redact import redact_text
 
@@ -169,7 +170,7 @@ def main() -> None:
     """Console entry point."""
     try:
         build_app(requested_commands(sys.argv[1:]))()
-    except TooManyFailures as exc:  # a limit the user set, not an error: its own line ("stopped early: ...")
+    except (TooManyFailures, BudgetExceeded) as exc:  # a limit the user set, not an error: a line of its own
         _fail(str(exc), exc.exit_status, prefix="")
     except HowtobenchError as exc:
         _fail(str(exc), exc.exit_status)

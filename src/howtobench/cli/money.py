@@ -24,9 +24,10 @@ DEFAULT_CONFIRM_ABOVE = 5.0
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Go ahead without asking, whatever the estimate (needed "
                                       "above --confirm-above when there is no terminal to ask on).")]
 MaxCostOpt = Annotated[float | None, typer.Option(
-    "--max-cost", min=0.0, help="Stop cleanly once this command's accounted cost reaches this many dollars "
-    "(the calls in flight finish; no row is written for refused calls; re-run to resume). Needs a price for "
-    "every model called (--prices).")]
+    "--max-cost", min=0.0, help="Stop cleanly (exit status 5) once this command's cost reaches this many dollars: "
+    "each call's upper-bound cost is held before it is sent, so the limit is passed by at most one call; the calls "
+    "in flight finish; no row is written for refused calls. The limit counts per command: a re-run resumes and "
+    "counts from $0 again. Needs a price for every model called (--prices).")]
 ConfirmAboveOpt = Annotated[float, typer.Option(
     "--confirm-above", min=0.0, help="Ask before a command whose estimate is above this many dollars "
     f"(default {DEFAULT_CONFIRM_ABOVE:g}); without a terminal, refuse unless --yes.")]
@@ -65,7 +66,8 @@ def money_first(command: str, estimates: Sequence[Estimate], in_flight: dict[str
     console = Console(stderr=True, soft_wrap=True)
     console.print(first_screen(command, quote), highlight=False, markup=False)
     if max_cost is not None:
-        console.print(f"  --max-cost ${max_cost:,.2f}: the command stops cleanly when its accounted cost reaches it",
+        console.print(f"  --max-cost ${max_cost:,.2f} for this command (a re-run counts again from $0): it stops "
+                      "cleanly before a call that could pass it",
                       highlight=False, markup=False)
     if yes or quote.known_dollars <= confirm_above:
         return

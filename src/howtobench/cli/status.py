@@ -15,7 +15,8 @@ EXIT_STATUSES = (
     "Exit status: 0 every selected item was judged or generated (or built); 1 an unexpected error (a bug: please "
     "report it with its traceback); 2 the run stopped on a run-level error "
     "(one line naming the endpoint or path; nothing recorded for it; re-running resumes); 3 the run finished but "
-    "writing-level failures remain (their count is printed); 4 stopped early by --max-failed-rate."
+    "writing-level failures remain (their count is printed); 4 stopped early by --max-failed-rate; 5 stopped at "
+    "--max-cost (what finished is saved; re-running resumes)."
 )
 
 

@@ -58,9 +58,9 @@ from urllib.parse import urlsplit, urlunsplit
 import aiohttp
 
 from howtobench.errors import BudgetExceeded, ConfigError, OutputError, PermanentError, TransientError
-from howtobench.llm.accounting import DEFAULT_COMPLETION_TOKENS, Price
+from howtobench.llm.accounting import Price
 from howtobench.llm.budget import Budget, active_budget
-from howtobench.llm.pricing import prompt_tokens
+from howtobench.llm.pricing import body_bound_usd
 from howtobench.llm.retry import RetryPolicy
 from howtobench.llm.transport import HttpResponse, TransportError
 from howtobench.redact import redact_text, redact_url
@@ -107,9 +107,7 @@ def upper_bound_cost(price: Price) -> CostOf:
     max_tokens (or max_completion_tokens), no cache hits; `price` is the rate the batch is billed at."""
 
     def cost(body: bytes) -> float:
-        data = json.loads(body)
-        completion = data.get("max_tokens") or data.get("max_completion_tokens") or DEFAULT_COMPLETION_TOKENS
-        return price.cost(prompt_tokens(data.get("messages") or []), int(completion))
+        return body_bound_usd(price, json.loads(body))
 
     return cost
 

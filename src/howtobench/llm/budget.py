@@ -5,16 +5,20 @@
 configured concurrency, per model. A model without a price costs "unknown", never $0.
 
 `Budget` is the spending limit of one command: the client checks it before every call that is not a
-cache hit and adds each call's accounted cost after it, so `--max-cost` stops the command with
-`BudgetExceeded` (a run-level error: no row is written for the call it refuses, a re-run resumes). The limit
-counts what this command spends; the calls in flight when it is reached still finish and are accounted (the
-check is repeated once a call holds its slot, and `concurrency` lets the siblings of a refused call end by
-themselves). Through a batch API nothing is accounted until a batch answers, so the batch transport
-(`llm/batch.py`) submits only what accounted + the upper-bound estimate of the batches in flight leaves room for.
+cache hit, reserves the call's upper bound (prompt from characters, the completion at its max_tokens) once
+the call holds its slot — waiting while the calls in flight may already use up the limit — and adds each
+call's accounted cost when its answer is read, so `--max-cost` stops the command with `BudgetExceeded` (a stop
+the user set: exit status 5, no row is written for the call it refuses, a re-run resumes) having passed the
+limit by at most one call. The limit counts what this command spends (a re-run starts from $0); the calls in
+flight when it is reached still finish and are accounted (`concurrency` lets the siblings of a refused call end
+by themselves), and the stop line, formatted when printed, gives the figure the call log holds for them.
+Through a batch API nothing is accounted until a batch answers, so the batch transport (`llm/batch.py`)
+submits only what accounted + the upper-bound estimate of the batches in flight leaves room for.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -144,20 +148,50 @@ def first_screen(command: str, quote: Quote) -> str:
 # ------------------------------------------------------------------ the spending limit
 
 
+RESERVE_POLL_S = 0.02  # how often a call waiting for room under --max-cost looks again
+
+
+class LimitReached(BudgetExceeded):
+    """`BudgetExceeded` whose line gives the figure when it is printed, not when it was raised: the calls in flight
+    at the stop finish first (and are accounted and logged), so the line and the call log agree."""
+
+    def __init__(self, budget: Budget) -> None:
+        super().__init__()
+        self.budget = budget
+
+    def __str__(self) -> str:
+        b = self.budget
+        return (f"--max-cost ${b.limit:,.2f} reached: this command's calls cost ${b.spent:,.4f} (what the call log "
+                "holds for them; the limit counts per command, so a re-run starts again from $0); stopped before "
+                "the next call. Finished work is saved: run the same command again to resume (a higher --max-cost "
+                "lets it go further)")
+
+
 @dataclass
 class Budget:
-    """A spending limit in dollars and what has been accounted against it so far."""
+    """A spending limit in dollars, what has been accounted against it so far, and what the calls in flight may
+    still cost (`reserved`: each call's upper bound, held from before it is sent until its answer is charged)."""
 
     limit: float
     spent: float = 0.0
+    reserved: float = 0.0
 
     def check(self) -> None:
         """Raise `BudgetExceeded` once the accounted cost has reached the limit."""
         if self.spent >= self.limit:
-            raise BudgetExceeded(
-                f"--max-cost ${self.limit:,.2f} reached (${self.spent:,.4f} accounted): stopped before the next "
-                "call; finished work is saved, run the same command again (with a higher --max-cost) to resume"
-            )
+            raise LimitReached(self)
+
+    async def reserve(self, bound: float) -> float:
+        """Hold `bound` dollars for a call about to be sent; wait while the calls in flight may already use up the
+        limit, and raise once the accounted cost reached it. So the limit is passed by at most one call's cost."""
+        while self.spent + self.reserved >= self.limit:
+            self.check()
+            await asyncio.sleep(RESERVE_POLL_S)
+        self.reserved += bound
+        return bound
+
+    def release(self, bound: float) -> None:
+        self.reserved = max(0.0, self.reserved - bound)
 
     def add(self, dollars: float) -> None:
         self.spent += dollars
@@ -190,6 +224,18 @@ def check_budget() -> None:
 def active_budget() -> Budget | None:
     """The spending limit of the running command, if any (the batch transport reserves against it)."""
     return _ACTIVE.get()
+
+
+async def reserve(bound: float) -> float:
+    """Hold a call's upper-bound cost before it is sent (see `Budget.reserve`); returns what to `release`."""
+    budget = _ACTIVE.get()
+    return 0.0 if budget is None else await budget.reserve(bound)
+
+
+def release(bound: float) -> None:
+    budget = _ACTIVE.get()
+    if budget is not None and bound:
+        budget.release(bound)
 
 
 def charge(dollars: float) -> None:

@@ -43,7 +43,6 @@ from urllib.parse import urlsplit, urlunsplit
 
 from howtobench.config import EndpointConfig
 from howtobench.errors import (
-    BudgetExceeded,
     CacheMiss,
     ConfigError,
     HowtobenchError,
@@ -57,9 +56,10 @@ from howtobench.errors import (
 )
 from howtobench.llm import structured
 from howtobench.llm.accounting import Price, load_prices, price_for
-from howtobench.llm.budget import charge, check_budget
+from howtobench.llm.budget import active_budget, charge, check_budget, release, reserve
 from howtobench.llm.cache import STOPPED, CallRecord, CallStore, utc_now
 from howtobench.llm.limits import Outcome, RpmLimiter, SlotPool
+from howtobench.llm.pricing import body_bound_usd
 from howtobench.llm.retry import RetryPolicy, classify_status, parse_retry_after
 from howtobench.llm.transport import AiohttpTransport, HttpResponse, Transport, TransportError
 from howtobench.llm.types import ChatRequest, ChatResult, SamplingParams, Usage
@@ -416,14 +416,18 @@ class OpenAIClient:
         Returns an answer: a reply, or a failure that is a fact about this prompt. Raises when the
         endpoint is unusable (see the module docstring). `only`: send to that base URL alone (preflight).
         """
-        retry, attempt = _Retry("transient", ""), 0
+        retry, attempt, reserved = _Retry("transient", ""), 0, 0.0
         for attempt in range(1, self.endpoint.max_retries + 2):  # noqa: B007 - `attempt` is reported after
             if self._rpm:
                 await self._rpm.wait()
             slot = await self._pool.acquire(only)
             if attempt == 1 and only is None:
-                self._check_budget_holding(slot)
-            answer, retry = await self._attempt(slot, payload, attempt)
+                reserved = await self._reserve_holding(slot, payload)
+            try:
+                answer, retry = await self._attempt(slot, payload, attempt)
+            finally:
+                release(reserved)  # charged with the real cost when the answer was read (or nothing was spent)
+                reserved = 0.0
             if answer is not None:
                 return answer
             if only is not None and self._pool.circuits[only].open_until:
@@ -492,12 +496,15 @@ class OpenAIClient:
         raise PermanentError(f"{redact_url(self._targets[slot])} answered HTTP {resp.status} for model {self.model}: "
                              f"{message}. {hint[0].upper()}{hint[1:]}.")
 
-    def _check_budget_holding(self, slot: int) -> None:
-        """--max-cost again once a slot is ours: a call that waited for a slot while others spent is refused
-        before it is sent (the check in `chat` alone lets every queued call through)."""
+    async def _reserve_holding(self, slot: int, payload: _Payload) -> float:
+        """--max-cost again once a slot is ours, and the call's upper-bound cost held until its answer is charged:
+        a call that waited for a slot while others spent is refused before it is sent, and calls wait while those
+        in flight may use up the limit (so it is passed by at most one call). Returns what to release."""
+        if active_budget() is None:
+            return 0.0
         try:
-            check_budget()
-        except BudgetExceeded:
+            return await reserve(body_bound_usd(self._price, payload.body()) if self._price else 0.0)
+        except BaseException:
             self._pool.release(slot)
             raise
 

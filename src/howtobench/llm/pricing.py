@@ -66,6 +66,13 @@ def prompt_tokens(messages: Sequence[dict[str, str]]) -> int:
     return sum(estimate_tokens(m.get("content", "")) + MESSAGE_OVERHEAD for m in messages)
 
 
+def body_bound_usd(price: Price, body: dict[str, Any]) -> float:
+    """Dollars a chat-completion body may cost at most at `price`: its prompt tokens from characters, the
+    completion at its max_tokens (or max_completion_tokens), no cache hits. What --max-cost reserves per call."""
+    completion = body.get("max_tokens") or body.get("max_completion_tokens") or DEFAULT_COMPLETION_TOKENS
+    return price.cost(prompt_tokens(body.get("messages") or []), int(completion))
+
+
 def shared_tokens(messages: Sequence[dict[str, str]], shared_chars: int) -> int:
     """Tokens of the first `shared_chars` characters of `prompt_text(messages)`: whole messages with their
     overhead, then the shared start of the message where the prompts part."""
