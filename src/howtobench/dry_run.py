@@ -142,6 +142,10 @@ async def plan_run(settings: RunSettings, prices: Path | None = None) -> list[Es
     writings = [*release, *(w for rows in user_writings(settings, items) for w in rows), *generated]
     pairs = [(by_id[w.item_id], w) for w in writings if w.item_id in by_id]
     out = settings.run_dir / "judgments" / f"{settings.method}.jsonl"
+    if settings.panel is not None:  # a lane per judge of the panel, priced at its own model
+        lanes = [replace(await plan_judge_pairs(settings.method, m.endpoint, _judge_options(settings), pairs, out,
+                                                prices=prices), role=f"judge {m.name}") for m in settings.panel.judges]
+        return [*estimates, *lanes]
     judge = await plan_judge_pairs(settings.method, settings.judge, _judge_options(settings), pairs, out,
                                    prices=prices)
     judges = [judge]

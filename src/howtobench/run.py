@@ -44,6 +44,7 @@ from howtobench.generate import (
 )
 from howtobench.judges.base import EmptyConvention, Judgment
 from howtobench.judges.job import NO_MODEL_METHODS, build_judge, calls_a_model
+from howtobench.judges.panel import PanelSpec
 from howtobench.judges.runner import run_judge
 from howtobench.llm.accounting import usage_from_log
 from howtobench.llm.batch import BatchSettings
@@ -61,6 +62,7 @@ from howtobench.report.render import to_csv, to_json, to_markdown
 from howtobench.session import endpoint_or_local
 from howtobench.steps.batch_files import BatchFiles, import_for
 from howtobench.steps.client import step_client
+from howtobench.steps.judge import panel_judge
 from howtobench.steps.settings import Execution
 
 log = logging.getLogger(__name__)
@@ -121,6 +123,8 @@ class RunSettings(BaseModel):
     paper: bool = True
     empty: EmptyConvention = "exclude"  # how the leaderboard and report count empty writings (judges.base)
     length_control: bool = False  # add length-controlled tables to the leaderboard and report (report.length_control)
+    panel: PanelSpec | None = None  # judge with a panel of judges instead of `judge` (judges/panel.py)
+    panel_file: Path | None = None  # where the panel came from (written to config.yaml, so the run repeats)
     progress: bool = True
     strict: bool = False  # a bad --writings row stops the run (default: skipped and counted with file:line)
     prices: Path | None = None  # the user's price table over the built-in one, for estimates and real calls
@@ -149,7 +153,21 @@ class RunSettings(BaseModel):
 
     @property
     def needs_local_judge(self) -> bool:
-        return self.judge is None and self.method not in NO_MODEL_METHODS
+        return self.judge is None and self.panel is None and self.method not in NO_MODEL_METHODS
+
+    @property
+    def judge_endpoints(self) -> dict[str, EndpointConfig | None]:
+        """The judge endpoints by lane name: "judge", or "judge <name>" for each judge of a panel."""
+        if self.panel is None:
+            return {"judge": self.judge}
+        return {f"judge {m.name}": m.endpoint for m in self.panel.judges}
+
+    @property
+    def judge_label(self) -> str | None:
+        """Who judges, in words: the judge model, or the panel's models."""
+        if self.panel is not None:
+            return "panel(" + ", ".join(f"{m.name}={m.endpoint.model}" for m in self.panel.judges) + ")"
+        return self.judge.model if self.judge else None
 
     @property
     def run_id(self) -> str:
@@ -275,8 +293,8 @@ def _check_config(settings: RunSettings) -> None:
     path = settings.run_dir / "config.yaml"
     if path.exists():
         old = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        old_judge = (old.get("judge") or {}).get("model")
-        new_judge = settings.judge.model if settings.judge else None
+        old_judge = old.get("panel") or (old.get("judge") or {}).get("model")
+        new_judge = str(settings.panel_file) if settings.panel is not None else settings.judge_label
         if old.get("method") != settings.method or old_judge != new_judge:
             raise ConfigError(
                 f"{settings.run_dir} holds a run of method {old.get('method')!r} judged by {old_judge or 'local'!r}; "
@@ -289,7 +307,8 @@ def _check_keys(settings: RunSettings) -> None:
     anything is written: a run that cannot call its models leaves no file behind."""
     if settings.cache_mode == "replay" or settings.files is not None:  # batch files: nothing is sent from here
         return
-    for ep, used in ((settings.writer, settings.generate), (settings.judge, calls_a_model(settings.method))):
+    judges = [(ep, calls_a_model(settings.method)) for ep in settings.judge_endpoints.values()]
+    for ep, used in ((settings.writer, settings.generate), *judges):
         if ep is not None and used:
             ep.api_key()
 
@@ -330,6 +349,7 @@ def run_config(settings: RunSettings) -> dict[str, Any]:
         "prompt_language": settings.judge_options.get("prompt_language"),
         "writer": endpoint_config(settings.writer) if settings.writer else None,
         "judge": endpoint_config(settings.judge) if settings.judge else None,
+        "panel": str(settings.panel_file) if settings.panel_file else None,
         # `run` refuses a judge without a writer unless asked: a run whose embedded model wrote for a judge says so
         "local_writer": True if settings.generate and settings.writer is None and settings.judge else None,
     }
@@ -370,6 +390,11 @@ async def _judge(
     # The local llama.cpp server answers one request at a time and reuses only the previous prompt's prefix:
     # judging one writing at a time keeps its leaf prompts (which share a long prefix) back to back.
     execution = _execution(settings, parallel=1 if settings.needs_local_judge else settings.concurrency)
+    if settings.panel is not None:
+        async with panel_judge(settings.panel, settings.method, _judge_options(settings), execution,
+                               run_id=settings.run_id, items=len(pairs), check=False) as (judge, in_flight):
+            return await run_judge(judge, pairs, out, concurrency=in_flight, progress=settings.progress,
+                                   max_failed_rate=settings.max_failed_rate)
     async with step_client(judge_ep, execution, purpose="judge", run_id=settings.run_id, items=len(pairs),
                            calls_model=judge_ep is not None and settings.method not in NO_MODEL_METHODS,
                            check=False) as step:
@@ -423,7 +448,7 @@ async def _run_locked(settings: RunSettings) -> RunResult:
         raise DataError("the filters select no item")
     given = user_writings(settings, items)
     await preflight_endpoints({"writer": settings.writer if settings.generate else None,
-                               "judge": settings.judge if calls_a_model(settings.method) else None},
+                               **(settings.judge_endpoints if calls_a_model(settings.method) else {})},
                               enabled=settings.preflight and settings.batch is None and settings.files is None,
                               cache_mode=settings.cache_mode,
                               workspace=settings.workspace,
@@ -512,6 +537,8 @@ def build_manifest(
         "smoke": settings.needs_local_judge,
         "writer": _endpoint_info(writer, settings.writer) if settings.generate else None,
         "judge": _endpoint_info(judge_ep, settings.judge),
+        "panel": ({"rule": settings.panel.rule, "judges": {m.name: m.endpoint.public() for m in settings.panel.judges}}
+                  if settings.panel else None),
         "tree_hashes": sorted({j.tree_hash for j in judgments if j.tree_hash}),
         "prompt_hashes": sorted({j.prompt_hash for j in judgments if j.prompt_hash}),
         "prompt_language": settings.judge_options.get("prompt_language"),

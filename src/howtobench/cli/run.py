@@ -20,6 +20,7 @@ from howtobench.llm.types import SamplingParams
 from howtobench.report.render import to_rich
 from howtobench.run import RunSettings, run_benchmark
 
+from .judge_panel import PanelOpt, panel_spec
 from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, YesOpt, estimate_first
 from .options import (
     ApiKeyEnvOpt,
@@ -169,7 +170,7 @@ def _check_writer(writer: EndpointConfig | None, judge: EndpointConfig | None, g
 def _pays(settings: RunSettings) -> bool:
     """Whether the run calls an endpoint the user configured (the embedded model and the metrics are free)."""
     writes = settings.generate and settings.writer is not None
-    judges = settings.judge is not None and settings.method not in NO_MODEL_METHODS
+    judges = any(settings.judge_endpoints.values()) and settings.method not in NO_MODEL_METHODS
     return settings.cache_mode != "replay" and settings.files is None and (writes or judges)  # these send nothing
 
 
@@ -177,8 +178,9 @@ def _in_flight(settings: RunSettings) -> dict[str, int]:
     """Calls at once per estimate role, for the time estimate."""
     judge = settings.judge.capacity if settings.judge else 1
     writer = settings.writer.capacity if settings.writer else 1
+    panel = {lane: ep.capacity if ep else 1 for lane, ep in settings.judge_endpoints.items()}
     return {"writer": writer, "judge": judge, "judge (your writings)": judge,
-            "judge (shipped models, --release)": judge}
+            "judge (shipped models, --release)": judge, **panel}
 
 
 def run(
@@ -205,6 +207,7 @@ def run(
     paper: PaperOpt = True,
     empty: EmptyOpt = "exclude",
     length_control: LengthControlOpt = False,
+    panel: PanelOpt = None,
     base_url: BaseUrlOpt = None,
     model: ModelOpt = None,
     api_key_env: ApiKeyEnvOpt = None,
@@ -259,9 +262,11 @@ def run(
     files = batch_files(batch_export, batch_import, batch=batch)
     flags = model_flags(file_endpoint_params(file_endpoint_params(locals(), "", files), "judge_", files))
     writer, judge = flags.writer, flags.judge
+    spec = panel_spec(panel, method, judge)
+    judging = judge if spec is None else spec.judges[0].endpoint  # a panel is a configured judge too
     do_generate = _generates(generate, writings, local_writer)
-    _check_writer(writer, judge, do_generate, local_writer)
-    run_name = _name(name, writer, judge, method, do_generate)
+    _check_writer(writer, judging, do_generate, local_writer)
+    run_name = _name(name, writer, judging, method, do_generate)
     options = judge_options(max_tokens=judge_max_tokens, prompt_language=prompt_language_for(method, prompt_language))
     settings = RunSettings(
         name=run_name,
@@ -290,6 +295,8 @@ def run(
         paper=paper,
         empty=empty,
         length_control=length_control,
+        panel=spec,
+        panel_file=panel if spec is not None else None,
         progress=not no_progress,
         strict=strict,
         max_failed_rate=max_failed_rate,
@@ -299,7 +306,7 @@ def run(
         files=files,
     )
     checked = preflight_plan(flags, batch=batch or bool(files), writer=settings.writer if settings.generate else None,
-                             judge=settings.judge if calls_a_model(settings.method) else None)
+                             **(settings.judge_endpoints if calls_a_model(settings.method) else {}))
     if not estimate_first("run", lambda: run_async(plan_run(settings, prices)), _in_flight(settings),
                           Money(yes, max_cost, confirm_above), dry_run=dry_run, pays=_pays(settings),
                           preflight=checked, prices=prices, batch=batch):

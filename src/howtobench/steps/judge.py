@@ -180,13 +180,23 @@ async def job_judge(job: JudgeJob, items: int) -> AsyncIterator[tuple[Judge, int
                                items=items, calls_model=calls_a_model(job.method)) as step:
             yield build_judge(job.method, step.client, job.options), step.in_flight
         return
+    async with panel_judge(job.panel, job.method, job.options, job.execution, run_id=judge_run_id(job),
+                           items=items) as found:
+        yield found
+
+
+@asynccontextmanager
+async def panel_judge(panel: PanelSpec, method: str, options: dict[str, Any], execution: Execution, *,
+                      run_id: str, items: int, check: bool = True) -> AsyncIterator[tuple[Judge, int]]:
+    """A `PanelJudge` of one `method` judge per panel member, each on its own step client (`check`: its own
+    preflight), and the writings in flight: as many as the narrowest judge takes. Shared by `judge` and `run`."""
     async with AsyncExitStack() as stack:
         judges: dict[str, Judge] = {}
         in_flight = []
-        for member in job.panel.judges:
+        for member in panel.judges:
             step = await stack.enter_async_context(step_client(
-                member.endpoint, job.execution, purpose=f"judge {member.name}", run_id=judge_run_id(job),
-                items=items, calls_model=calls_a_model(job.method)))
-            judges[member.name] = build_judge(job.method, step.client, job.options)
+                member.endpoint, execution, purpose=f"judge {member.name}", run_id=run_id, items=items,
+                calls_model=calls_a_model(method), check=check))
+            judges[member.name] = build_judge(method, step.client, options)
             in_flight.append(step.in_flight)
-        yield PanelJudge(job.panel, judges), min(in_flight)
+        yield PanelJudge(panel, judges), min(in_flight)
