@@ -143,3 +143,20 @@ def test_cards_on_two_runs_of_one_judge(tmp_path: Path) -> None:
     same = [j.model_copy(update={"writing_chars": 100 * (int(j.item_id[1:]) + 1)}) for j in rows]
     table = {r[0]: r for r in cards({tmp_path / "r1.jsonl": same}, n_boot=50)[0].table.rows}
     assert table["length sensitivity β"][1] == "-"  # every model as long on each item: β is not identified
+
+
+def test_the_report_shows_the_panel_section(tmp_path: Path) -> None:
+    from howtobench.report.html import ReportOptions, build_report
+
+    rows = [_panel("i1", "m", (1, 2)), _panel("i2", "m", (3, 3)), _panel("i3", "m", (5, 4)),
+            _panel("i1", "n", (2, 2)), _panel("i2", "n", (6, 5)), _panel("i3", "n", (5, 9))]
+    path = tmp_path / "panel.jsonl"
+    path.write_text("".join(j.model_dump_json() + "\n" for j in rows), encoding="utf-8")
+    page = build_report([path], ReportOptions(n_boot=0))
+    section = page[page.index('<section id="panel">'):]
+    section = section[: section.index("</section>")]
+    assert "Agreement inside the panel (a, b)" in section and "Report card: a (ja)" in section
+    assert "<td>10: b on i3</td>" in section  # the most disputed writing (n on i3, spread 4) with b's reason
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text(rows[0].model_copy(update={"panel": None}).model_dump_json() + "\n", encoding="utf-8")
+    assert 'id="panel"' not in build_report([plain], ReportOptions(n_boot=0))

@@ -43,6 +43,7 @@ from howtobench.report.html_inputs import (
 )
 from howtobench.report.html_length import length_view
 from howtobench.report.html_manifest import manifest_view, provenance
+from howtobench.report.html_panel import panel_view
 from howtobench.report.leaderboard import Leaderboard, build_leaderboard, load_judgments
 from howtobench.report.length_control import LENGTH_CONTROLLED, LengthSources, needs_sources
 from howtobench.report.paper import paper_table4
@@ -109,6 +110,7 @@ def render_report(
         "bars": views.all_bars(lb),
         "tables": tables,
         "length": length_view(lb),
+        "panel": panel_view(judgments, lb.seed),
         "node_summary": views.node_summary(tables),
         "heatmap": views.heatmap(lb),
         "counts": views.counts_view(lb),
