@@ -8,12 +8,13 @@ recognised by its criteria text, which only its own prompt carries.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable
 from typing import Any
 
 from fake_server import Reply
-from howtobench.judges.tree import default_tree
+from howtobench.judges.tree import Tree, default_tree
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -36,8 +37,14 @@ def weights_for(schema: dict[str, Any]) -> dict[str, Any]:
     return {**out, "explanation": "fixed"} if "explanation" in schema["required"] else out
 
 
+@functools.cache
+def _tree() -> Tree:
+    """The bundled tree, read once: parsing its YAML on every reply (~0.1 s) made the fake judge the bottleneck."""
+    return default_tree()
+
+
 def leaf_score(prompt: str) -> tuple[str, int]:
-    tree = default_tree()
+    tree = _tree()
     for node in tree.nodes:
         for leaf in node.leaves:
             if leaf.is_llm and (leaf.criteria.zh.strip() in prompt or leaf.criteria.en.strip() in prompt):
