@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +82,7 @@ def call_figures(workspace: Path) -> tuple[int, int, int, float]:
             "MAX(finished_at) FROM calls WHERE from_cache = 0 AND purpose != 'preflight'").fetchone()
 
     def unix(stamp: str) -> float:
-        return datetime.fromisoformat(stamp).replace(tzinfo=timezone.utc).timestamp()
+        return datetime.fromisoformat(stamp).replace(tzinfo=UTC).timestamp()
 
     return n, weights, leaves, unix(last) - unix(first)
 
