@@ -11,6 +11,7 @@ import pytest
 from fake_server import FakeServer, Reply
 from howtobench.data.loader import load_items
 from howtobench.data.models import Writing
+from howtobench.judges.job import judge_options
 from howtobench.judges.runner import judge_or_fail
 from howtobench.judges.tree_of_writing import TreeOfWriting
 from howtobench.llm.client import open_client
@@ -190,3 +191,17 @@ async def test_v1_score_gives_every_node_leaf_reason_and_the_names(fake_server: 
     assert sum(first["weights"].values()) == pytest.approx(2.0)  # content + format weights, each summing to 1
     assert third["reward"] is None and "no such item" in third["error"] and third["status"] == "failed"
     assert answer["names"][:3] == ["content", "format", "impression"] and "logic" in answer["names"]
+
+
+async def test_prompt_language_reaches_the_judge(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.handler = server_handler()
+    label = {"instruction": "写一篇文章", "reference": "参考。"}
+    for language, workspace in (("zh", "zh-ws"), ("en", "en-ws")):
+        fake_server.reset()
+        settings = settings_for(fake_server, tmp_path / workspace, None,
+                                options=judge_options(prompt_language=language))
+        async with running(settings) as app:
+            status, answer, _ = await app.post("/v1/score", {"samples": [{"response": RESPONSES[0], "label": label}]})
+        assert status == 200 and answer["results"][0]["reward"] is not None
+        systems = {m["content"] for r in judge_calls(fake_server) for m in r["messages"] if m["role"] == "system"}
+        assert systems and all(any("\u4e00" <= ch <= "\u9fff" for ch in s) == (language == "zh") for s in systems)

@@ -10,7 +10,7 @@ from rich.console import Console
 
 from howtobench.config import resolve_data_dir
 from howtobench.event_loop import run as run_async
-from howtobench.judges.job import judge_options
+from howtobench.judges.job import judge_options, prompt_language_for
 from howtobench.serve.server import DEFAULT_HOST, DEFAULT_PORT
 from howtobench.serve.server import serve as serve_forever
 from howtobench.serve.service import DEFAULT_DEADLINE_S, DEFAULT_MAX_PENDING, GROUP_MEAN, FailedReward
@@ -29,6 +29,7 @@ from .options import (
     JudgeRpmOpt,
     JudgeTimeoutOpt,
     NoCacheOpt,
+    PromptLanguageOpt,
     ReplayOpt,
     WorkspaceOpt,
     model_flags,
@@ -76,6 +77,7 @@ def serve(
     tree: TreeOpt = None,
     no_reference: NoReferenceOpt = False,
     renormalize: RenormalizeOpt = False,
+    prompt_language: PromptLanguageOpt = None,
     failed_reward: FailedRewardOpt = None,
     max_pending: MaxPendingOpt = DEFAULT_MAX_PENDING,
     deadline: DeadlineOpt = DEFAULT_DEADLINE_S,
@@ -106,7 +108,8 @@ def serve(
         endpoint=flags.judge, workspace=flags.workspace, data_dir=resolve_data_dir(data) if data else None,
         method=method, no_reference=no_reference, failed_reward=failed_reward, max_pending=max_pending,
         deadline_s=deadline, cache_mode=flags.cache_mode,
-        options=judge_options(renormalize=renormalize, tree=tree, max_tokens=judge_max_tokens),
+        options=judge_options(renormalize=renormalize, tree=tree, max_tokens=judge_max_tokens,
+                              prompt_language=prompt_language_for(method, prompt_language)),
         preflight=flags.preflight,
         panel=panel_spec(panel, method, flags.judge),
     )
