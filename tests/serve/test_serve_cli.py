@@ -99,7 +99,7 @@ async def _load_then_kill(served: ServeProcess, bodies: list[dict[str, Any]]) ->
         await asyncio.sleep(0.5)
         served.kill9()
         results = await asyncio.gather(*sent, return_exceptions=True)
-    assert all(isinstance(r, Exception) for r in results)  # none was answered: the kill came mid-load
+    assert any(isinstance(r, Exception) for r in results)  # the kill came mid-load: not every one was answered
 
 
 async def _all(url: str, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
