@@ -3,6 +3,7 @@ numbers, run-level errors as 503, health and metrics."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -205,3 +206,21 @@ async def test_prompt_language_reaches_the_judge(fake_server: FakeServer, tmp_pa
         assert status == 200 and answer["results"][0]["reward"] is not None
         systems = {m["content"] for r in judge_calls(fake_server) for m in r["messages"] if m["role"] == "system"}
         assert systems and all(any("\u4e00" <= ch <= "\u9fff" for ch in s) == (language == "zh") for s in systems)
+
+
+async def test_a_completion_group_costs_1_plus_5n_and_no_reference_drops_the_reference(
+        fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:
+    fake_server.handler = server_handler()
+    async with running(settings_for(fake_server, tmp_path / "ws", bench_root)) as app:
+        status, answer, _ = await app.post("/get_reward", openrlhf_body(PROMPT, RESPONSES[:3], "completion/infer_1000"))
+    assert status == 200 and None not in answer["rewards"]
+    assert len(judge_calls(fake_server)) == 1 + 5 * 3
+    assert all(math.isnan(v) for v in answer["extra_logs"]["howtobench/format"])  # Completion has no Format
+    reference = next(i for i in load_items(bench_root, ["completion"]) if i.id == "infer_1000").reference
+    assert any(reference[:50] in json.dumps(r["messages"], ensure_ascii=False) for r in judge_calls(fake_server))
+    fake_server.reset()
+    async with running(settings_for(fake_server, tmp_path / "ws-free", bench_root, no_reference=True)) as app:
+        status, free, _ = await app.post("/v1/score", {"samples": [{"response": RESPONSES[0],
+                                                                     "label": "completion/infer_1000"}]})
+    assert status == 200 and free["results"][0]["reference"] is False
+    assert not any(reference[:50] in json.dumps(r["messages"], ensure_ascii=False) for r in judge_calls(fake_server))
