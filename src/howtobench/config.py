@@ -20,6 +20,7 @@ from howtobench.errors import ConfigError
 from howtobench.redact import redact_url, remember_secret, remember_url_secrets
 
 DATA_ENV = "HOWTOBENCH_DATA"
+MAX_TIMEOUT_S = 86_400.0  # a day, the longest a call may take (inf overflowed the event loop's timer: a traceback)
 WORKSPACE_ENV = "HOWTOBENCH_WORKSPACE"
 REWARD_URL_ENV = "HOWTOBENCH_REWARD_URL"  # the running `howtobench serve` the RL adapters call (howtobench.rl)
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -58,7 +59,7 @@ class EndpointConfig(BaseModel):
     api_key_env: str | None = None
     concurrency: int = Field(default=8, ge=1)
     rpm: int | None = Field(default=None, ge=1)
-    timeout_s: float = Field(default=300.0, gt=0)
+    timeout_s: float = Field(default=300.0, gt=0, le=MAX_TIMEOUT_S)
     max_retries: int = Field(default=6, ge=0)
     reasks: int = Field(default=2, ge=0)
     response_format: Literal["json_schema", "json_object", "none"] = "json_schema"
@@ -158,6 +159,9 @@ def load_config_file(path: Path | None) -> dict[str, Any]:
         loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"cannot read config file {path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
+                          f"offset {exc.start}); save it as UTF-8") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"config file {yaml_problem(exc, path)}") from exc
     if not isinstance(loaded, dict):

@@ -40,7 +40,7 @@ def judge_cmd(
     results: FilesArg,
     human: Annotated[Path | None, typer.Option("--human", exists=True, dir_okay=False,
                                                help="Human ratings (JSONL/CSV): agreement with people.")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap intervals.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the bootstrap intervals.")] = 0,
     bootstrap: Annotated[int, typer.Option("--bootstrap", min=0, help="Bootstrap replicates.")] = 1000,
     out: OutOpt = None,
     fmt: FormatOpt = "table",

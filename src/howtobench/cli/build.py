@@ -202,7 +202,8 @@ def score_table(table: ScoreTable) -> Table:
 def make_cmd(build_dir: DirOpt,
              task: Annotated[list[str] | None, typer.Option("--task", callback=check_task, help="Make items for "
                              "these tasks only (completion, guide, open); repeatable. Default: all three.")] = None,
-             seed: Annotated[int, typer.Option("--seed", help="Seed for choosing the blanked paragraphs (and the "
+             seed: Annotated[int, typer.Option("--seed", min=0,
+                                               help="Seed for choosing the blanked paragraphs (and the "
                                                "task of each text with --split).")] = 0,
              split: Annotated[bool, typer.Option("--split", help="Make each text into ONE task, drawn per text "
                                                  "(disjoint references, as in the release) instead of one item "

@@ -36,16 +36,26 @@ def flatten(raw: dict[str, Any], origin: str) -> dict[str, Any]:
     """`writer:` / `judge:` sections spread into prefixed keys; dashes become underscores."""
     flat: dict[str, Any] = {}
     for key, value in raw.items():
-        name = str(key).replace("-", "_")
+        name = _key_name(key, origin)
         if name in SECTIONS and isinstance(value, dict):
             for sub, sub_value in value.items():
-                sub_name = str(sub).replace("-", "_")
+                sub_name = _key_name(sub, origin)
                 flat[SECTIONS[name] + FIELD_ALIASES.get(sub_name, sub_name)] = sub_value
         elif name in SECTIONS and value is not None:
             raise ConfigError(f"{origin}: `{name}:` must be a section of endpoint settings (base_url, model, ...)")
         elif name not in SECTIONS:
             flat[name] = value
     return flat
+
+
+def _key_name(key: Any, origin: str) -> str:
+    """A key as an option name; YAML 1.1 reads an unquoted `yes:` / `no:` / `on:` / `off:` as a boolean, which the
+    error names as the user wrote it rather than as Python's `True`."""
+    if isinstance(key, bool):
+        words = "yes, on or true" if key else "no, off or false"
+        raise ConfigError(f"{origin}: a key written {words} reads as a YAML boolean, not a name: quote it "
+                          f"(\"yes\": true for --yes)")
+    return str(key).replace("-", "_")
 
 
 # Commands, parameters and contexts are click's (typer may vendor its own copy of click): read by duck typing.

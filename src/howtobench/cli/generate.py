@@ -72,7 +72,8 @@ OutOpt = Annotated[
     ),
 ]
 TopPOpt = Annotated[float | None, typer.Option("--top-p", min=0.0, max=1.0, help="Nucleus sampling (default: server).")]
-SeedOpt = Annotated[int | None, typer.Option("--seed", help="Sampling seed sent to the server (recorded), and the "
+SeedOpt = Annotated[int | None, typer.Option("--seed", min=0,
+                                             help="Sampling seed sent to the server (recorded), and the "
                                               "seed of --subset.")]
 StyleOpt = Annotated[
     str,

@@ -93,7 +93,7 @@ TreeOpt = Annotated[Path | None, typer.Option("--tree", help="Tree spec YAML, or
                     "(the paper's judge) or debiased (the same tree with a system prompt asking not to reward length; "
                     "not the paper's). Add a leaf or change a scale by editing a copy of "
                     "src/howtobench/judges/trees/default.yaml (or start it with `base: default`).")]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of --subset (same seed, same items).")]
+SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed of --subset (same seed, same items).")]
 RedoFailedOpt = Annotated[bool, typer.Option("--redo-failed", help="Judge again the writings whose judgment in --out "
                           "has status 'failed' (the new line supersedes the old one).")]
 

@@ -48,7 +48,8 @@ NodesOpt = Annotated[
 PaperOpt = Annotated[
     bool, typer.Option("--paper", help="Add the paper's Table 4 ToW scores (GPT-4o judge) as reference columns.")
 ]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling (same seed, same intervals).")]
+SeedOpt = Annotated[int, typer.Option("--seed", min=0,
+                                      help="Seed of the bootstrap resampling (same seed, same intervals).")]
 BootstrapOpt = Annotated[
     int, typer.Option("--bootstrap", min=0, help="Bootstrap replicates for the 95% intervals; 0 = no intervals.")
 ]

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 from collections.abc import Iterable, Sequence
-from typing import Annotated
+from typing import Annotated, TextIO
 
 import typer
 from rich.console import Console
@@ -168,6 +169,7 @@ def __getattr__(name: str) -> typer.Typer:
 
 def main() -> None:
     """Console entry point."""
+    warnings.showwarning = _one_line_warning
     try:
         build_app(requested_commands(sys.argv[1:]))()
     except (TooManyFailures, BudgetExceeded) as exc:  # a limit the user set, not an error: a line of its own
@@ -185,6 +187,13 @@ def main() -> None:
 EXIT_INTERRUPTED = 130  # what a shell reports for a program stopped by SIGINT
 INTERRUPTED = ("interrupted: what finished is saved; judge, generate, run, robustness and build pick up from there "
                "when the same command runs again")
+
+
+def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                      file: TextIO | None = None, line: str | None = None) -> None:
+    """A Python warning as one line, `warning: <message>` (Python's own shows the file, line and source line of the
+    code that warned: nothing a user can act on)."""
+    print(f"warning: {redact_text(str(message))}", file=file or sys.stderr)
 
 
 def _fail(message: str, status: int, prefix: str = "error:") -> None:

@@ -57,7 +57,8 @@ ResultsArg = Annotated[
         exists=True, dir_okay=False, help="Judgment JSONL files (one per method, as `howtobench judge` writes)."
     ),
 ]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling (same seed, same intervals).")]
+SeedOpt = Annotated[int, typer.Option("--seed", min=0,
+                                      help="Seed of the bootstrap resampling (same seed, same intervals).")]
 BootOpt = Annotated[int, typer.Option("--bootstrap", min=10, help="Number of bootstrap resamples of the items.")]
 DimOpt = Annotated[
     str | None,

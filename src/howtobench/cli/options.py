@@ -16,7 +16,13 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from howtobench.cli.config_file import apply_config, flatten
-from howtobench.config import EndpointConfig, api_key_env_problem, load_config_file, resolve_workspace
+from howtobench.config import (
+    MAX_TIMEOUT_S,
+    EndpointConfig,
+    api_key_env_problem,
+    load_config_file,
+    resolve_workspace,
+)
 from howtobench.errors import ConfigError
 from howtobench.event_loop import run as run_async
 from howtobench.judges.base import EmptyConvention
@@ -173,7 +179,8 @@ RpmOpt = Annotated[
 ]
 TimeoutOpt = Annotated[
     float | None,
-    typer.Option("--timeout", min=0.001, help="Seconds one HTTP attempt may take before it is retried "
+    typer.Option("--timeout", min=0.001, max=MAX_TIMEOUT_S,
+                 help="Seconds one HTTP attempt may take before it is retried "
                  "(default 300)."),
 ]
 JudgeBaseUrlOpt = Annotated[
@@ -195,7 +202,8 @@ JudgeRpmOpt = Annotated[
 ]
 JudgeTimeoutOpt = Annotated[
     float | None,
-    typer.Option("--judge-timeout", min=0.001, help="Seconds one judge HTTP attempt may take (default 300)."),
+    typer.Option("--judge-timeout", min=0.001, max=MAX_TIMEOUT_S,
+                 help="Seconds one judge HTTP attempt may take (default 300)."),
 ]
 NoCacheOpt = Annotated[
     bool,
@@ -205,7 +213,8 @@ NoCacheOpt = Annotated[
 ReplayOpt = Annotated[
     bool,
     typer.Option("--replay", help="Read-only replay: answer every call from the workspace cache and stop with an "
-                 "error at the first call that is not cached. Needs no endpoint or key."),
+                 "error at the first call that is not cached. Give the same endpoint flags as the run that filled "
+                 "the cache (its model names are part of every cache key); no key is read and nothing is sent."),
 ]
 DryRunOpt = Annotated[
     bool,

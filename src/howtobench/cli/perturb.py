@@ -49,7 +49,8 @@ KIND_HELP = (
 )
 KindOpt = Annotated[str, typer.Option("--kind", help=KIND_HELP)]
 SeedOpt = Annotated[
-    int, typer.Option("--seed", help="Base seed; each writing's seed is derived from it, its item, model and kind.")
+    int, typer.Option("--seed", min=0,
+                      help="Base seed; each writing's seed is derived from it, its item, model and kind.")
 ]
 InputArg = Annotated[
     Path,

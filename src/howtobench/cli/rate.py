@@ -63,7 +63,8 @@ def serve_cmd(
     ] = None,
     seed: Annotated[
         int | None,
-        typer.Option("--seed", help="Seed of the order of instructions and of responses A, B, C... (default 0)."),
+        typer.Option("--seed", min=0,
+                     help="Seed of the order of instructions and of responses A, B, C... (default 0)."),
     ] = None,
     tree: Annotated[
         str | None,

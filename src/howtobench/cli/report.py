@@ -49,7 +49,7 @@ ReportDataOpt = Annotated[
 ]
 SeedOpt = Annotated[
     int | None,
-    typer.Option("--seed", help="Seed of the bootstrap intervals. Default: the run's seed, else 0."),
+    typer.Option("--seed", min=0, help="Seed of the bootstrap intervals. Default: the run's seed, else 0."),
 ]
 BootstrapOpt = Annotated[
     int | None,

@@ -65,7 +65,7 @@ KindsOpt = Annotated[
 NOpt = Annotated[int, typer.Option("--n", min=1, help="Writings to sample in all (the paper: 50).")]
 PerModelOpt = Annotated[int, typer.Option("--per-model", min=1, help="Writings to sample per model (the paper: 5).")]
 SeedOpt = Annotated[
-    int, typer.Option("--seed", help="Seed of the sample, of every perturbation and of the bootstrap intervals.")
+    int, typer.Option("--seed", min=0, help="Seed of the sample, of every perturbation and of the bootstrap intervals.")
 ]
 RunDirOpt = Annotated[
     Path,

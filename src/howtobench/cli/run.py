@@ -123,7 +123,8 @@ LocalWriterOpt = Annotated[
 ReleaseModelOpt = Annotated[
     list[str] | None, typer.Option("--release-model", hidden=True, help="Older spelling of --models.")
 ]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the writer's sampling, the bootstrap and --subset.")]
+SeedOpt = Annotated[int, typer.Option("--seed", min=0,
+                                      help="Seed of the writer's sampling, the bootstrap and --subset.")]
 BootstrapOpt = Annotated[int, typer.Option("--bootstrap", min=0, help="Bootstrap replicates for the 95% intervals.")]
 PaperOpt = Annotated[
     bool, typer.Option("--paper/--no-paper", help="Show the paper's Table 4 scores as reference columns (tow only).")

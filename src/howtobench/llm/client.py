@@ -478,7 +478,7 @@ class OpenAIClient:
             try:
                 return _parse_completion(resp.body, url, attempt, self._price), _Retry("ok", "")
             except (ValueError, KeyError, IndexError, TypeError) as exc:
-                return None, _Retry("transient", f"{url} sent an unreadable HTTP {resp.status} body ({exc})")
+                return None, _Retry("transient", f"{url} answered HTTP {resp.status} {_unreadable(resp.body, exc)}")
         message = redact_text(_error_message(resp.body))
         kind = classify_status(resp.status, message + " " + resp.body[:2000].decode("utf-8", "replace"))
         said = f"{url} answered HTTP {resp.status}: {message}"
@@ -617,6 +617,22 @@ def _error_message(body: bytes) -> str:
     except ValueError:
         text = body.decode("utf-8", "replace")
     return text.strip()[:300] or "(empty body)"
+
+
+def _unreadable(body: bytes, exc: Exception) -> str:
+    """Why a 2xx body is no completion, in words: a server's error in a 200 ("with an error: ..."), or what is
+    missing ("('choices')" told nothing)."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return f"with a body that is not JSON: {body[:120].decode('utf-8', 'replace')!r}"
+    if isinstance(data, dict) and "error" in data and "choices" not in data:
+        return f"with an error instead of a completion: {redact_text(_error_message(body))}"
+    if isinstance(exc, KeyError):
+        return f"with JSON that is not a chat completion (no {exc.args[0]!r} in it)"
+    if isinstance(exc, IndexError):
+        return "with a chat completion without any choice"
+    return f"with a chat completion it could not read ({exc})"
 
 
 def _parse_completion(raw: bytes, url: str, attempt: int, price: Price | None) -> _Answer:
