@@ -101,18 +101,19 @@ async def test_failed_reward_value_and_group_mean_are_substitutes_said_as_such(f
     label = {"instruction": "写一篇文章", "reference": "参考。", "task": "guide"}
     body = openrlhf_body(PROMPT, RESPONSES[:3], label)
     body["query"][1] = "something else entirely"  # does not continue its prompt: cannot be split
+    body["query"], body["prompts"] = [body["query"][1], body["query"][0], body["query"][2]], body["prompts"]
     async with running(settings_for(fake_server, tmp_path / "ws", None, failed_reward="group-mean")) as app:
         status, answer, _ = await app.post("/get_reward", body)
     assert status == 200
-    judged = [answer["rewards"][0], answer["rewards"][2]]
-    assert answer["rewards"][1] == pytest.approx(sum(judged) / 2)
-    assert "does not start with its prompt" in answer["failures"][1]
-    assert answer["substituted"][1].startswith("group-mean: the mean of the 2 judged sample(s)")
-    assert answer["substituted"][0] is None and answer["extra_logs"]["howtobench/substituted"] == [0.0, 1.0, 0.0]
+    judged = [answer["rewards"][1], answer["rewards"][2]]  # the unusable one first: it still waits for its group
+    assert answer["rewards"][0] == pytest.approx(sum(judged) / 2)
+    assert "does not start with its prompt" in answer["failures"][0]
+    assert answer["substituted"][0].startswith("group-mean: the mean of the 2 judged sample(s)")
+    assert answer["substituted"][1] is None and answer["extra_logs"]["howtobench/substituted"] == [1.0, 0.0, 0.0]
     async with running(settings_for(fake_server, tmp_path / "ws", None, failed_reward=-1.0)) as app:
         _, answer, _ = await app.post("/get_reward", body)
-    assert answer["rewards"][1] == -1.0 and answer["rewards"][0] == pytest.approx(judged[0])
-    assert answer["substituted"][1] == "--failed-reward -1 given in place of a failure"
+    assert answer["rewards"][0] == -1.0 and answer["rewards"][1] == pytest.approx(judged[0])
+    assert answer["substituted"][0] == "--failed-reward -1 given in place of a failure"
 
 
 async def test_a_judge_answering_401_gives_no_rewards_at_all(fake_server: FakeServer, tmp_path: Path) -> None:

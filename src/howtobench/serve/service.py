@@ -100,7 +100,8 @@ class RewardService:
             raise Overloaded(self.pending, asked, self.max_pending, self._retry_after())
         seconds = self.deadline_s if deadline_s is None else deadline_s
         until = time.monotonic() + seconds
-        started = [self._admit(e) for e in entries]
+        cohorts = [None if e.group is None else self.cohorts.join(e.group) for e in entries]  # all, before any
+        started = [self._admit(e, c) for e, c in zip(entries, cohorts, strict=True)]  # leaves: one cohort per group
         tasks = [task for task, _ in started if task is not None]
         if tasks:
             await asyncio.wait(tasks, timeout=max(0.0, until - time.monotonic()))
@@ -110,12 +111,12 @@ class RewardService:
         outcomes = [self._outcome(e, task, seconds) for e, (task, _) in zip(entries, started, strict=True)]
         return await self._substitute(outcomes, [cohort for _, cohort in started], until)
 
-    def _admit(self, entry: Sample | Rejected) -> tuple[asyncio.Task[Judgment] | None, Cohort | None]:
-        group = entry.group
-        cohort = self.cohorts.join(group) if group is not None else None
+    def _admit(self, entry: Sample | Rejected, cohort: Cohort | None
+               ) -> tuple[asyncio.Task[Judgment] | None, Cohort | None]:
+        """Start judging a sample in its own task (a rejected one leaves its cohort at once)."""
         if isinstance(entry, Rejected):
-            if cohort is not None and group is not None:
-                self.cohorts.leave(group, cohort, None)
+            if cohort is not None and entry.group is not None:
+                self.cohorts.leave(entry.group, cohort, None)
             return None, cohort
         task = asyncio.ensure_future(self.judges.judge(entry.item, entry.response))
         self._running.add(task)
