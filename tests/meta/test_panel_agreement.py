@@ -160,3 +160,20 @@ def test_the_report_shows_the_panel_section(tmp_path: Path) -> None:
     plain = tmp_path / "plain.jsonl"
     plain.write_text(rows[0].model_copy(update={"panel": None}).model_dump_json() + "\n", encoding="utf-8")
     assert 'id="panel"' not in build_report([plain], ReportOptions(n_boot=0))
+
+
+def test_card_agreement_with_humans(tmp_path: Path) -> None:
+    rows = [Judgment(method="tow", item_id=f"i{k}", model="m", task="guide", genre="p", score=float(k),
+                     judge_model="j") for k in range(5)]
+    path = tmp_path / "j.jsonl"
+    path.write_text("".join(j.model_dump_json() + "\n" for j in rows), encoding="utf-8")
+    ratings = tmp_path / "human.jsonl"
+    people = [1.0, 3.0, 2.0, 5.0, 4.0]  # Pearson r with 0..4 = 0.8
+    ratings.write_text("".join(json.dumps({"item_id": f"i{k}", "model": "m", "rater": "r1", "score": v}) + "\n"
+                               for k, v in enumerate(people)), encoding="utf-8")
+    result = CliRunner().invoke(app, ["analyze", "judge", str(path), "--human", str(ratings), "--format", "json",
+                                      "--bootstrap", "0"])
+    assert result.exit_code == 0, result.output
+    table = {r["quantity"]: r for r in json.loads(result.stdout)["rows"]}
+    assert table["agreement with humans"]["value"] == f"{np.corrcoef(range(5), people)[0, 1]:.3f}" == "0.800"
+    assert table["agreement with humans"]["detail"] == "Pearson r with the mean rating, 5 writings"
