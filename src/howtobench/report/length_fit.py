@@ -16,7 +16,7 @@ difference): our scores are numbers, not preferences, so the link is the identit
 squares. The fit absorbs the item effects by demeaning within each item (Frisch–Waugh–Lovell), which is exact
 with any pattern of missing writings and leaves a (models + 1)-column problem; its normal equations are sums of
 per-item terms, so a bootstrap replicate (items resampled with replacement, every model's writing of a drawn
-item coming along) is a weighted sum of precomputed arrays and 1,000 replicates cost milliseconds.
+item coming along) is a weighted sum of precomputed arrays, not a refit (bench/length_control.py has the times).
 
 docs/length-control.md states the model, what is predicted and how the intervals are formed.
 """
