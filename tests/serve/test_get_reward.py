@@ -60,6 +60,7 @@ async def test_a_group_gets_the_direct_rewards_for_1_plus_7n_judge_calls_and_aga
     # the second request: 28 leaf calls from the cache, the weights from the negotiator's memo
     assert "howtobench_judge_calls 29.0" in metrics and "howtobench_judge_cache_hits 28.0" in metrics
     assert 'howtobench_score_mean{name="logic"}' in metrics and "howtobench_response_chars_mean" in metrics
+    assert 'howtobench_samples_total{outcome="judged"} 8.0' in metrics
 
 
 async def test_openrlhf_one_rollout_per_request_costs_the_same_calls(fake_server: FakeServer, tmp_path: Path,
@@ -167,6 +168,9 @@ async def test_over_max_pending_is_429_with_retry_after_and_a_late_sample_is_nul
         assert status == 429 and int(resp.headers["Retry-After"]) >= 1 and "--max-pending 3" in answer["error"]
         status, late, _ = await first
         assert status == 200 and late["rewards"] == [None] * 3
+        _, metrics = await app.get("/metrics")
+        assert 'howtobench_samples_total{outcome="deadline"} 3.0' in metrics
+        assert "howtobench_refused_requests_total 1.0" in metrics
         assert all(f.startswith("deadline: not judged within 0.2 s") for f in late["failures"])
         while app.state.service.pending:  # the judgments go on past the deadline, into the cache
             await asyncio.sleep(0.05)

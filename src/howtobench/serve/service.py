@@ -69,6 +69,15 @@ def judged_reward(judgment: Judgment) -> float | None:
     return None if judgment.status == "failed" else judgment.score
 
 
+def outcome_kind(entry: Sample | Rejected, outcome: Outcome) -> str:
+    """How a sample was answered, for /metrics: judged, failed, deadline or rejected."""
+    if isinstance(entry, Rejected):
+        return "rejected"
+    if outcome.judgment is None:
+        return "deadline"
+    return "failed" if outcome.reward is None else "judged"
+
+
 def failure_of(judgment: Judgment) -> str:
     return "; ".join(judgment.failures) or "the judgment failed"
 
@@ -109,6 +118,8 @@ class RewardService:
             if task.done() and not task.cancelled() and task.exception() is not None:
                 raise task.exception()  # type: ignore[misc]  # run-level: the whole request fails
         outcomes = [self._outcome(e, task, seconds) for e, (task, _) in zip(entries, started, strict=True)]
+        for entry, outcome in zip(entries, outcomes, strict=True):
+            self.metrics.samples.labels(outcome=outcome_kind(entry, outcome)).inc()
         return await self._substitute(outcomes, [cohort for _, cohort in started], until)
 
     def _admit(self, entry: Sample | Rejected, cohort: Cohort | None
