@@ -25,22 +25,22 @@ answer is stored once and a call is accounted once, when it completes — nothin
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from howtobench.config import EndpointConfig
 from howtobench.errors import CallsDeferred, ConfigError, DataError, HowtobenchError, OutputError, RowError
 from howtobench.llm.accounting import load_prices, price_for
-from howtobench.llm.batch import body_hash, upper_bound_cost
+from howtobench.llm.batch import CostOf, body_hash, upper_bound_cost
 from howtobench.llm.client import CacheMode, open_client
 from howtobench.llm.retry import RetryPolicy
 from howtobench.llm.transport import HttpResponse, TransportError
 from howtobench.llm.types import LLMClient
-from howtobench.outputs import write_text_atomic
 
 DB_NAME = "batch_files.sqlite"
 CHAT_PATH = "/v1/chat/completions"  # the url of every exported line (what vllm run-batch and OpenAI accept)
@@ -243,19 +243,59 @@ def import_outputs(store: FileStore, job: str, paths: tuple[Path, ...], report: 
 
 class FileTransport:
     """A `Transport` answering each chat completion from the job's imported answers; a body without one is
-    noted for the next file and raises `CallsDeferred`. Nothing goes to the network."""
+    appended to the spool file (the next batch file, once complete) and raises `CallsDeferred`. Bodies are not
+    kept in memory: a round of a million calls is written as it is found. Nothing goes to the network."""
 
-    def __init__(self, store: FileStore, job: str) -> None:
-        self._store, self._job = store, job
-        self.pending: dict[str, bytes] = {}
+    def __init__(self, store: FileStore, job: str, spool: Path, cost_of: CostOf | None) -> None:
+        self._store, self._job, self.spool, self._cost_of = store, job, spool, cost_of
+        self.pending: list[str] = []  # custom_ids deferred, in the order found
+        self._seen: set[str] = set()
+        self.cost: float | None = 0.0 if cost_of is not None else None
+        self._handle: IO[str] | None = None
 
     async def post_json(self, url: str, body: bytes, headers: Mapping[str, str], timeout_s: float) -> HttpResponse:
         key = body_hash(body)
         found = self._store.answer(self._job, key)
         if found is not None:
             return HttpResponse(found[0], {}, found[1])
-        self.pending.setdefault(key, body)
+        if key not in self._seen:
+            self._defer(key, body)
         raise CallsDeferred(f"call {key[:12]} has no imported answer yet: it goes into the batch file")
+
+    def _defer(self, key: str, body: bytes) -> None:
+        try:
+            if self._handle is None:
+                self.spool.parent.mkdir(parents=True, exist_ok=True)
+                self._handle = self.spool.open("w", encoding="utf-8")
+            line = {"custom_id": key, "method": "POST", "url": CHAT_PATH, "body": json.loads(body)}
+            self._handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+        except OSError as exc:
+            raise OutputError(f"cannot write the batch file {self.spool}: {exc}") from exc
+        self._seen.add(key)
+        self.pending.append(key)
+        if self._cost_of is not None and self.cost is not None:
+            self.cost += self._cost_of(body)
+
+    def finish(self, path: Path) -> None:
+        """The spool, complete, becomes the batch file `path` (flushed to disk first)."""
+        if self._handle is None:
+            return
+        try:
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+            self._handle.close()
+            self.spool.replace(path)
+        except OSError as exc:
+            raise OutputError(f"cannot write the batch file {path}: {exc}") from exc
+        finally:
+            self._handle = None
+
+    def discard(self) -> None:
+        """No round to write (the job ended another way): the spool goes."""
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+        self.spool.unlink(missing_ok=True)
 
     async def get(self, url: str, timeout_s: float) -> HttpResponse:
         raise TransportError("url", "batch files hold chat completions only")
@@ -275,36 +315,35 @@ def next_file(files: BatchFiles, last: tuple[int, str, set[str]] | None) -> Path
     return previous.with_name(f"{stem}.round{last[0] + 1}{previous.suffix}")
 
 
-def export_round(store: FileStore, job: str, files: BatchFiles, pending: Mapping[str, bytes], model: str,
-                 prices: Path | None) -> RoundExported:
-    """Write the pending calls as this round's batch input file; the exception to raise tells the user what next."""
+def export_round(store: FileStore, job: str, path: Path, transport: FileTransport, model: str) -> RoundExported:
+    """The spooled calls become this round's batch input file; the exception to raise tells the user what next."""
     last = store.last_round(job)
-    path = next_file(files, last)
-    again = last is not None and last[2] == set(pending) and Path(last[1]) == path
+    again = last is not None and last[2] == set(transport.pending) and Path(last[1]) == path
     number = last[0] if again and last is not None else (last[0] + 1 if last else 1)
-    lines = (json.dumps({"custom_id": key, "method": "POST", "url": CHAT_PATH, "body": json.loads(body)},
-                        ensure_ascii=False) + "\n" for key, body in pending.items())
-    write_text_atomic(path, "".join(lines))
-    store.add_round(job, number, path, dict.fromkeys(pending, model))
-    return RoundExported(round_text(path, number, pending, model, prices))
+    transport.finish(path)
+    store.add_round(job, number, path, dict.fromkeys(transport.pending, model))
+    return RoundExported(round_text(path, number, len(transport.pending), model, transport.cost))
 
 
-def estimated_cost(bodies: Mapping[str, bytes], model: str, prices: Path | None) -> str:
-    """What the calls may cost at most at the model's batch rate (each completion at its max_tokens)."""
+def price_of_calls(model: str, prices: Path | None) -> CostOf | None:
+    """The upper-bound cost of a call at the model's batch rate (None: the model has no price)."""
     price = price_for(model, load_prices(prices))
-    if price is None:
+    return None if price is None else upper_bound_cost(price.at_batch_rate())
+
+
+def estimated_cost(cost: float | None, model: str) -> str:
+    if cost is None:
         return f"not known: {model} has no price in the table (add one with --prices FILE)"
-    cost = upper_bound_cost(price.at_batch_rate())
-    return (f"at most ${sum(cost(b) for b in bodies.values()):,.2f} at {model}'s batch rate (prompt tokens from "
-            "characters, each completion at its max_tokens); $0 on your own GPUs")
+    return (f"at most ${cost:,.2f} at {model}'s batch rate (prompt tokens from characters, each completion at its "
+            "max_tokens); $0 on your own GPUs")
 
 
-def round_text(path: Path, number: int, pending: Mapping[str, bytes], model: str, prices: Path | None) -> str:
+def round_text(path: Path, number: int, calls: int, model: str, cost: float | None) -> str:
     """What a round wrote and the commands that answer it."""
     out = path.with_name(f"{path.stem}.out{path.suffix}")
     return "\n".join([
-        f"round {number}: {len(pending):,} calls for model {model} written to {path} (nothing was sent)",
-        f"estimated cost: {estimated_cost(pending, model, prices)}",
+        f"round {number}: {calls:,} calls for model {model} written to {path} (nothing was sent)",
+        f"estimated cost: {estimated_cost(cost, model)}",
         "run them with one of:",
         f"  vllm run-batch -i {path} -o {out} --model {model}",
         f"  python examples/ray_data_judge.py {path} {out} --model {model}    (Ray Data + vLLM on a cluster)",
@@ -331,7 +370,9 @@ async def file_client(endpoint: EndpointConfig | None, workspace: Path, files: B
     try:
         if files.imports and not imported:
             import_outputs(store, run_id, files.imports, report)
-        transport = FileTransport(store, run_id)
+        path = next_file(files, store.last_round(run_id))
+        transport = FileTransport(store, run_id, path.with_name(f".{path.name}.partial"),
+                                  price_of_calls(endpoint.model, prices))
         wide = endpoint.model_copy(update={"concurrency": FILE_SLOTS, "rpm": None, "base_urls": (FILE_BASE_URL,)})
         async with open_client(wide, workspace=workspace, cache_mode=cache_mode, transport=transport,
                                retry=RetryPolicy(base_s=0.0, max_s=0.0), batch_rates=True, prices=prices,
@@ -339,7 +380,9 @@ async def file_client(endpoint: EndpointConfig | None, workspace: Path, files: B
             try:
                 yield client
             except CallsDeferred:
-                raise export_round(store, run_id, files, transport.pending, endpoint.model, prices) from None
+                raise export_round(store, run_id, path, transport, endpoint.model) from None
+            finally:
+                transport.discard()  # a no-op after a round was written
         report("every call of this step has its answer: no batch file to write")
     finally:
         store.close()
