@@ -84,7 +84,9 @@ def test_quickstart_runs_as_written(fake_server: FakeServer, tmp_path: Path, ben
     runs = list((tmp_path / "runs").iterdir())
     board = json.loads((runs[0] / "leaderboard.json").read_text(encoding="utf-8"))
     assert board["columns"] == ["my-model"]
-    assert any(c["column"] == "deepseek-r1 (paper, gpt-4o judge)" for c in board["cells"])
+    # 24 items: the paper's columns stand there, labelled (its numbers rest on all 1,302)
+    assert any(c["column"] == "deepseek-r1 (paper, gpt-4o judge, not comparable)" for c in board["cells"])
+    assert board["paper_caveat"] == "not comparable with the paper's Table 4: 24 items, a subset of its 1,302"
     for name in ("config.yaml", "writings", "judgments", "leaderboard.md", "leaderboard.csv", "report.html",
                  "manifest.json"):  # "Everything lands in runs/<name>/ (...)"
         assert (runs[0] / name).exists(), name

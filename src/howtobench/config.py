@@ -144,6 +144,15 @@ def resolve_data_dir(flag: Path | None) -> Path:
     return user_cache_dir() / "data"
 
 
+def optional_data_dir(flag: Path | None) -> Path | None:
+    """The benchmark for commands that can do without one (leaderboard, report): `--data`, else $HOWTOBENCH_DATA,
+    else the per-user cache when `howtobench data download` filled it, else None."""
+    if flag is not None or env(DATA_ENV):
+        return resolve_data_dir(flag)
+    cached = user_cache_dir() / "data"
+    return cached if cached.is_dir() else None
+
+
 def resolve_workspace(flag: str | Path | None) -> Path:
     """Where the cache database and run outputs live: `--workspace`, $HOWTOBENCH_WORKSPACE, ./.howtobench."""
     if flag is not None:

@@ -40,19 +40,36 @@ def judged(bench_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def judged_tow(judged: Path) -> Path:
+    """The same judgments as if ToW had given them (1-10, GPT-4o): the paper's columns stand only next to ToW."""
+    out = judged.parent / "tow.jsonl"
+    rows = [json.loads(line) for line in judged.read_text("utf-8").splitlines()]
+    out.write_text("".join(json.dumps({**row, "method": "tow", "judge_model": "gpt-4o-2024-11-20",
+                                       "score": None if row["score"] is None else 1 + 9 * row["score"]}) + "\n"
+                           for row in rows), "utf-8")
+    return out
+
+
 def grids_of(output: str) -> str:
     """The printed score grids: everything above the line that says how models are ordered."""
     return output[:output.index("Models ordered by")]
 
 
 def expected_numbers(judged: Path, *extra: str) -> Counter[str]:
-    """Every number the grids must show, from the JSON view: each cell's mean and interval, the paper's values."""
+    """Every number the grids must show, from the JSON view: each cell's mean and interval (ROUGE, a 0-1 metric, to
+    four decimals), the paper's values."""
     doc = json.loads(invoke(["leaderboard", str(judged), "--format", "json", *extra]))
-    return Counter(f"{rec[key]:.2f}" for rec in doc["cells"] for key in ("mean", "ci_low", "ci_high")
+    return Counter(f"{rec[key]:.{digits(rec)}f}" for rec in doc["cells"] for key in ("mean", "ci_low", "ci_high")
                    if rec[key] is not None)
 
 
-@pytest.mark.parametrize(("columns", "parts"), [(80, 4), (120, 2), (200, 1)])
+def digits(rec: dict[str, object]) -> int:
+    return 4 if rec["method"] == "rouge" else 2
+
+
+# every cell names its n and ROUGE prints four decimals: wider cells than the two-decimal ones without n
+@pytest.mark.parametrize(("columns", "parts"), [(80, 4), (120, 3), (200, 2)])
 def test_leaderboard_turns_models_into_rows_and_wraps_keeping_every_model_and_number(
         judged: Path, columns: int, parts: int) -> None:
     output = invoke(["leaderboard", str(judged)], columns)
@@ -68,15 +85,20 @@ def test_leaderboard_turns_models_into_rows_and_wraps_keeping_every_model_and_nu
     assert Counter(NUMBER.findall(grids)) == expected_numbers(judged)
 
 
-def test_leaderboard_with_the_papers_columns_at_eighty_columns(judged: Path) -> None:
-    """--paper adds ten reference lines (release model name, the paper's judge): sixteen one-column tables before."""
-    output = invoke(["leaderboard", str(judged), "--paper"], 80)
+def test_leaderboard_with_the_papers_columns_at_eighty_columns(judged_tow: Path, judged: Path) -> None:
+    """--paper adds ten reference lines (release model name, the paper's judge, "not comparable" on 24 items):
+    sixteen one-column tables before."""
+    output = invoke(["leaderboard", str(judged_tow), "--paper"], 80)
     grids = grids_of(output)
     assert max(len(line) for line in output.splitlines()) <= 80
     assert len(re.findall(r"part\s+\d\s+of\s+4", grids)) == 4
-    reference = [f"{model} (paper, gpt-4o judge)" for model in MODELS]
+    reference = [f"{model} (paper, gpt-4o judge, not comparable)" for model in MODELS]
     assert sorted(label_cells(grids)) == sorted((MODELS + reference) * 4)
-    assert Counter(NUMBER.findall(grids)) == expected_numbers(judged, "--paper")
+    assert Counter(NUMBER.findall(grids)) == expected_numbers(judged_tow, "--paper")
+    # next to ROUGE's 0-1 scale the paper's ToW columns are not shown, and the table says why
+    rouge = invoke(["leaderboard", str(judged), "--paper"], 80)
+    assert "(paper," not in rouge
+    assert "they are ToW scores (1-10), and this table also holds rouge" in " ".join(rouge.split())
 
 
 def test_robustness_table_fits_an_eighty_column_terminal(bench_root: Path, tmp_path: Path) -> None:
@@ -111,5 +133,5 @@ def test_run_prints_its_leaderboard_to_fit_eighty_columns(bench_root: Path, tmp_
     assert len(re.findall(r"part\s+\d\s+of\s+4", grids)) == 4
     assert sorted(label_cells(grids)) == sorted(["mine", *MODELS] * 4)
     board = json.loads((run_dir / "leaderboard.json").read_text("utf-8"))
-    assert Counter(NUMBER.findall(grids)) == Counter(f"{rec[key]:.2f}" for rec in board["cells"]
+    assert Counter(NUMBER.findall(grids)) == Counter(f"{rec[key]:.{digits(rec)}f}" for rec in board["cells"]
                                                      for key in ("mean", "ci_low", "ci_high") if rec[key] is not None)

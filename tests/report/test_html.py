@@ -167,13 +167,14 @@ def test_numbers_match_the_leaderboard(run_dir: Path) -> None:
             assert cell == f"failed ×{rec['n_failed']}"
         else:
             failed = f" {rec['n_failed']} failed" if rec["n_failed"] else ""
-            assert cell == f"{fmt(rec['mean'])} [{fmt(rec['ci_low'])}, {fmt(rec['ci_high'])}]{failed}"
+            interval = f" [{fmt(rec['ci_low'])}, {fmt(rec['ci_high'])}]" if rec["n"] > 1 else ""  # none for 1 item
+            assert cell == f"{fmt(rec['mean'])}{interval} n={rec['n']}{failed}"
         checked += 1
     assert checked == len(cell_records(lb)) > 20
     score = tables["score"]
     assert score[0][1:] == ["alpha", "beta"]  # ordered by All
     # the failure is left out (not 0), and the empty writing too (the authors' convention): beta rests on 1 item
-    assert score[-1][:3] == ["All", "6.67 [5.00, 8.00]", "5.00 [5.00, 5.00] 1 failed"]
+    assert score[-1][:3] == ["All", "6.67 [5.00, 8.00] n=3", "5.00 n=1 1 failed"]
     # one method only, so the counts table has no method column
     counts = next(rows for attrs, rows in _tables(page) if rows and rows[0][:2] == ["model", "judged"])
     assert counts[2][:8] == ["beta", "3", "1", "1", "1", "0", "0", "33.3%"]
@@ -262,7 +263,9 @@ def test_scrub_masks_key_like_values() -> None:
     assert cleaned == {"a": {"b": ["[redacted]", "plain"]}, "c": "[redacted]"}
 
 
-def test_plain_files_without_data(tmp_path: Path) -> None:
+def test_plain_files_without_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HOWTOBENCH_DATA", raising=False)  # else the page finds the benchmark there, as it should
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "no-cache"))
     path = tmp_path / "tow.jsonl"
     path.write_text("".join(j.model_dump_json() + "\n" for j in hand_made()), encoding="utf-8")
     page = build_report([path], ReportOptions(seed=0, n_boot=100, explorer_limit=1))
@@ -347,7 +350,7 @@ async def test_a_run_writes_its_report(tmp_path: Path, bench_root: Path) -> None
     for cell in board["cells"]:
         label = next(r["label"] for r in board["rows"] if r["key"] == cell["row"])
         shown = next(r for r in body if r[0] == label)[header.index(cell["column"])]
-        assert shown == f"{fmt(cell['mean'])} [{fmt(cell['ci_low'])}, {fmt(cell['ci_high'])}]"
+        assert shown == f"{fmt(cell['mean'], 4)} [{fmt(cell['ci_low'], 4)}, {fmt(cell['ci_high'], 4)}] n={cell['n']}"
     assert "rouge-report" in _text(page) and "2 of 2 items shown" in _text(page)
 
 

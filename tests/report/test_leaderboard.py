@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -12,12 +13,14 @@ import pytest
 from typer.testing import CliRunner
 
 from howtobench.cli.main import app
-from howtobench.errors import RowError
+from howtobench.errors import ConfigError, RowError
 from howtobench.judges.base import Judgment
 from howtobench.judges.negotiator import repair_weights, rescale
 from howtobench.judges.tree import default_tree
+from howtobench.report.headline import headlines
 from howtobench.report.leaderboard import build_leaderboard, load_judgments
-from howtobench.report.paper import paper_table4
+from howtobench.report.paper import PaperTable, paper_table4
+from howtobench.report.reference import is_paper_judge
 from howtobench.report.render import fmt, to_csv, to_json_data, to_markdown
 from howtobench.stats import bootstrap_ci, rng_for
 
@@ -151,11 +154,11 @@ def test_outputs_agree(results_file: Path) -> None:
     md = to_markdown(lb)
     all_line = next(line for line in md.splitlines() if line.startswith("| All |"))
     alpha = next(r for r in data["cells"] if r["row"] == "all" and r["column"] == "alpha")
-    expected = f"{fmt(alpha['mean'])} [{fmt(alpha['ci_low'])}, {fmt(alpha['ci_high'])}]"
+    expected = f"{fmt(alpha['mean'])} [{fmt(alpha['ci_low'])}, {fmt(alpha['ci_high'])}] n={alpha['n']}"
     assert all_line.split(" | ")[1] == expected
-    # paper reference columns: DS-R1's published All is 6.10
+    # paper reference columns: DS-R1's published All is 6.10; four items judged by judge-x are not its setting
     header = md.splitlines()[md.splitlines().index("### Leaderboard — root score (tow)") + 2]
-    assert "deepseek-r1 (paper, gpt-4o judge)" in header and "DS-R1" not in header
+    assert "deepseek-r1 (paper, gpt-4o judge, not comparable)" in header and "DS-R1" not in header
     assert "6.10" in all_line
     assert {c["column"]: c["failed"] for c in data["counts"]} == {"alpha": 0, "beta": 1}
     assert "beta: 1 of 4 judgments failed" in md
@@ -256,7 +259,9 @@ def test_pair_against_the_order_of_means_is_flagged(tmp_path: Path) -> None:
                for w in lb.warnings)
     data = to_json_data(lb)
     assert data["paired"][0]["against_order"] is True and data["order"]["by"] == "means"
-    assert "| gamma vs delta | 2 | -1.0000 [-1.00, -1.00] | 0.5 | OPPOSITE |" in to_markdown(lb)
+    assert "| gamma vs delta | 2 | -1.0000 [-1.00, -1.00] | 0.5 | REVERSED |" in to_markdown(lb)
+    assert "| pair (adjacent in the order) | shared items | difference [95% CI] | Wilcoxon p | sign on shared items |" \
+        in to_markdown(lb)
     assert {line["order"] for line in csv.DictReader(io.StringIO(to_csv(lb)))} == {"means"}
     assert lb.signature.endswith("|order:means")
 
@@ -286,3 +291,104 @@ def test_order_on_shared_items_needs_one() -> None:
     js = [_j("gamma", "c1", 6.0), _j("delta", "g1", 7.0)]
     with pytest.raises(DataError, match="no item has a score for every model"):
         build_leaderboard(js, n_boot=0, order="shared")
+
+
+def test_a_cell_of_one_item_shows_n_and_no_interval() -> None:
+    """A resample of one value is that value: [7.00, 7.00] would read as certainty."""
+    lb = build_leaderboard(hand_made(), seed=3, n_boot=300)
+    one = lb.cell("score", "guide", "alpha")
+    assert one is not None and (one.mean, one.n, one.ci_low, one.ci_high) == (7.0, 1, None, None)
+    md = to_markdown(lb)
+    assert next(line for line in md.splitlines() if line.startswith("| Guide |")) == "| Guide | 7.00 n=1 | — |"
+    assert next(line for line in md.splitlines() if line.startswith("| All |")) == \
+        "| All | 6.50 [5.50, 7.50] n=4 | 4.50 [4.00, 5.00] n=2 |"
+    rec = next(r for r in to_json_data(lb)["cells"] if (r["row"], r["column"]) == ("guide", "alpha"))
+    assert (rec["n"], rec["ci_low"], rec["ci_high"]) == (1, None, None)
+
+
+def test_headline_is_the_answer_first() -> None:
+    lb = build_leaderboard(hand_made(), seed=3, n_boot=300)
+    assert headlines(lb) == [
+        "alpha: All 6.50 [5.50, 7.50] · n=4 items · judge judge-x · rank 1 of 2 · vs beta: +2.00 [+1.00, +3.00] on 2 "
+        "shared",
+        "beta: All 4.50 [4.00, 5.00] · n=2 items · 1 failed · judge judge-x · rank 2 of 2 · vs alpha: −2.00 "
+        "[−3.00, −1.00] on 2 shared",
+    ]
+    assert to_json_data(lb)["headline"] == headlines(lb)
+    assert to_markdown(lb).startswith("## Leaderboard\n\n- alpha: All 6.50 [5.50, 7.50] · n=4 items")
+
+
+def _paper_of(items: dict[str, int]) -> PaperTable:
+    return replace(paper_table4(), items=items)
+
+
+def test_paper_columns_comparable_only_for_gpt4o_on_the_whole_benchmark() -> None:
+    whole = _paper_of({"completion": 2, "guide": 1, "open": 1})  # the four items of hand_made() are "everything"
+    gpt4o = [j.model_copy(update={"judge_model": "gpt-4o-2024-11-20"}) for j in hand_made()]
+    lb = build_leaderboard(gpt4o, n_boot=0, paper=whole)
+    assert lb.paper_caveat is None and to_json_data(lb)["paper_comparable"] is True
+    assert "deepseek-r1 (paper, gpt-4o judge)" in to_markdown(lb)
+    other = build_leaderboard(hand_made(), n_boot=0, paper=whole)
+    assert other.paper_caveat == "not comparable with the paper's Table 4: judged by judge-x, not GPT-4o"
+    subset = build_leaderboard(gpt4o, n_boot=0, paper=paper_table4())
+    assert subset.paper_caveat == "not comparable with the paper's Table 4: 4 items, a subset of its 1,302"
+    md = to_markdown(subset)
+    assert "Reference columns not comparable with the paper's Table 4: 4 items, a subset of its 1,302." in md
+    assert "deepseek-r1 (paper, gpt-4o judge, not comparable)" in md
+    assert [is_paper_judge(n) for n in ("gpt-4o", "openai/gpt-4o-2024-08-06", "GPT-4o", "gpt-4o-mini", "gpt-4.1",
+                                        None)] == [True, True, True, False, False, False]
+
+
+def test_paper_columns_never_next_to_another_scale() -> None:
+    bleu = [j.model_copy(update={"method": "bleu", "score": 30.0, "judge_model": None}) for j in hand_made()]
+    lb = build_leaderboard([*hand_made(), *bleu], n_boot=0, paper=paper_table4())
+    assert lb.paper is None and lb.shown == tuple(("ours", c) for c in lb.columns)
+    md = to_markdown(lb)
+    assert "(paper," not in md
+    assert "The paper's Table 4 columns are not shown: they are ToW scores (1-10), and this table also holds bleu, " \
+        "on another scale." in md
+    assert "metric bleu" in headlines(lb)[0]
+
+
+def test_ordered_by_all_places_the_paper_columns_among_ours() -> None:
+    """alpha 6.50 ranks above DS-R1's published 6.10; beta 4.50 below Llama's 4.59: the order line is true."""
+    lb = build_leaderboard(hand_made(), n_boot=0, paper=paper_table4())
+    paper = paper_table4().models
+    assert lb.shown == (("ours", "alpha"), *(("paper", m) for m in paper), ("ours", "beta"))
+    header = next(line for line in to_markdown(lb).splitlines() if line.startswith("|  | alpha |"))
+    assert header.endswith("| Llama-3.3-70B-Instruct (paper, gpt-4o judge, not comparable) | beta |")
+    assert "Models ordered by: All mean over each model's own scored items; the paper's reference columns among " \
+        "them by their published All." in to_markdown(lb)
+    ranks = {(r["column"], r["rank"]) for r in to_json_data(lb)["cells"] if r["row"] == "all"}
+    assert ("alpha", 1) in ranks and ("beta", 12) in ranks
+    assert ("deepseek-r1 (paper, gpt-4o judge, not comparable)", 2) in ranks
+    assert "rank 12 of 12 with the paper's 10 (not comparable)" in headlines(lb)[1]
+    shared = build_leaderboard(_against_order(), n_boot=0, paper=paper_table4(), order="shared")
+    assert shared.shown[:2] == (("ours", "delta"), ("ours", "gamma"))  # another order: the paper's after ours
+
+
+def test_compare_and_baseline_pair_on_shared_items(tmp_path: Path) -> None:
+    lb = build_leaderboard(_against_order(), seed=1, n_boot=100, compare=("delta", "gamma"))
+    (pair,) = lb.comparisons
+    assert (pair.first, pair.second, pair.n_shared, pair.mean_diff, pair.p_wilcoxon) == ("delta", "gamma", 2, 1.0,
+                                                                                         0.5)
+    assert "| delta − gamma | 2 | +1.00 [+1.00, +1.00] | 0.5 |" in to_markdown(lb)
+    three = [*_against_order(), _j("eps", "c1", 2.0), _j("eps", "g1", 3.0)]
+    base = build_leaderboard(three, seed=1, n_boot=100, baseline="eps")
+    assert [(p.first, p.second, p.mean_diff) for p in base.comparisons] == [("gamma", "eps", 3.5), ("delta", "eps",
+                                                                                                    4.5)]
+    assert "vs eps: +3.50 [+3.00, +4.00] on 2 shared" in headlines(base)[0]
+    assert "### Paired on shared items: every model against eps" in to_markdown(base)
+    with pytest.raises(ConfigError, match=r"--baseline: unknown model 'gama' \(did you mean 'gamma'\?\)"):
+        build_leaderboard(three, n_boot=0, baseline="gama")
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(j.model_dump_json() + "\n" for j in three), encoding="utf-8")
+    out = CliRunner().invoke(app, ["leaderboard", str(path), "--compare", "delta", "gamma", "--baseline", "eps",
+                                   "--format", "json", "--bootstrap", "100", "--seed", "1"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert [(c["first"], c["second"], c["mean_diff"]) for c in data["comparisons"]] == [
+        ("delta", "gamma", 1.0), ("gamma", "eps", 3.5), ("delta", "eps", 4.5)]
+    shown = CliRunner().invoke(app, ["leaderboard", str(path), "--baseline", "eps"], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    assert shown.output.rstrip("\n").splitlines()[-3:] == headlines(build_leaderboard(three, baseline="eps"))

@@ -31,7 +31,8 @@ def test_paid_judge_judges_only_the_users_model_next_to_the_paper(fake_server: F
     board = json.loads((tmp_path / "run" / "leaderboard.json").read_text(encoding="utf-8"))
     assert board["columns"] == ["mine"]
     paper_columns = {c["column"] for c in board["cells"] if c["source"] == "paper"}
-    assert paper_columns == {f"{m} (paper, gpt-4o judge)" for m in paper_table4().models}
+    assert paper_columns == {f"{m} (paper, gpt-4o judge, not comparable)" for m in paper_table4().models}
+    assert board["paper_caveat"] == "not comparable with the paper's Table 4: 3 items, a subset of its 1,302"
 
 
 def test_release_is_explicit_and_priced_on_its_own_line(fake_server: FakeServer, tmp_path: Path,

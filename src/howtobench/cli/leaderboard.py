@@ -12,7 +12,7 @@ from rich.console import Console
 
 from howtobench.cli.length_options import LengthControlOpt, WritingsOpt, length_sources
 from howtobench.cli.options import EmptyOpt, FormatOpt, NoProgressOpt
-from howtobench.config import resolve_data_dir
+from howtobench.config import optional_data_dir
 from howtobench.data.loader import load_items
 from howtobench.data.models import Item
 from howtobench.judges.base import Judgment
@@ -30,10 +30,11 @@ class By(StrEnum):
 
 
 def _items_for(data: Path | None, judgments: list[Judgment]) -> list[Item] | None:
-    if data is None:
+    root = optional_data_dir(data)
+    if root is None:
         return None
     tasks = sorted({j.task for j in judgments})
-    return load_items(resolve_data_dir(data), tasks)
+    return load_items(root, tasks)
 
 
 ResultsArg = Annotated[
@@ -55,7 +56,8 @@ BootstrapOpt = Annotated[
 ]
 LbDataOpt = Annotated[
     Path | None,
-    typer.Option("--data", help="Benchmark root: genres from the data, and a count of items never judged."),
+    typer.Option("--data", help="Benchmark root: genres from the data, and a count of items never judged. "
+                 "Default: $HOWTOBENCH_DATA, else the per-user cache when `howtobench data download` filled it."),
 ]
 TitleOpt = Annotated[str, typer.Option("--title", help="Heading printed above the tables.")]
 class Order(StrEnum):
@@ -71,6 +73,17 @@ OrderOpt = Annotated[
         "adjacent pair whose paired difference on shared items has the other sign is flagged. shared: ordered "
         "by the mean over the items every model has a score for (their number is printed).",
     ),
+]
+CompareOpt = Annotated[
+    tuple[str, str] | None,
+    typer.Option("--compare", metavar="A B", show_default=False,
+                 help="Two models (columns) to compare: A − B on the items both have a score for, with its paired "
+                 "bootstrap 95% interval and Wilcoxon p."),
+]
+BaselineOpt = Annotated[
+    str | None,
+    typer.Option("--baseline", help="Compare every model with this one (paired on shared items, interval and p); "
+                 "each model's closing line reads 'vs BASELINE'."),
 ]
 OutputOpt = Annotated[Path | None, typer.Option("-o", "--out", help="Write to this file instead of the terminal.")]
 
@@ -89,6 +102,8 @@ def leaderboard(
     empty: EmptyOpt = "exclude",
     length_control: LengthControlOpt = False,
     writings: WritingsOpt = None,
+    compare: CompareOpt = None,
+    baseline: BaselineOpt = None,
     output: OutputOpt = None,
     no_progress: NoProgressOpt = False,
 ) -> None:
@@ -98,7 +113,8 @@ def leaderboard(
     counted and left out of the means, never scored as 0; empty writings are left out of the means and counted,
     as the authors did (--empty lowest scores them instead). Adjacent models are compared on shared items (mean
     difference with a paired-bootstrap interval, Wilcoxon signed-rank p-value); a pair whose shared items say the
-    opposite of the order is flagged.
+    opposite of the order is flagged. --compare A B and --baseline X add the paired differences asked for. The
+    table ends with one line per model: All with its interval and n, the judge, the rank, and its comparison.
     """
     with step(f"reading judgments, bootstrapping {bootstrap} replicates per cell", not no_progress):
         judgments = load_judgments(results)
@@ -115,6 +131,8 @@ def leaderboard(
             empty=empty,
             length_controlled=length_control,
             lengths=length_sources(judgments, data, writings) if length_control else None,
+            compare=compare,
+            baseline=baseline,
         )
     if fmt == "table":
         if output is None:

@@ -44,7 +44,8 @@ ReportDataOpt = Annotated[
     typer.Option(
         "--data",
         help="Benchmark root: shows each instruction and the shipped writings in the explorer and takes genres "
-        "from the data. Default: the folder a run directory's manifest names, else none.",
+        "from the data. Default: the folder a run directory's manifest names, else $HOWTOBENCH_DATA, else the "
+        "per-user cache when `howtobench data download` filled it, else none.",
     ),
 ]
 SeedOpt = Annotated[

@@ -32,6 +32,7 @@ from howtobench.data.models import Item, Writing
 from howtobench.judges.base import EmptyConvention, Judgment, check_empty
 from howtobench.outputs import output_file, write_text_atomic
 from howtobench.report import html_views as views
+from howtobench.report.headline import headlines
 from howtobench.report.html_explorer import DEFAULT_LIMIT, choose_items, explorer
 from howtobench.report.html_inputs import (
     ReportSources,
@@ -47,6 +48,7 @@ from howtobench.report.html_panel import panel_view
 from howtobench.report.leaderboard import Leaderboard, build_leaderboard, load_judgments
 from howtobench.report.length_control import LENGTH_CONTROLLED, LengthSources, needs_sources
 from howtobench.report.paper import paper_table4
+from howtobench.report.render import paper_lines
 
 SMOKE_BANNER = (
     "Smoke run: the scores below come from the small embedded local model and only show that the pipeline "
@@ -108,6 +110,8 @@ def render_report(
         "sources": list(sources),
         "smoke_banner": SMOKE_BANNER if manifest and manifest.get("smoke") and not lb.notes else "",
         "bars": views.all_bars(lb),
+        "headline": headlines(lb),
+        "paper_notes": paper_lines(lb),
         "tables": tables,
         "length": length_view(lb),
         "panel": panel_view(judgments, lb.seed),

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from howtobench.config import optional_data_dir
 from howtobench.data.loader import INFERENCES_DIR, load_items, load_writings_file, release_models
 from howtobench.data.models import TASKS, Item, Writing
 from howtobench.errors import DataError
@@ -108,13 +109,14 @@ def scrub(value: Any) -> Any:
 
 
 def data_dir_for(sources: ReportSources, flag: Path | None) -> Path | None:
-    """The benchmark folder: the --data flag, else the one the run's manifest names (when it still exists)."""
+    """The benchmark folder: the --data flag, else the one the run's manifest names (when it still exists), else
+    $HOWTOBENCH_DATA or the per-user cache, as every command finds it (`config.optional_data_dir`)."""
     if flag is not None:
         return flag
     named = ((sources.manifest or {}).get("data") or {}).get("dir")
     if isinstance(named, str) and Path(named).is_dir():
         return Path(named)
-    return None
+    return optional_data_dir(None)
 
 
 def load_report_items(data_dir: Path | None, tasks: Iterable[str]) -> list[Item] | None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from howtobench.judges.base import Judgment
 from howtobench.report.leaderboard import SCORE, Leaderboard
-from howtobench.report.render import DASH, cell_records, counts_grid, fmt, metric_title, paired_grid
+from howtobench.report.render import DASH, cell_records, counts_grid, fmt, metric_title, paired_grid, shown_labels
 
 # Colour stops of the heatmap (light for the lowest mean of the table, deep blue for the highest).
 FAILED_BG, FAILED_FG = "#fdecea", "#b42318"
@@ -38,19 +38,21 @@ class CellView:
 
 @dataclass(frozen=True)
 class TableView:
-    """A metric's leaderboard: header (models, then paper columns) and one line per row."""
+    """A metric's leaderboard: our models (`header`), every column in the order printed (`shown`: label, and
+    whether it is a paper reference column placed among ours by its published All) and one line per row."""
 
     metric: str
     title: str
     header: list[str]
     paper_columns: list[str]
     rows: list[tuple[str, str, list[CellView | None]]]
+    shown: list[tuple[str, bool]]
 
 
-def _ci_text(rec: dict[str, Any]) -> str:
+def _ci_text(rec: dict[str, Any], digits: int) -> str:
     if rec["ci_low"] is None:
         return ""
-    return f"[{fmt(rec['ci_low'])}, {fmt(rec['ci_high'])}]"
+    return f"[{fmt(rec['ci_low'], digits)}, {fmt(rec['ci_high'], digits)}]"
 
 
 def leaderboard_tables(lb: Leaderboard) -> list[TableView]:
@@ -60,14 +62,16 @@ def leaderboard_tables(lb: Leaderboard) -> list[TableView]:
     for metric in lb.metrics:
         recs = {(r["row"], r["column"]): r for r in records if r["metric"] == metric}
         paper = list(dict.fromkeys(r["column"] for r in records if r["source"] == "paper" and r["metric"] == metric))
+        columns = shown_labels(lb) if paper else list(lb.columns)
         rows: list[tuple[str, str, list[CellView | None]]] = []
         for row in lb.rows:
             cells: list[CellView | None] = []
-            for col in (*lb.columns, *paper):
+            for col in columns:
                 rec = recs.get((row.key, col))
-                cells.append(None if rec is None else _cell_view(rec))
+                cells.append(None if rec is None else _cell_view(rec, lb.digits(col)))
             rows.append((row.group, row.label, cells))
-        out.append(TableView(metric, metric_title(lb, metric), list(lb.columns), paper, rows))
+        shown = [(col, col in paper) for col in columns]
+        out.append(TableView(metric, metric_title(lb, metric), list(lb.columns), paper, rows, shown))
     return out
 
 
@@ -83,10 +87,10 @@ def node_summary(tables: Sequence[TableView]) -> list[tuple[str, list[CellView |
     return out
 
 
-def _cell_view(rec: dict[str, Any]) -> CellView:
+def _cell_view(rec: dict[str, Any], digits: int) -> CellView:
     return CellView(
-        mean=fmt(rec["mean"]),
-        ci=_ci_text(rec),
+        mean=fmt(rec["mean"], digits),
+        ci=_ci_text(rec, digits),
         n=rec["n"],
         n_failed=rec["n_failed"] or 0,
         paper=rec["source"] == "paper",
@@ -136,7 +140,8 @@ def heatmap(lb: Leaderboard) -> tuple[list[str], list[tuple[str, list[HeatCell |
                             if n else None)
                 continue
             bg, fg = heat_colour(0.5 if high == low else (mean - low) / (high - low))
-            line.append(HeatCell(fmt(mean), bg, fg, f"{g.label} · {col}: {fmt(mean)}"))
+            text = fmt(mean, lb.digits(col))
+            line.append(HeatCell(text, bg, fg, f"{g.label} · {col}: {text}"))
         body.append((g.label, line))
     return list(lb.columns), body
 
@@ -154,8 +159,9 @@ class Bar:
 
 
 def all_bars(lb: Leaderboard) -> list[Bar]:
-    """The All row as bars (ours, then the paper's reference values), scaled from 0 to the largest bound."""
-    recs = [r for r in cell_records(lb) if r["metric"] == SCORE and r["row"] == "all" and r["mean"] is not None]
+    """The All row as bars (ours and the paper's reference values, in order), scaled from 0 to the largest bound."""
+    recs = sorted((r for r in cell_records(lb) if r["metric"] == SCORE and r["row"] == "all" and r["mean"] is not None),
+                  key=lambda r: r["rank"])  # in the leaderboard's order, the paper's columns placed among ours
     if not recs:
         return []
     top = max(max(r["mean"], r["ci_high"] or r["mean"]) for r in recs)
@@ -163,7 +169,7 @@ def all_bars(lb: Leaderboard) -> list[Bar]:
     return [
         Bar(
             label=r["column"],
-            text=fmt(r["mean"]),
+            text=fmt(r["mean"], lb.digits(r["column"])),
             width=max(r["mean"], 0.0) * scale,
             ci_low=None if r["ci_low"] is None else r["ci_low"] * scale,
             ci_high=None if r["ci_high"] is None else r["ci_high"] * scale,

@@ -18,12 +18,17 @@ What counts, and why:
   rescaled: `Judgment.weight_repairs`) keeps its score and is counted per model and per cell, next to failures;
 - the same (method, item, model) twice keeps the last line (a judge file that was appended to) and warns.
 
-Adjacent columns are compared on their shared items (`howtobench.stats.paired_compare`). Columns are ordered by
+A cell of one item has no interval (a resample of one value is that value: `[3.38, 3.38]` would read as certainty).
+
+Adjacent columns are compared on their shared items (`howtobench.stats.paired_compare`), and so are the pairs a user
+asks for (`compare`, or every column against a `baseline`); each column's headline (`versus`) compares it with the
+baseline, else with the column ranked next to it. Columns are ordered by
 their All mean (`order="means"`, the paper's Table 4), each over its own scored items; when failures leave two
 models on different items, the paired difference on their shared items can have the other sign, and such a
 pair is flagged (`PairedResult.against_order`, a warning, a column of the paired table). `order="shared"`
-orders instead by the mean over the items every column has a score for, and says how many. The report never
-calls a model: everything here is a pure function of the judgment records.
+orders instead by the mean over the items every column has a score for, and says how many. The paper's reference
+columns, when shown, are placed and labelled by `report.reference`. The report never calls a model: everything
+here is a pure function of the judgment records.
 """
 
 from __future__ import annotations
@@ -39,12 +44,14 @@ import howtobench
 from howtobench.data.genres import GENRES, TABLE4_GENRES
 from howtobench.data.models import TASKS, Item
 from howtobench.data.rows import read_model_rows
-from howtobench.errors import DataError
+from howtobench.errors import ConfigError, DataError
 from howtobench.judges.base import EmptyConvention, Judgment, check_empty, counted_score
 from howtobench.judges.negotiator import REPAIR_KINDS, RepairKind, repair_kinds
 from howtobench.report.length_control import LengthControl, LengthSources, length_control, log_ratios
 from howtobench.report.paper import ALL_ROW, PaperTable
+from howtobench.report.reference import Source, display_order, paper_use
 from howtobench.stats import FloatArray, PairedResult, bootstrap_ci, paired_compare, rng_for
+from howtobench.suggest import unknown_name
 
 By = Literal["both", "task", "genre"]
 Order = Literal["means", "shared"]
@@ -129,6 +136,25 @@ class Leaderboard:
     """How empty writings count in the means ("exclude": the authors'; "lowest")."""
     length_control: LengthControl | None = None
     """With --length-control: the fits behind the `length_controlled` cells (report.length_control)."""
+    shown: tuple[tuple[Source, str], ...] = ()
+    """Every column printed, in order: ours ("ours", column) and the paper's ("paper", model) placed among them."""
+    paper_caveat: str | None = None
+    """Why the paper's columns are not comparable with ours (None: they are, or none are shown)."""
+    paper_hidden: str | None = None
+    """Why the paper's columns asked for are not shown (another method's scale in the table)."""
+    column_judges: dict[str, str] = field(default_factory=dict)
+    """Who scored each column: its judge model(s), or the metric for a method that calls no model."""
+    comparisons: tuple[PairedResult, ...] = ()
+    """The pairs asked for (`compare`, or every column against `baseline`), first − second on shared items."""
+    baseline: str | None = None
+    versus: dict[str, PairedResult] = field(default_factory=dict)
+    """Each column against the baseline, else against the column ranked next to it (its headline's comparison)."""
+    column_digits: dict[str, int] = field(default_factory=dict)
+    """Decimals each column is printed with: enough to tell its models apart (`display_digits`)."""
+
+    def digits(self, column: str) -> int:
+        """Decimals of a column's numbers (a paper reference column: 2, as published)."""
+        return self.column_digits.get(column, 2)
 
     @property
     def empty_label(self) -> str:
@@ -143,8 +169,14 @@ class Leaderboard:
     def order_label(self) -> str:
         """How the columns are ordered, in words every view prints."""
         if self.order == "shared":
-            return f"mean over the {self.order_items} items every model has a score for"
-        return "All mean over each model's own scored items"
+            label = f"mean over the {self.order_items} items every model has a score for"
+            return label + ("; the paper's reference columns after them" if self.paper else "")
+        label = "All mean over each model's own scored items"
+        return label + ("; the paper's reference columns among them by their published All" if self.paper else "")
+
+    def rank(self, column: str) -> int:
+        """1-based place of one of our columns among every column printed (the paper's included)."""
+        return self.shown.index(("ours", column)) + 1
 
     def cell(self, metric: str, row: str, column: str) -> Cell | None:
         return self.cells.get((metric, row, column))
@@ -269,7 +301,9 @@ def _cells(mx: _Matrix, rows: Sequence[Row], seed: int, n_boot: int) -> dict[tup
                 n_failed = int(mx.failed[c, mask].sum())
                 if vals.size == 0 and (n_failed == 0 or metric != SCORE):
                     continue  # a node the tree does not have here (Completion has no Format) is no cell
-                ci = bootstrap_ci(vals, n_boot=n_boot, rng=rng_for(seed, f"{metric}|{row.key}|{col}"))
+                # one item has no interval: the resampled mean of one value is that value
+                ci = bootstrap_ci(vals, n_boot=n_boot, rng=rng_for(seed, f"{metric}|{row.key}|{col}")) \
+                    if vals.size > 1 else None
                 cells[(metric, row.key, col)] = Cell(
                     mean=float(vals.mean()) if vals.size else None,
                     ci_low=ci[0] if ci else None,
@@ -318,14 +352,68 @@ def _order_warnings(paired: Sequence[PairedResult], order: Order) -> list[str]:
     ]
 
 
-def _paired(mx: _Matrix, order: Sequence[str], seed: int, n_boot: int) -> tuple[PairedResult, ...]:
+def _pair(mx: _Matrix, first: str, second: str, seed: int, n_boot: int, label: str = "paired") -> PairedResult:
+    """`first` − `second` on the items both have a score for (howtobench.stats.paired_compare)."""
     ix = {c: k for k, c in enumerate(mx.columns)}
     scores = mx.values[SCORE]
-    out = []
-    for first, second in zip(order, order[1:], strict=False):
-        rng = rng_for(seed, f"paired|{first}|{second}")
-        out.append(paired_compare(first, second, scores[ix[first]], scores[ix[second]], n_boot=n_boot, rng=rng))
-    return tuple(out)
+    rng = rng_for(seed, f"{label}|{first}|{second}")
+    return paired_compare(first, second, scores[ix[first]], scores[ix[second]], n_boot=n_boot, rng=rng)
+
+
+def _paired(mx: _Matrix, order: Sequence[str], seed: int, n_boot: int) -> tuple[PairedResult, ...]:
+    return tuple(_pair(mx, first, second, seed, n_boot) for first, second in zip(order, order[1:], strict=False))
+
+
+def _known_column(name: str, columns: Sequence[str], flag: str) -> str:
+    if name not in columns:
+        raise ConfigError(f"{flag}: " + unknown_name("model", name, columns))
+    return name
+
+
+def _asked_pairs(columns: Sequence[str], compare: Sequence[str] | None, baseline: str | None) -> list[tuple[str, str]]:
+    """The pairs a user asked for: `compare` (A, B) as given, and every other column against `baseline`."""
+    pairs: list[tuple[str, str]] = []
+    if compare:
+        if len(compare) != 2 or compare[0] == compare[1]:
+            raise ConfigError(f"--compare takes two different models, not {len(compare)}: --compare A B")
+        pairs.append((_known_column(compare[0], columns, "--compare"), _known_column(compare[1], columns, "--compare")))
+    if baseline is not None:
+        _known_column(baseline, columns, "--baseline")
+        pairs += [(col, baseline) for col in columns if col != baseline and (col, baseline) not in pairs]
+    return pairs
+
+
+def _versus(mx: _Matrix, ranked: Sequence[str], baseline: str | None, seed: int,
+            n_boot: int) -> dict[str, PairedResult]:
+    """Each column's headline comparison: against the baseline, else the column ranked above it (the first one
+    against the second)."""
+    out: dict[str, PairedResult] = {}
+    for k, col in enumerate(ranked):
+        other = baseline if baseline is not None else ranked[k - 1] if k else ranked[1] if len(ranked) > 1 else None
+        if other is not None and other != col:
+            out[col] = _pair(mx, col, other, seed, n_boot, "versus")
+    return out
+
+
+FINE_DIGITS = 4
+"""Decimals of a metric on a 0-1 scale (ROUGE-L F1): at 2 decimals ten models printed 0.19, 0.19, 0.19, 0.18."""
+
+
+def display_digits(cells: dict[tuple[str, str, str], Cell]) -> dict[str, int]:
+    """Per column, the decimals that separate models: 4 when every mean lies within [-1, 1] (a 0-1 metric), else 2
+    (ToW's 1-10, BLEU's 0-100). Read from the values, so a method added later is printed right without a list."""
+    means: dict[str, list[float]] = {}
+    for (_, _, col), cell in cells.items():
+        if cell.mean is not None:
+            means.setdefault(col, []).append(abs(cell.mean))
+    return {col: FINE_DIGITS if max(values) <= 1.0 else 2 for col, values in means.items()}
+
+
+def _column_judges(latest: dict[tuple[str, str, str], Judgment]) -> dict[str, str]:
+    found: dict[str, set[str]] = {}
+    for (col, _, _), j in latest.items():
+        found.setdefault(col, set()).add(j.judge_model or f"metric {j.method}")
+    return {col: ", ".join(sorted(names)) for col, names in found.items()}
 
 
 def _counts(latest: dict[tuple[str, str, str], Judgment], items: Sequence[Item] | None,
@@ -386,11 +474,22 @@ def _warnings(counts: dict[str, ModelCounts], duplicates: int, empty: EmptyConve
             out.append(f"{c.column}: {c.empty} empty writings, " + (
                 "left out of the means (the authors' convention; --empty lowest scores them)" if empty == "exclude"
                 else "scored as the judge recorded them (lowest scores; --empty lowest)"))
-        if c.missing:
-            out.append(f"{c.column}: {c.missing} benchmark items have no judgment (a partial run)")
+    out += _missing_warnings(counts)
     if duplicates:
         out.append(f"{duplicates} repeated judgments of the same (method, item, model): the last line was kept")
     return out
+
+
+def _missing_warnings(counts: dict[str, ModelCounts]) -> list[str]:
+    """Benchmark items without a judgment: one line when every model lacks the same number (a subset, or a run
+    cut short), else one per model."""
+    missing = {c.column: c.missing for c in counts.values() if c.missing}
+    if not missing:
+        return []
+    if len(missing) > 1 and len(set(missing.values())) == 1 and len(missing) == len(counts):
+        n = next(iter(missing.values()))
+        return [f"every model: {n} benchmark items have no judgment (a subset, or a partial run)"]
+    return [f"{col}: {n} benchmark items have no judgment (a subset, or a partial run)" for col, n in missing.items()]
 
 
 def build_leaderboard(
@@ -408,6 +507,8 @@ def build_leaderboard(
     empty: EmptyConvention = "exclude",
     length_controlled: bool = False,
     lengths: LengthSources | None = None,
+    compare: Sequence[str] | None = None,
+    baseline: str | None = None,
 ) -> Leaderboard:
     """Aggregate judgments into a leaderboard.
 
@@ -417,6 +518,8 @@ def build_leaderboard(
     `empty` says how empty writings count: "exclude" (the authors') or "lowest" (see the module docstring).
     `length_controlled` adds each metric's scores predicted at the reference's length (report.length_control;
     `lengths` supplies them for judgments written before they were recorded); the order stays the raw one.
+    `compare` (two columns) and `baseline` (one column, against every other) ask for paired differences on the
+    items both have a score for; an unknown name is a ConfigError with did-you-mean.
     """
     check_empty(empty)
     if order not in ORDERS:
@@ -433,10 +536,14 @@ def build_leaderboard(
     order_scores, order_items = _shared_means(mx) if order == "shared" else (_all_means(mx.columns, cells), None)
     ranked = _ranked(mx.columns, order_scores)
     paired = _paired(mx, ranked, seed, n_boot)
+    asked = _asked_pairs(ranked, compare, baseline)
     counts = _counts(latest, items, empty)
     lc = _length_control(latest, mx, lengths, seed, n_boot) if length_controlled else None
     if lc is not None:
         cells |= _controlled_cells(lc, mx, rows)
+    judge_models = tuple(sorted({j.judge_model for j in latest.values() if j.judge_model}))
+    use = paper_use(paper, methods, {j.judge_model for j in latest.values()},
+                    {t: int((mx.tasks == t).sum()) for t in set(mx.tasks.tolist())})
     return Leaderboard(
         methods=methods,
         columns=tuple(ranked),
@@ -447,8 +554,8 @@ def build_leaderboard(
         paired=paired,
         seed=seed,
         n_boot=n_boot,
-        judge_models=tuple(sorted({j.judge_model for j in latest.values() if j.judge_model})),
-        paper=paper,
+        judge_models=judge_models,
+        paper=use.paper,
         title=title,
         notes=tuple(notes),
         warnings=tuple(_warnings(counts, duplicates, empty) + _order_warnings(paired, order)
@@ -458,6 +565,14 @@ def build_leaderboard(
         order_scores=order_scores,
         empty=empty,
         length_control=lc,
+        shown=display_order(ranked, order_scores, use.paper, interleave=order == "means"),
+        paper_caveat=use.caveat,
+        paper_hidden=use.hidden,
+        column_judges=_column_judges(latest),
+        comparisons=tuple(_pair(mx, a, b, seed, n_boot, "compare") for a, b in asked),
+        baseline=baseline,
+        versus=_versus(mx, ranked, baseline, seed, n_boot),
+        column_digits=display_digits(cells),
     )
 
 

@@ -7,7 +7,7 @@ inference file names so a leaderboard of the shipped writings lines up with the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -27,6 +27,8 @@ class PaperTable:
     abbreviations: dict[str, str]
     values: dict[tuple[str, str], float]
     genre_avg: dict[str, float]
+    items: dict[str, int] = field(default_factory=dict)
+    """How many items of each task the published scores rest on (the whole benchmark)."""
 
     def get(self, row: str, model: str) -> float | None:
         return self.values.get((row, model))
@@ -53,4 +55,5 @@ def paper_table4() -> PaperTable:
         abbreviations={m["key"]: m["paper"] for m in raw["models"]},
         values=values,
         genre_avg={gid: float(g["avg"]) for gid, g in raw["genres"].items()},
+        items={task: int(n) for task, n in raw["items"].items()},
     )

@@ -19,9 +19,11 @@ from rich.text import Text
 
 from howtobench.judges.base import EMPTY_TREATMENT
 from howtobench.report.fit import Fitted, Grid
+from howtobench.report.headline import headlines
 from howtobench.report.leaderboard import SCORE, Cell, Leaderboard
 from howtobench.report.length_render import controlled_title, fits_grid, fits_json
 from howtobench.report.tables import markdown_grid
+from howtobench.stats import PairedResult
 
 DASH = "—"
 CSV_FIELDS = (
@@ -49,8 +51,8 @@ def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 4)
 
 
-def fmt(x: float | None) -> str:
-    return DASH if x is None else f"{x:.2f}"
+def fmt(x: float | None, digits: int = 2) -> str:
+    return DASH if x is None else f"{x:.{digits}f}"
 
 
 def metric_title(lb: Leaderboard, metric: str) -> str:
@@ -58,15 +60,18 @@ def metric_title(lb: Leaderboard, metric: str) -> str:
     return f"{lb.title} — {what} ({'+'.join(lb.methods)})"
 
 
-def _paper_columns(lb: Leaderboard) -> list[str]:
-    return list(lb.paper.models) if lb.paper else []
-
-
 def _paper_label(lb: Leaderboard, model: str) -> str:
-    """A reference column: the release's model name, the method when methods are mixed, and the paper's judge."""
+    """A reference column: the release's model name, the method when methods are mixed, the paper's judge, and
+    "not comparable" when the table's items or judge are not the paper's (`Leaderboard.paper_caveat`)."""
     assert lb.paper is not None
     method = " [tow]" if len(lb.methods) > 1 else ""
-    return f"{model}{method} (paper, {lb.paper.judge} judge)"
+    caveat = ", not comparable" if lb.paper_caveat else ""
+    return f"{model}{method} (paper, {lb.paper.judge} judge{caveat})"
+
+
+def shown_labels(lb: Leaderboard) -> list[str]:
+    """The header of every column printed, in the leaderboard's order (the paper's placed among ours)."""
+    return [col if source == "ours" else _paper_label(lb, col) for source, col in lb.shown]
 
 
 def cell_records(lb: Leaderboard) -> list[dict[str, Any]]:
@@ -80,7 +85,7 @@ def cell_records(lb: Leaderboard) -> list[dict[str, Any]]:
                     continue
                 counts = lb.counts[col]
                 rec = _record(metric, row.group, row.key, col, counts.model, counts.method, "ours", cell)
-                out.append(rec | {"rank": lb.columns.index(col) + 1, "order": _order_name(lb), "empty": lb.empty})
+                out.append(rec | {"rank": lb.rank(col), "order": _order_name(lb), "empty": lb.empty})
     if lb.paper is not None:
         for row in lb.rows:
             for model in lb.paper.models:
@@ -88,7 +93,8 @@ def cell_records(lb: Leaderboard) -> list[dict[str, Any]]:
                 if value is not None:
                     paper_cell = Cell(mean=value, ci_low=None, ci_high=None, n=0, n_failed=0)
                     label = _paper_label(lb, model)
-                    out.append(_record(SCORE, row.group, row.key, label, model, "tow", "paper", paper_cell))
+                    rec = _record(SCORE, row.group, row.key, label, model, "tow", "paper", paper_cell)
+                    out.append(rec | {"rank": lb.shown.index(("paper", model)) + 1, "order": _order_name(lb)})
     return out
 
 
@@ -121,22 +127,26 @@ def _record(
     }
 
 
-def _cell_text(rec: dict[str, Any] | None) -> str:
+def _cell_text(rec: dict[str, Any] | None, digits: int = 2) -> str:
+    """A cell as printed: mean, 95% interval and the items it rests on ("6.50 [5.50, 7.50] n=4"); a cell of one
+    item has no interval ("3.38 n=1"); the paper's values stand alone (its n is the whole benchmark)."""
     if rec is None:
         return DASH
     if rec["mean"] is None:
         return f"failed ×{rec['n_failed']}" if rec["n_failed"] else DASH
+    n = f" n={rec['n']}" if rec["n"] is not None else ""
     if rec["ci_low"] is None:
-        return fmt(rec["mean"])
-    return f"{fmt(rec['mean'])} [{fmt(rec['ci_low'])}, {fmt(rec['ci_high'])}]"
+        return fmt(rec["mean"], digits) + n
+    return f"{fmt(rec['mean'], digits)} [{fmt(rec['ci_low'], digits)}, {fmt(rec['ci_high'], digits)}]{n}"
 
 
 def grid(lb: Leaderboard, metric: str) -> tuple[list[str], list[list[str]]]:
-    """Header and body of one metric's table (rows × columns), shared by Markdown and rich."""
+    """Header and body of one metric's table (rows × columns), shared by Markdown and rich: the paper's reference
+    columns (root score only) where the order places them."""
     recs = {(r["row"], r["column"]): r for r in cell_records(lb) if r["metric"] == metric}
-    paper_cols = [_paper_label(lb, m) for m in _paper_columns(lb)] if metric == SCORE else []
-    header = ["", *lb.columns, *paper_cols]
-    body = [[row.label, *(_cell_text(recs.get((row.key, c))) for c in (*lb.columns, *paper_cols))] for row in lb.rows]
+    columns = shown_labels(lb) if metric == SCORE else list(lb.columns)
+    header = ["", *columns]
+    body = [[row.label, *(_cell_text(recs.get((row.key, c)), lb.digits(c)) for c in columns)] for row in lb.rows]
     return header, body
 
 
@@ -163,23 +173,62 @@ def order_line(lb: Leaderboard) -> str:
     return f"Models ordered by: {lb.order_label}."
 
 
+def paper_lines(lb: Leaderboard) -> list[str]:
+    """What the reference columns are, and when they are not comparable (or not shown), why — one line each."""
+    if lb.paper_hidden:
+        return [lb.paper_hidden[0].upper() + lb.paper_hidden[1:] + "."]
+    if lb.paper is None:
+        return []
+    lines = [f"Reference columns: {lb.paper.source}."]
+    if lb.paper_caveat:
+        lines.append(f"Reference columns {lb.paper_caveat}.")
+    return lines
+
+
+def _difference(p: PairedResult, digits: int = 2, ci_digits: int = 2) -> str:
+    diff = DASH if p.mean_diff is None else f"{p.mean_diff:+.{digits}f}"
+    if p.ci_low is not None and p.ci_high is not None:
+        diff += f" [{p.ci_low:+.{ci_digits}f}, {p.ci_high:+.{ci_digits}f}]"
+    return diff
+
+
+def _p_text(p: PairedResult) -> str:
+    return DASH if p.p_wilcoxon is None else f"{p.p_wilcoxon:.3g}"
+
+
+SIGN_COLUMN = "sign on shared items"
+"""The paired table's last column: only the direction of the shared-item difference against the order, worded so
+it cannot read as a significance test (that is the interval and p beside it)."""
+
+
 def paired_grid(lb: Leaderboard) -> tuple[list[str], list[list[str]]]:
-    """Adjacent pairs; the last column says whether the shared items agree with the order (flagged if not)."""
-    header = ["pair (adjacent in the order)", "shared items", "difference [95% CI]", "Wilcoxon p", "vs order"]
+    """Adjacent pairs; the last column says whether the shared items put the pair in the same order (flagged if not)."""
+    header = ["pair (adjacent in the order)", "shared items", "difference [95% CI]", "Wilcoxon p", SIGN_COLUMN]
     body = []
     for p in lb.paired:
-        diff = DASH if p.mean_diff is None else f"{p.mean_diff:+.4f}" if p.against_order else f"{p.mean_diff:+.2f}"
-        if p.ci_low is not None and p.ci_high is not None:
-            diff += f" [{p.ci_low:+.2f}, {p.ci_high:+.2f}]"
-        pval = DASH if p.p_wilcoxon is None else f"{p.p_wilcoxon:.3g}"
-        agrees = DASH if p.mean_diff is None else "OPPOSITE" if p.against_order else "agrees"
-        body.append([f"{p.first} vs {p.second}", str(p.n_shared), diff, pval, agrees])
+        sign = DASH if p.mean_diff is None else "REVERSED" if p.against_order else "same as the order"
+        digits = lb.digits(p.first)
+        body.append([f"{p.first} vs {p.second}", str(p.n_shared), _difference(p, 4 if p.against_order else digits,
+                                                                                digits), _p_text(p), sign])
     return header, body
+
+
+def comparisons_grid(lb: Leaderboard) -> tuple[list[str], list[list[str]]]:
+    """The pairs asked for (--compare, --baseline): first − second on the items both have a score for."""
+    header = ["first − second", "shared items", "difference [95% CI]", "Wilcoxon p"]
+    return header, [[f"{p.first} − {p.second}", str(p.n_shared), _difference(p, lb.digits(p.first), lb.digits(p.first)),
+                     _p_text(p)] for p in lb.comparisons]
+
+
+def comparisons_title(lb: Leaderboard) -> str:
+    what = f"every model against {lb.baseline}" if lb.baseline else "the pair asked for"
+    return f"Paired on shared items: {what}"
 
 
 def to_markdown(lb: Leaderboard) -> str:
     parts = [f"## {lb.title}", ""]
     parts += [f"> {note}" for note in lb.notes] + ([""] if lb.notes else [])
+    parts += [*(f"- {line}" for line in headlines(lb)), ""]
     for metric in lb.metrics:
         parts += [f"### {metric_title(lb, metric)}", "", markdown_grid(*grid(lb, metric)), ""]
     parts += [order_line(lb), lb.empty_label + ".", ""]
@@ -188,10 +237,11 @@ def to_markdown(lb: Leaderboard) -> str:
     parts += ["### Judged writings per model", "", markdown_grid(*counts_grid(lb)), ""]
     if lb.paired:
         parts += ["### Adjacent models, paired on shared items", "", markdown_grid(*paired_grid(lb)), ""]
+    if lb.comparisons:
+        parts += [f"### {comparisons_title(lb)}", "", markdown_grid(*comparisons_grid(lb)), ""]
     if lb.warnings:
         parts += ["**Warnings**", "", *(f"- {w}" for w in lb.warnings), ""]
-    if lb.paper is not None:
-        parts += [f"Reference columns: {lb.paper.source}.", ""]
+    parts += [*paper_lines(lb), *([""] if paper_lines(lb) else [])]
     parts.append(f"`{lb.signature}`")
     return "\n".join(parts) + "\n"
 
@@ -215,23 +265,15 @@ def to_json_data(lb: Leaderboard) -> dict[str, Any]:
         "seed": lb.seed,
         "bootstrap": lb.n_boot,
         "columns": list(lb.columns),
+        "shown": [{"source": source, "column": col} for source, col in lb.shown],
+        "headline": headlines(lb),
         "rows": [{"group": r.group, "key": r.key, "label": r.label} for r in lb.rows],
         "metrics": list(lb.metrics),
         "cells": cell_records(lb),
         "counts": [vars(c) | {"failure_rate": round(c.failure_rate, 4)} for c in lb.counts.values()],
-        "paired": [
-            {
-                "first": p.first,
-                "second": p.second,
-                "n_shared": p.n_shared,
-                "mean_diff": _r(p.mean_diff),
-                "ci_low": _r(p.ci_low),
-                "ci_high": _r(p.ci_high),
-                "p_wilcoxon": p.p_wilcoxon,
-                "against_order": p.against_order,
-            }
-            for p in lb.paired
-        ],
+        "paired": [_pair_data(p) | {"against_order": p.against_order} for p in lb.paired],
+        "comparisons": [_pair_data(p) for p in lb.comparisons],
+        "baseline": lb.baseline,
         "empty": {"convention": lb.empty, "treatment": EMPTY_TREATMENT[lb.empty],
                   "writings": sum(c.empty for c in lb.counts.values()), "label": lb.empty_label},
         "order": {"by": lb.order, "label": lb.order_label, "items": lb.order_items,
@@ -239,7 +281,15 @@ def to_json_data(lb: Leaderboard) -> dict[str, Any]:
         "warnings": list(lb.warnings),
         "length_control": fits_json(lb.length_control) if lb.length_control is not None else None,
         "paper_source": lb.paper.source if lb.paper else None,
+        "paper_comparable": None if lb.paper is None else lb.paper_caveat is None,
+        "paper_caveat": lb.paper_caveat,
+        "paper_hidden": lb.paper_hidden,
     }
+
+
+def _pair_data(p: PairedResult) -> dict[str, Any]:
+    return {"first": p.first, "second": p.second, "n_shared": p.n_shared, "mean_diff": _r(p.mean_diff),
+            "ci_low": _r(p.ci_low), "ci_high": _r(p.ci_high), "p_wilcoxon": p.p_wilcoxon}
 
 
 def to_json(lb: Leaderboard) -> str:
@@ -272,7 +322,9 @@ def _rows_grid(title: str, header: list[str], body: list[list[str]], labels: int
     return Fitted(Grid(title, header, body, labels), _rich_table)
 
 
-def to_rich(lb: Leaderboard) -> RenderableType:
+def to_rich(lb: Leaderboard, *, headline: bool = True) -> RenderableType:
+    """The terminal view; it ends with the headline lines (the answer first, visible without scrolling) unless a
+    command prints them itself after lines of its own (`headline=False`)."""
     parts: list[RenderableType] = [Text(note, style="bold magenta") for note in lb.notes]
     parts += [_models_grid(metric_title(lb, m), *grid(lb, m)) for m in lb.metrics]
     parts.append(Text(order_line(lb), style="dim"))
@@ -282,8 +334,11 @@ def to_rich(lb: Leaderboard) -> RenderableType:
     parts.append(_rows_grid("Judged writings per model", *counts_grid(lb), labels=2 if len(lb.methods) > 1 else 1))
     if lb.paired:
         parts.append(_rows_grid("Adjacent models, paired on shared items", *paired_grid(lb)))
+    if lb.comparisons:
+        parts.append(_rows_grid(comparisons_title(lb), *comparisons_grid(lb)))
     parts += [Text(f"warning: {w}", style="yellow") for w in lb.warnings]
-    if lb.paper is not None:
-        parts.append(Text(f"Reference columns: {lb.paper.source}.", style="dim"))
+    parts += [Text(line, style="dim") for line in paper_lines(lb)]
     parts.append(Text(lb.signature, style="dim"))
+    if headline:
+        parts += [Text(line, style="bold") for line in headlines(lb)]
     return Group(*parts)

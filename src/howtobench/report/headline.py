@@ -1,0 +1,68 @@
+"""The answer first: one line per judged model, the last thing a judging command prints.
+
+    my-model: All 5.72 [5.21, 6.26] · n=24 items · judge gpt-4o-2024-11-20 · rank 3 of 11 · vs X: +0.21 [−0.42, +0.87]
+
+The mean and interval are the leaderboard's All cell (no interval for a single item); n counts the items the
+mean rests on (failed judgments are said beside it, never scored); the rank is among every column printed (the
+paper's reference columns included, and said "not comparable" when they are not); the comparison is the paired
+difference on shared items against the baseline, else against the model ranked next to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from howtobench.report.leaderboard import SCORE, Leaderboard
+from howtobench.report.paper import ALL_ROW
+from howtobench.stats import PairedResult
+
+MINUS = "\u2212"
+SEP = " · "
+
+
+def signed(x: float, digits: int = 2) -> str:
+    """+0.21 / −0.42: a difference with its sign, the minus a real minus sign."""
+    return f"{x:+.{digits}f}".replace("-", MINUS)
+
+
+def _score(lb: Leaderboard, column: str) -> list[str]:
+    cell = lb.cell(SCORE, ALL_ROW, column)
+    counts = lb.counts[column]
+    d = lb.digits(column)
+    failed = f"{counts.failed} failed" if counts.failed else ""
+    if cell is None or cell.mean is None:
+        return [f"All: no score ({counts.failed} of {counts.judged} judgments failed)"]
+    interval = f" [{cell.ci_low:.{d}f}, {cell.ci_high:.{d}f}]" if cell.ci_low is not None and cell.ci_high is not None \
+        else ""
+    items = f"n={cell.n} item" + ("s" if cell.n != 1 else "")
+    return [f"All {cell.mean:.{d}f}{interval}", items, *([failed] if failed else [])]
+
+
+def _rank(lb: Leaderboard, column: str) -> str:
+    text = f"rank {lb.rank(column)} of {len(lb.shown)}"
+    if lb.paper is None:
+        return text
+    return text + f" with the paper's {len(lb.paper.models)}" + (" (not comparable)" if lb.paper_caveat else "")
+
+
+def _versus(p: PairedResult | None, d: int) -> list[str]:
+    if p is None:
+        return []
+    if p.mean_diff is None:
+        return [f"vs {p.second}: no shared item"]
+    interval = f" [{signed(p.ci_low, d)}, {signed(p.ci_high, d)}]" if p.ci_low is not None and p.ci_high is not None \
+        else ""
+    return [f"vs {p.second}: {signed(p.mean_diff, d)}{interval} on {p.n_shared} shared"]
+
+
+def headline(lb: Leaderboard, column: str) -> str:
+    """One column's line: All with interval and n, who judged it, its rank, and its paired comparison."""
+    judge = lb.column_judges.get(column, "an unrecorded judge")
+    who = judge if judge.startswith("metric ") else f"judge {judge}"
+    parts = [*_score(lb, column), who, _rank(lb, column), *_versus(lb.versus.get(column), lb.digits(column))]
+    return f"{column}: " + SEP.join(parts)
+
+
+def headlines(lb: Leaderboard, columns: Sequence[str] | None = None) -> list[str]:
+    """The closing lines of a judging command: one per judged column (all of them unless `columns` says)."""
+    return [headline(lb, col) for col in (columns if columns is not None else lb.columns)]
