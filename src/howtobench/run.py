@@ -352,6 +352,8 @@ def run_config(settings: RunSettings) -> dict[str, Any]:
         "panel": str(settings.panel_file) if settings.panel_file else None,
         # `run` refuses a judge without a writer unless asked: a run whose embedded model wrote for a judge says so
         "local_writer": True if settings.generate and settings.writer is None and settings.judge else None,
+        # and a writer (or writings) without a judge unless asked: a run whose embedded model judged them says so too
+        "local_judge": True if settings.needs_local_judge and (settings.writer or settings.writings) else None,
     }
     return {key: value for key, value in options.items() if value is not None}
 

@@ -15,6 +15,9 @@ from howtobench.event_loop import run as run_async
 from howtobench.judges.base import Judgment, counted_score
 from howtobench.judges.job import NO_MODEL_METHODS, calls_a_model, judge_options, prompt_language_for
 from howtobench.llm.budget import spending_limit
+from howtobench.progress import step
+from howtobench.report.headline import headlines
+from howtobench.report.leaderboard import build_leaderboard
 from howtobench.steps.judge import JudgeJob, judge_job
 
 from .judge_panel import PanelOpt, panel_spec
@@ -37,6 +40,7 @@ from .options import (
     JudgeRpmOpt,
     JudgeTimeoutOpt,
     LimitOpt,
+    LocalJudgeOpt,
     MaxFailedRateOpt,
     ModelsOpt,
     NoCacheOpt,
@@ -53,6 +57,7 @@ from .options import (
     batch_files,
     batch_rounds,
     batch_settings,
+    check_judge,
     check_method,
     file_endpoint_params,
     model_flags,
@@ -133,6 +138,7 @@ def judge(
     judge_concurrency: JudgeConcurrencyOpt = None,
     judge_rpm: JudgeRpmOpt = None,
     judge_timeout: JudgeTimeoutOpt = None,
+    local_judge: LocalJudgeOpt = False,
     parallel: ParallelOpt = None,
     config: ConfigOpt = None,
     workspace: WorkspaceOpt = None,
@@ -156,12 +162,14 @@ def judge(
 ) -> None:
     """Judge writings and append one judgment per (method, item, model) to --out.
 
-    Without a judge endpoint (--judge-base-url/--judge-model or the config file) the embedded local model judges: fine to try the pipeline, meaningless as scores.
+    A method that calls a model needs a judge endpoint (--judge-base-url/--judge-model or the config file); without one the command stops, unless --local-judge lets the embedded local model judge: fine to try the pipeline, meaningless as scores.
 
     Every call is cached in the workspace, so a killed run resumes without repeating a finished call.
     """  # noqa: E501
     files = batch_files(batch_export, batch_import, batch=batch)
     flags = model_flags(file_endpoint_params(locals(), "judge_", files))
+    if panel is None:  # a panel names its own judges
+        check_judge(flags.judge, method, local_judge, "no judge is given")
     out = out or Path("judgments") / f"{method}.jsonl"
     job = JudgeJob(
         data_dir=resolve_data_dir(data),
@@ -205,8 +213,17 @@ def judge(
     with spending_limit(max_cost), batch_rounds(console):
         judgments = run_async(judge_job(job))
     _summary(judgments, out)
+    closing = closing_lines(judgments, seed, not no_progress)
     finish(sum(j.status == "failed" for j in judgments), len(judgments), "judgments",
-           "re-run with --redo-failed to judge them again", console)
+           "re-run with --redo-failed to judge them again", console, closing=closing)
+
+
+def closing_lines(judgments: list[Judgment], seed: int, progress: bool) -> list[str]:
+    """One line per judged model (report.headline), from the leaderboard of this command's judgments."""
+    if not judgments:
+        return []
+    with step("closing lines: bootstrap intervals of each model's All", progress):
+        return headlines(build_leaderboard(judgments, by="task", seed=seed))
 
 
 def register(app: typer.Typer) -> None:

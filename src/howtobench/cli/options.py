@@ -237,6 +237,36 @@ MaxFailedRateOpt = Annotated[
 IdsOpt = Annotated[list[str] | None, typer.Option("--ids", help="Only these item ids (infer_id); repeatable.")]
 ModelsOpt = Annotated[list[str] | None, typer.Option("--models", help="Only the writings of these shipped models "
                       "(release file names such as gpt-4o-2024-11-20; `howtobench list models`); repeatable.")]
+LocalJudgeOpt = Annotated[
+    bool,
+    typer.Option("--local-judge", help="Let the embedded local model (Gemma-3-270M) judge: a check of the pipeline, "
+                 "not a result (its scores mean nothing, and on a CPU a full benchmark takes hours). Without a judge "
+                 "endpoint (--judge-base-url / --judge-model) a command that judges with a model stops unless this "
+                 "is given; the offline smoke run (`howtobench run` with no endpoint at all) needs nothing."),
+]
+
+
+def no_judge(what: str) -> str:
+    """The one line a judging command stops with when no judge is configured (exit 2)."""
+    from howtobench.judges.job import NO_MODEL_METHODS
+
+    metrics = "|".join(sorted(NO_MODEL_METHODS - {"average"}))
+    return (f"{what}: give the judge with --judge-base-url URL --judge-model NAME (its key with "
+            f"--judge-api-key-env VAR), a metric that calls no model with --method {metrics}, or --local-judge to let "
+            "the embedded 270M model judge (a smoke test whose scores mean nothing)")
+
+
+def check_judge(judge: EndpointConfig | None, method: str, local_judge: bool, what: str) -> None:
+    """Stop before anything loads when the embedded model would judge in place of a judge the user forgot: the
+    270M model judging a real selection takes hours and says nothing. `--local-judge` asks for it."""
+    from howtobench.judges.job import calls_a_model
+
+    if local_judge and judge is not None:
+        raise ConfigError("--local-judge and --judge-base-url/--judge-model contradict each other: give one")
+    if judge is None and calls_a_model(method) and not local_judge:
+        raise ConfigError(no_judge(what))
+
+
 NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="Do not draw progress bars.")]
 JudgeMaxTokensOpt = Annotated[
     int | None,

@@ -17,6 +17,7 @@ from howtobench.generate import safe_file_stem
 from howtobench.judges.job import NO_MODEL_METHODS, calls_a_model, judge_options, prompt_language_for
 from howtobench.llm.budget import spending_limit
 from howtobench.llm.types import SamplingParams
+from howtobench.report.headline import headlines
 from howtobench.report.render import to_rich
 from howtobench.run import RunSettings, run_benchmark
 
@@ -44,6 +45,7 @@ from .options import (
     JudgeRpmOpt,
     JudgeTimeoutOpt,
     LimitOpt,
+    LocalJudgeOpt,
     MaxFailedRateOpt,
     ModelOpt,
     ModelsOpt,
@@ -65,6 +67,7 @@ from .options import (
     batch_files,
     batch_rounds,
     batch_settings,
+    check_judge,
     check_method,
     file_endpoint_params,
     model_flags,
@@ -168,6 +171,15 @@ def _check_writer(writer: EndpointConfig | None, judge: EndpointConfig | None, g
         raise ConfigError(NO_WRITER)
 
 
+def _check_run_judge(writer: EndpointConfig | None, judge: EndpointConfig | None, writings: list[Path] | None,
+                     method: str, local_judge: bool) -> None:
+    """Mirror of `_check_writer`: a writer (or writings) without a judge stops before anything loads, unless
+    --local-judge; with no endpoint and no writings at all the embedded model writes and judges (the smoke run)."""
+    if writer is not None or writings or local_judge or judge is not None:
+        given = "a writer is given" if writer is not None else "writings are given"
+        check_judge(judge, method, local_judge, f"{given} but no judge")
+
+
 def _pays(settings: RunSettings) -> bool:
     """Whether the run calls an endpoint the user configured (the embedded model and the metrics are free)."""
     writes = settings.generate and settings.writer is not None
@@ -197,6 +209,7 @@ def run(
     writings: WritingsOpt = None,
     generate: GenerateOpt = None,
     local_writer: LocalWriterOpt = False,
+    local_judge: LocalJudgeOpt = False,
     release: ReleaseOpt = None,
     models: ModelsOpt = None,
     release_model: ReleaseModelOpt = None,
@@ -267,6 +280,7 @@ def run(
     judging = judge if spec is None else spec.judges[0].endpoint  # a panel is a configured judge too
     do_generate = _generates(generate, writings, local_writer)
     _check_writer(writer, judging, do_generate, local_writer)
+    _check_run_judge(writer, judging, writings, method, local_judge)
     run_name = _name(name, writer, judging, method, do_generate)
     options = judge_options(max_tokens=judge_max_tokens, prompt_language=prompt_language_for(method, prompt_language))
     settings = RunSettings(
@@ -315,11 +329,12 @@ def run(
     with spending_limit(max_cost), batch_rounds(Console(stderr=True)):
         result = run_async(run_benchmark(settings))
     console = Console()
-    console.print(to_rich(result.leaderboard))
+    console.print(to_rich(result.leaderboard, headline=False))
     console.print(f"run directory: {settings.run_dir} (leaderboard.md / .json / .csv, report.html, manifest.json)",
                   highlight=False)
     finish(result.failed, result.selected, "generations and judgments",
-           "re-running retries failed generations; `howtobench judge --redo-failed` judges failed writings again")
+           "re-running retries failed generations; `howtobench judge --redo-failed` judges failed writings again",
+           closing=headlines(result.leaderboard))
 
 
 def register(app: typer.Typer) -> None:

@@ -6,6 +6,8 @@ finished calls `finish` with its count of writing-level failures.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import typer
 from rich.console import Console
 
@@ -20,11 +22,17 @@ EXIT_STATUSES = (
 )
 
 
-def finish(failed: int, total: int, noun: str, hint: str, console: Console | None = None) -> None:
-    """Return normally (exit 0) when nothing failed; else print the count and exit with status 3."""
-    if not failed:
-        return
-    console = console or Console(stderr=True)
-    console.print(f"[yellow]{failed} of {total} {noun} failed[/] (writing-level, recorded with the raw reply); {hint}",
-                  highlight=False)
-    raise typer.Exit(EXIT_FAILURES_REMAIN)
+def finish(failed: int, total: int, noun: str, hint: str, console: Console | None = None,
+           closing: Sequence[str] = ()) -> None:
+    """Print the count of writing-level failures (if any), then the `closing` lines on stdout — the answer, last, so
+    it is on screen without scrolling — and return (exit 0) when nothing failed, else exit with status 3."""
+    if failed:
+        console = console or Console(stderr=True)
+        console.print(f"[yellow]{failed} of {total} {noun} failed[/] (writing-level, recorded with the raw reply); "
+                      f"{hint}", highlight=False)
+    if closing:
+        answer = Console()  # wrapped between words at the terminal's width, as the table above it
+        for line in closing:
+            answer.print(line, highlight=False, markup=False)
+    if failed:
+        raise typer.Exit(EXIT_FAILURES_REMAIN)
