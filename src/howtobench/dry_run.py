@@ -23,7 +23,9 @@ from howtobench.generate import GenerateSettings, build_request, read_generated,
 from howtobench.judges.base import Judge
 from howtobench.judges.job import NO_MODEL_METHODS, build_judge
 from howtobench.judges.runner import read_judgments
+from howtobench.llm.accounting import estimate_tokens
 from howtobench.llm.dryrun import Estimate, RecordingClient, price_plan
+from howtobench.llm.expected import reply_sizes
 from howtobench.llm.local import LOCAL_MODEL
 from howtobench.llm.types import Usage
 from howtobench.run import (
@@ -47,11 +49,14 @@ def model_name(endpoint: EndpointConfig | None) -> str:
 
 
 def plan_generate(items: Sequence[Item], out_path: Path, settings: GenerateSettings, model: str,
-                  prices: Path | None = None) -> tuple[Estimate, list[Item]]:
-    """The writer's calls for the items not yet in `out_path` (one each), and those items."""
+                  prices: Path | None = None, workspace: Path | None = None) -> tuple[Estimate, list[Item]]:
+    """The writer's calls for the items not yet in `out_path` (one each), and those items. Expected: the writer's
+    earlier writings in `workspace`'s call log, else each as long as its item's human reference."""
     done = read_generated(out_path, settings.model_name or model, repair=False)
     todo = [it for it in items if it.id not in done]
-    estimate = price_plan("writer", model, [build_request(it, settings) for it in todo], prices)
+    typical = [estimate_tokens(it.reference) if it.reference else None for it in todo]
+    estimate = price_plan("writer", model, [build_request(it, settings) for it in todo], prices,
+                          sizes=reply_sizes(workspace, model), typical=typical)
     if len(todo) < len(items):
         estimate.notes.append(f"{len(items) - len(todo)} item(s) already written in {out_path} are skipped")
     return estimate, todo
@@ -80,15 +85,16 @@ async def record_judging(judge: Judge, pairs: Sequence[tuple[Item, Writing]], ou
 
 async def plan_judge_pairs(method: str, endpoint: EndpointConfig | None, options: dict[str, object],
                            pairs: Sequence[tuple[Item, Writing]], out_path: Path, *, redo_failed: bool = False,
-                           prices: Path | None = None) -> Estimate:
-    """The judge's calls for the pairs not yet judged in `out_path`."""
+                           prices: Path | None = None, workspace: Path | None = None) -> Estimate:
+    """The judge's calls for the pairs not yet judged in `out_path`; expected replies as the judge's earlier ones in
+    `workspace`'s call log, else of a typical size (`llm.expected`)."""
     model = model_name(endpoint)
     if method in NO_MODEL_METHODS:
         return Estimate(role="judge", model=method, priced=True, notes=[f"{method} calls no model"])
     client = RecordingClient(model)
     judge = build_judge(method, client, dict(options))
     pending = await record_judging(judge, pairs, out_path, redo_failed=redo_failed)
-    estimate = price_plan("judge", model, client.requests, prices)
+    estimate = price_plan("judge", model, client.requests, prices, sizes=reply_sizes(workspace, model))
     estimate.notes.append(f"{pending} of {len(pairs)} writing(s) still to judge")
     return estimate
 
@@ -99,7 +105,7 @@ async def plan_judge(job: JudgeJob, prices: Path | None = None) -> Estimate:
     if not pairs:
         raise JudgeError("nothing to judge: no writing matches the filters")
     return await plan_judge_pairs(job.method, job.endpoint, job.options, pairs, job.out_path,
-                                  redo_failed=job.redo_failed, prices=prices)
+                                  redo_failed=job.redo_failed, prices=prices, workspace=job.workspace)
 
 
 async def plan_judges(job: JudgeJob, prices: Path | None = None) -> list[Estimate]:
@@ -133,7 +139,7 @@ async def plan_run(settings: RunSettings, prices: Path | None = None) -> list[Es
         writer = model_name(settings.writer)
         out = settings.run_dir / "writings" / f"{safe_file_stem(writer)}.jsonl"
         gen = GenerateSettings(sampling=writer_sampling(settings), system_prompt=settings.system_prompt)
-        writer_estimate, todo = plan_generate(items, out, gen, writer, prices)
+        writer_estimate, todo = plan_generate(items, out, gen, writer, prices, settings.workspace)
         estimates.append(writer_estimate)
         done = generated_writings(out, items) if out.exists() else []
         generated = [*done, *(stand_in(it, writer) for it in todo)]
@@ -147,13 +153,13 @@ async def plan_run(settings: RunSettings, prices: Path | None = None) -> list[Es
                                                 prices=prices), role=f"judge {m.name}") for m in settings.panel.judges]
         return [*estimates, *lanes]
     judge = await plan_judge_pairs(settings.method, settings.judge, _judge_options(settings), pairs, out,
-                                   prices=prices)
+                                   prices=prices, workspace=settings.workspace)
     judges = [judge]
     shipped = {(w.item_id, w.model) for w in release}
     own = [(it, w) for it, w in pairs if (w.item_id, w.model) not in shipped]
     if own and len(own) < len(pairs):  # show what re-judging the paper's models adds, on its own line
         mine = await plan_judge_pairs(settings.method, settings.judge, _judge_options(settings), own, out,
-                                      prices=prices)
+                                      prices=prices, workspace=settings.workspace)
         mine.role = "judge (your writings)"
         judges = [mine, difference("judge (shipped models, --release)", judge, mine)]
     if not_yet:
@@ -167,7 +173,8 @@ def difference(role: str, whole: Estimate, part: Estimate) -> Estimate:
     a, b = whole.total, part.total
     rest = Usage(calls=a.calls - b.calls, prompt_tokens=a.prompt_tokens - b.prompt_tokens,
                  completion_tokens=a.completion_tokens - b.completion_tokens, cost_usd=a.cost_usd - b.cost_usd)
-    within = None if whole.within_schema_usd is None or part.within_schema_usd is None else \
-        whole.within_schema_usd - part.within_schema_usd
+    expected = None if whole.expected_usd is None or part.expected_usd is None else \
+        whole.expected_usd - part.expected_usd
     return Estimate(role=role, model=whole.model, priced=whole.priced, by_purpose={"all": rest},
-                    within_schema_usd=within)
+                    expected_usd=expected, expected_basis=whole.expected_basis,
+                    expected_completion_tokens=whole.expected_completion_tokens - part.expected_completion_tokens)

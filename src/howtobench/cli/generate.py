@@ -93,9 +93,9 @@ NameOpt = Annotated[str | None, typer.Option("--name", help="Model name written 
 
 
 def _plan(endpoint: EndpointConfig | None, items: list[Item], out: Path | None, settings: GenerateSettings,
-          prices: Path | None) -> Estimate:
+          prices: Path | None, workspace: Path) -> Estimate:
     model = model_name(endpoint)
-    return plan_generate(items, generate_out_path(out, settings, model), settings, model, prices)[0]
+    return plan_generate(items, generate_out_path(out, settings, model), settings, model, prices, workspace)[0]
 
 
 def generate(
@@ -163,7 +163,8 @@ def generate(
     )
     part = shard_of(shard)
     planned = items if part is None else part.pick(items, lambda item: item.id)
-    if not estimate_first("generate", lambda: [_plan(flags.writer, planned, out, settings, prices)],
+    if not estimate_first("generate", lambda: [_plan(flags.writer, planned, out, settings, prices,
+                                                         flags.workspace)],
                           {"writer": flags.writer.capacity if flags.writer else 1}, Money(yes, max_cost, confirm_above),
                           dry_run=dry_run,
                           pays=flags.writer is not None and flags.cache_mode != "replay" and files is None,

@@ -14,7 +14,7 @@ from rich.console import Console
 
 from howtobench.config import EndpointConfig
 from howtobench.errors import EXIT_STOPPED, ConfigError
-from howtobench.llm.budget import Quote, first_screen, total_text
+from howtobench.llm.budget import Quote, expected_total, first_screen, time_text, total_text
 from howtobench.llm.dryrun import Estimate, render
 from howtobench.llm.local import LOCAL_MODEL
 from howtobench.progress import step
@@ -82,6 +82,18 @@ def money_first(command: str, estimates: Sequence[Estimate], in_flight: dict[str
         raise typer.Exit(EXIT_STOPPED)
 
 
+def dry_run_text(estimates: list[Estimate], in_flight: dict[str, int], batch: bool) -> str:
+    """The dry run's table, then the expected and upper-bound totals and time of the calls to configured endpoints
+    (as the first screen of the real run prints them)."""
+    text = render(estimates)
+    lanes = priced_lanes(estimates)
+    if not lanes:
+        return text
+    quote = Quote.of(lanes, in_flight, batch=batch)
+    return "\n".join([text, f"to configured endpoints: {quote.calls:,} calls, {expected_total(quote)}",
+                      time_text(quote).strip()])
+
+
 def estimate_first(command: str, plan: Callable[[], list[Estimate]], in_flight: dict[str, int], money: Money, *,
                    dry_run: bool, pays: bool, preflight: Mapping[str, EndpointConfig | None] | None = None,
                    prices: Path | None = None, batch: bool = False) -> bool:
@@ -103,7 +115,8 @@ def estimate_first(command: str, plan: Callable[[], list[Estimate]], in_flight: 
             return with_preflight(plan(), preflight, prices)
 
     if dry_run:
-        Console(soft_wrap=True).print(render(planned()), highlight=False, markup=False)
+        estimates = planned()
+        Console(soft_wrap=True).print(dry_run_text(estimates, in_flight, batch), highlight=False, markup=False)
         return False
     money_first(command, planned(), in_flight, yes=money.yes, max_cost=money.max_cost,
                 confirm_above=money.confirm_above, batch=batch)

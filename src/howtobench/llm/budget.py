@@ -2,7 +2,9 @@
 
 `Quote` turns the dry-run estimates of a command (`llm/dryrun.Estimate`, priced by `accounting` /
 `pricing`) into the first screen a user sees before a paid run: calls, tokens, dollars and the time at the
-configured concurrency, per model. A model without a price costs "unknown", never $0.
+configured concurrency, per model — the expected figures first (each reply at its expected size, `llm.expected`),
+the upper bound beside them (every reply at its max_tokens: what `--confirm-above` and `--max-cost` count). A model
+without a price costs "unknown", never $0.
 
 `Budget` is the spending limit of one command: the client checks it before every call that is not a
 cache hit, reserves the call's upper bound (prompt from characters, the completion at its max_tokens) once
@@ -25,7 +27,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from howtobench.errors import BudgetExceeded
-from howtobench.llm.dryrun import TYPICAL_REASON_CHARS, Estimate
+from howtobench.llm.dryrun import Estimate
 
 # Time guesses when nothing better is known: a fixed cost per call plus its completion at a typical decode speed.
 SECONDS_PER_CALL = 1.0
@@ -43,12 +45,22 @@ class Lane:
     completion_tokens: int
     dollars: float | None
     in_flight: int
-    within_schema: float | None = None  # dollars when replies stop at their schema's bound (see dryrun.Estimate)
+    expected: float | None = None  # dollars at the expected reply sizes (see dryrun.Estimate)
+    expected_completion_tokens: int | None = None
 
     @property
     def seconds(self) -> float:
         """Upper-bound wall time: every call at its full completion budget, `in_flight` at once."""
-        busy = self.calls * SECONDS_PER_CALL + self.completion_tokens / TOKENS_PER_SECOND
+        return self._seconds(self.completion_tokens)
+
+    @property
+    def expected_seconds(self) -> float:
+        """Wall time with each reply at its expected size."""
+        expected = self.expected_completion_tokens
+        return self._seconds(self.completion_tokens if expected is None else expected)
+
+    def _seconds(self, completion_tokens: int) -> float:
+        busy = self.calls * SECONDS_PER_CALL + completion_tokens / TOKENS_PER_SECOND
         return busy / max(1, min(self.in_flight, self.calls or 1))
 
 
@@ -66,9 +78,9 @@ class Quote:
             total = est.total
             share = batch_share(est) if batch else 1.0
             dollars = total.cost_usd * share if est.priced else None
-            within = est.within_schema_usd * share if est.priced and est.within_schema_usd is not None else None
+            expected = est.expected_usd * share if est.priced and est.expected_usd is not None else None
             lanes.append(Lane(est.role, est.model, total.calls, total.prompt_tokens, total.completion_tokens,
-                              dollars, _in_flight(in_flight, est.role), within))
+                              dollars, _in_flight(in_flight, est.role), expected, est.expected_completion_tokens))
         return cls(tuple(lane for lane in lanes if lane.calls), batch)
 
     @property
@@ -77,7 +89,12 @@ class Quote:
 
     @property
     def known_dollars(self) -> float:
+        """The upper bound of the priced lanes: what --confirm-above compares."""
         return sum(lane.dollars or 0.0 for lane in self.lanes)
+
+    @property
+    def expected_dollars(self) -> float:
+        return sum((lane.expected if lane.expected is not None else lane.dollars) or 0.0 for lane in self.lanes)
 
     @property
     def unpriced(self) -> tuple[str, ...]:
@@ -87,6 +104,10 @@ class Quote:
     def seconds(self) -> float:
         """Lanes of one command run one after the other (writer, then judge)."""
         return sum(lane.seconds for lane in self.lanes)
+
+    @property
+    def expected_seconds(self) -> float:
+        return sum(lane.expected_seconds for lane in self.lanes)
 
 
 def batch_share(est: Estimate) -> float:
@@ -100,16 +121,17 @@ def _in_flight(in_flight: dict[str, int], role: str) -> int:
     return in_flight.get(role, in_flight.get(role.split(" ")[0], 1))
 
 
-def dollars_text(dollars: float | None, within_schema: float | None = None) -> str:
+def dollars_text(dollars: float | None, expected: float | None = None) -> str:
+    """"expected ~$74.10 (at most ~$465.20)": the expected cost first, the upper bound beside it."""
     if dollars is None:
         return "cost unknown"
-    if within_schema is not None and within_schema < dollars * 0.95:
-        return (f"at most ~${dollars:,.2f}; ~${within_schema:,.2f} if each JSON reply carries "
-                f"~{TYPICAL_REASON_CHARS}-character reasons (no reasoning aloud)")
+    if expected is not None and expected < dollars * 0.95:
+        return f"expected ~${expected:,.2f} (at most ~${dollars:,.2f})"
     return f"at most ~${dollars:,.2f}"
 
 
 def total_text(quote: Quote) -> str:
+    """The upper bound in words (what --confirm-above asks about)."""
     known = f"at most ~${quote.known_dollars:,.2f}"
     if not quote.unpriced:
         return known
@@ -127,21 +149,40 @@ def duration_text(seconds: float) -> str:
     return f"~{hours} h {minutes:02d} min" if hours else f"~{minutes} min"
 
 
+def expected_total(quote: Quote) -> str:
+    """"expected ~$74.10, at most ~$465.20" (the bound alone when nothing is expected below it)."""
+    bound = total_text(quote)
+    if quote.known_dollars and quote.expected_dollars < quote.known_dollars * 0.95:
+        return f"expected ~${quote.expected_dollars:,.2f}, {bound}"
+    return bound
+
+
+def time_text(quote: Quote) -> str:
+    """The time line: expected, then at most, at the configured calls in flight (or the batch window)."""
+    if quote.batch:
+        return "  time: within the provider's batch window (up to 24 h); dollars at its batch rate"
+    flight = " / ".join(dict.fromkeys(f"{lane.in_flight} {lane.role.split(' ')[0]}" for lane in quote.lanes))
+    expected, bound = duration_text(quote.expected_seconds), duration_text(quote.seconds)
+    first = f"expected {expected}, at most {bound}" if expected != bound else f"at most {bound}"
+    return (f"  time: {first} with {flight} calls at once (at most: every reply at its max_tokens; "
+            f"{TOKENS_PER_SECOND:.0f} tokens/s)")
+
+
 def first_screen(command: str, quote: Quote) -> str:
     """The lines printed before the first call of a paid command: one block per model, then the total."""
     lines = [f"howtobench {command} — estimate before the first call (nothing has been sent yet)"]
     for lane in quote.lanes:
+        completion = f"~{lane.completion_tokens:,} completion tokens"
+        if lane.expected_completion_tokens is not None and lane.expected_completion_tokens < lane.completion_tokens:
+            completion = f"~{lane.expected_completion_tokens:,} (at most ~{lane.completion_tokens:,}) completion tokens"
         lines.append(f"  {lane.role} · {lane.model}: {lane.calls:,} calls, ~{lane.prompt_tokens:,} prompt + "
-                     f"~{lane.completion_tokens:,} completion tokens")
-        lines.append(f"      {dollars_text(lane.dollars, lane.within_schema)}")
-    flight = " / ".join(dict.fromkeys(f"{lane.in_flight} {lane.role.split(' ')[0]}" for lane in quote.lanes))
-    lines.append(f"  total: {quote.calls:,} calls, {total_text(quote)}")
-    if quote.batch:
-        lines.append("  time: within the provider's batch window (up to 24 h); dollars at its batch rate")
-    else:
-        lines.append(f"  time: at most {duration_text(quote.seconds)} with {flight} calls at once (every reply at "
-                     f"its max_tokens, {TOKENS_PER_SECOND:.0f} tokens/s)")
-    lines.append("  (upper bounds: tokens counted from characters, no cache hits, every reply at its max_tokens)")
+                     f"{completion}")
+        lines.append(f"      {dollars_text(lane.dollars, lane.expected)}")
+    lines.append(f"  total: {quote.calls:,} calls, {expected_total(quote)}")
+    lines.append(time_text(quote))
+    lines.append("  (expected: each reply at its expected size, see --dry-run for the basis; at most: tokens counted "
+                 "from characters, no cache hits, every reply at its max_tokens — what --confirm-above and "
+                 "--max-cost count)")
     return "\n".join(lines)
 
 

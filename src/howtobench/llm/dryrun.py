@@ -4,21 +4,22 @@ The step runs its real control flow against a `RecordingClient`, so the plan cou
 the code would make (resume rules, weights shared per item, empty writings without calls). The client
 answers every request with an explicit failure — never a made-up reply — so no score or writing can
 come out of a dry run. Tokens and cost are `accounting.estimate`'s guesses (characters per token, the
-completion budget from `max_tokens`).
+completion budget from `max_tokens`): the upper bound. Beside it, the expected figure prices each reply at its
+expected size (`llm.expected`: this model's earlier replies in the call log, else a stated typical size).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from howtobench.llm.accounting import estimate, load_prices, price_for
+from howtobench.llm.expected import ReplySizes, basis_text, expected_completions
 from howtobench.llm.pricing import MODES, Mode, call_tokens, completion_budget, mode_costs, prompt_tokens
 from howtobench.llm.types import ChatRequest, ChatResult, Usage
 
 NOT_SENT = "dry run: not sent"
-TYPICAL_REASON_CHARS = 400
 
 
 class RecordingClient:
@@ -47,18 +48,23 @@ class Estimate:
     by_purpose: dict[str, Usage] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     modes: dict[Mode, float | None] = field(default_factory=dict)  # total dollars per pricing mode (llm/pricing.py)
-    # list-price dollars when each JSON reply is as long as its schema allows with reasons of TYPICAL_REASON_CHARS
-    # characters, instead of max_tokens (None: no price): a typical judge that does not reason aloud, shown on the
-    # first screen of a paid run next to the upper bound
-    within_schema_usd: float | None = None
+    expected_completion_tokens: int = 0
+    """Completion tokens at each reply's expected size (`llm.expected`), not its max_tokens."""
+    expected_usd: float | None = None
+    """List-price dollars at the expected reply sizes (None: no price), shown first, the upper bound beside it."""
+    expected_basis: str = ""
+    """Where the expected reply sizes come from, in words."""
 
     @property
     def total(self) -> Usage:
         return sum(self.by_purpose.values(), Usage())
 
 
-def price_plan(role: str, model: str, requests: Iterable[ChatRequest], prices: Path | None = None) -> Estimate:
-    """Group the requests by purpose and price them at `model`'s rate (no rate known: cost 0, `priced` False)."""
+def price_plan(role: str, model: str, requests: Iterable[ChatRequest], prices: Path | None = None, *,
+               sizes: ReplySizes | None = None, typical: Sequence[int | None] | None = None) -> Estimate:
+    """Group the requests by purpose and price them at `model`'s rate (no rate known: cost 0, `priced` False): the
+    upper bound, and the expected cost at the reply sizes `sizes` (this model's earlier calls) or `typical` (the
+    caller's guess per request) give (`llm.expected`)."""
     price = price_for(model, load_prices(prices))
     ordered = list(requests)
     counted = [prompt_tokens(r.messages) for r in ordered]  # once for the three sums below (~50 M characters)
@@ -68,14 +74,15 @@ def price_plan(role: str, model: str, requests: Iterable[ChatRequest], prices: P
     by_purpose = {purpose: estimate([ordered[k] for k in ks], price, prompts=[counted[k] for k in ks])
                   for purpose, ks in sorted(groups.items())}
     modes: dict[Mode, float | None] = {}
-    within: float | None = None
+    expected = expected_completions(ordered, sizes, typical)
+    expected_usd: float | None = None
     if price is not None:  # the calls replayed in the order the step makes them, through the provider's cache
         budget = [completion_budget(r, ceiling=False) for r in ordered]
         modes = mode_costs(price, call_tokens(ordered, budget, counted))
-        within = sum(price.cost(prompt, completion_budget(r, ceiling=True, text_chars=TYPICAL_REASON_CHARS))
-                     for r, prompt in zip(ordered, counted, strict=True))
+        expected_usd = sum(price.cost(prompt, done) for prompt, done in zip(counted, expected, strict=True))
     return Estimate(role=role, model=model, priced=price is not None, by_purpose=by_purpose, modes=modes,
-                    within_schema_usd=within)
+                    expected_completion_tokens=sum(expected), expected_usd=expected_usd,
+                    expected_basis=basis_text(ordered, sizes, typical is not None) if ordered else "")
 
 
 def _line(label: str, usage: Usage, priced: bool = True) -> str:
@@ -89,13 +96,24 @@ def _modes(modes: dict[Mode, float | None]) -> str:
     return " · ".join(shown) + " (cached: the provider's prefix cache; batch: its batch API)"
 
 
+def expected_line(est: Estimate) -> str:
+    """The expected figure of one estimate: dollars (or unknown), completion tokens, and their basis."""
+    cost = "cost unknown" if est.expected_usd is None else f"~${est.expected_usd:,.2f}"
+    return (f"  expected {cost} (~{est.expected_completion_tokens:,} completion tokens: {est.expected_basis}); "
+            f"at most {'cost unknown' if not est.priced else f'~${est.total.cost_usd:,.2f}'}, by purpose:")
+
+
 def render(estimates: list[Estimate]) -> str:
-    """The table `--dry-run` prints: per role and purpose, then the grand total."""
-    lines = ["dry run: nothing was sent and nothing was written (tokens estimated from characters; the "
-             "completion budget is each call's max_tokens, so it errs high)"]
+    """The table `--dry-run` prints: per role the expected cost first, then the upper bound per purpose and its
+    total, then the grand totals."""
+    lines = ["dry run: nothing was sent and nothing was written. Expected: each reply at its expected size; at most: "
+             "every reply at its max_tokens (the bound --max-cost and --confirm-above count); tokens estimated "
+             "from characters, no cache hits"]
     for est in estimates:
         rate = "" if est.priced else " — no price known for this model: cost unknown (add it with --prices FILE)"
         lines.append(f"{est.role} · {est.model}{rate}")
+        if est.total.calls:
+            lines.append(expected_line(est))
         lines += [_line(purpose, usage, est.priced) for purpose, usage in est.by_purpose.items()]
         lines.append(_line("total", est.total, est.priced))
         if est.modes:

@@ -84,7 +84,8 @@ def with_preflight(estimates: list[Estimate], endpoints: Mapping[str, EndpointCo
         target.by_purpose = {**target.by_purpose, "preflight": extra.by_purpose["preflight"]}
         if target.priced and extra.priced:
             target.modes = {mode: _plus(target.modes.get(mode), extra.modes.get(mode)) for mode in MODES}
-            target.within_schema_usd = _plus(target.within_schema_usd, extra.within_schema_usd)
+            target.expected_usd = _plus(target.expected_usd, extra.expected_usd)
+        target.expected_completion_tokens += extra.expected_completion_tokens
     return out
 
 
