@@ -47,9 +47,15 @@ def test_score_sync_reference_free_with_an_endpoint(fake_server: FakeServer, tmp
     assert not any("参考范文" in str(r["messages"]) for r in fake_server.requests)
 
 
-async def test_score_inside_a_running_loop_points_to_ascore() -> None:
-    with pytest.raises(RuntimeError, match="ascore"):
-        howtobench.score("x", "y")
+async def test_score_works_inside_a_running_loop_as_in_jupyter(fake_server: FakeServer, tmp_path: Path) -> None:
+    """A Jupyter cell runs inside the kernel's event loop: score() raised there (asyncio.run refuses a running loop)."""
+    fake_server.handler = handler
+    endpoint = EndpointConfig(model="fake-judge", base_urls=(fake_server.base_url,))
+    asyncio.get_running_loop()  # the situation of a notebook cell
+    judgment = howtobench.score("写一篇短文", "正文。", judge=endpoint, workspace=tmp_path, task="completion")
+    assert judgment.status == "ok" and judgment.score is not None and set(judgment.nodes) == {"content", "impression"}
+    with pytest.raises(ConfigError, match="unknown task"):  # its errors are raised in the caller's thread
+        howtobench.score("x", "y", judge=endpoint, workspace=tmp_path, task="nope")
     await asyncio.sleep(0)
 
 

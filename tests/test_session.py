@@ -23,8 +23,8 @@ def test_replay_without_an_endpoint_starts_no_local_server(tmp_path: Path, bench
     monkeypatch.setattr(local, "local_server", no_server)
     out = tmp_path / "replayed.jsonl"
     result = CliRunner().invoke(app, ["judge", "--data", str(bench_root), "--method", "single", "--task", "open",
-                                      "--limit", "1", "--models", "deepseek-r1", "--replay", "--local-judge", "-o", str(out),
-                                      "--workspace", str(tmp_path / "ws"), "--no-progress"])
+                                      "--limit", "1", "--models", "deepseek-r1", "--replay", "--local-judge", "-o",
+                                      str(out), "--workspace", str(tmp_path / "ws"), "--no-progress"])
     assert isinstance(result.exception, CacheMiss), result.output + repr(result.exception)
     assert f"model {local.LOCAL_MODEL}) is not cached" in str(result.exception)  # the local model's cache keys
     assert "embedded local model" not in result.output

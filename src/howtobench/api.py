@@ -11,7 +11,6 @@ are then negotiated once for all of them.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import inspect
 from collections.abc import AsyncIterator
@@ -22,6 +21,7 @@ from typing import Any
 from howtobench.config import EndpointConfig, resolve_workspace
 from howtobench.data.models import TASKS, Item, Language, Task, Writing
 from howtobench.errors import ConfigError
+from howtobench.event_loop import run_anywhere
 from howtobench.judges.base import Judge, Judgment, with_lengths
 from howtobench.judges.panel import PanelJudge, PanelSpec, load_panel
 from howtobench.judges.prompts import DEFAULT_PROMPT_LANGUAGE
@@ -118,12 +118,10 @@ async def ascore(
 
 
 def score(instruction: str, writing: str, reference: str | None = None, **kwargs: Any) -> Judgment:
-    """Synchronous `ascore` (for scripts and notebooks without a running event loop)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(ascore(instruction, writing, reference, **kwargs))
-    raise RuntimeError("howtobench.score() was called inside a running event loop; use `await howtobench.ascore()`")
+    """Synchronous `ascore`, for scripts and notebooks alike: inside a running event loop (a Jupyter cell) it runs on
+    a loop of its own in a worker thread and blocks until the judgment is back (`await howtobench.ascore()` there
+    does not block the notebook's loop)."""
+    return run_anywhere(ascore(instruction, writing, reference, **kwargs))
 
 
 # help(howtobench.score) and editors show ascore's parameters and their explanation, not just **kwargs

@@ -9,8 +9,10 @@ asyncio's loop — while the collector's full passes over the loaded data were t
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import gc
 from collections.abc import Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -20,6 +22,19 @@ T = TypeVar("T")
 def run(main: Coroutine[Any, Any, T]) -> T:
     """`asyncio.run(main)`: a new event loop, closed after."""
     return asyncio.run(main)
+
+
+def run_anywhere(main: Coroutine[Any, Any, T]) -> T:
+    """`run(main)`, also where an event loop is already running in this thread (a Jupyter cell: asyncio.run refuses
+    there): then on a new loop in a worker thread, with this thread's context variables, blocking until it ends
+    (as a synchronous call does); its exception is raised here."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return run(main)
+    context = contextvars.copy_context()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="howtobench-sync") as pool:
+        return pool.submit(context.run, run, main).result()
 
 
 _frozen_depth = 0

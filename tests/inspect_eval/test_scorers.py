@@ -85,11 +85,20 @@ def test_a_failed_leaf_is_an_unscored_sample(tmp_path: Path, bench_root: Path) -
     assert result.metrics["all"].value == good.value == (4 * 6.9 + 3 * 8.5 + 7) / 8
 
 
-def test_without_a_judge_the_sample_errors(tmp_path: Path, bench_root: Path) -> None:
-    log = run(tmp_path, bench_root, None, task="open", limit=1)
-    assert log.samples and log.samples[0].error is not None
-    assert "--model-role grader=" in log.samples[0].error.message
-    assert not log.samples[0].scores
+def test_without_a_judge_the_sample_errors_before_the_writer_is_paid(tmp_path: Path, bench_root: Path) -> None:
+    """A missing grader was found only when scoring: after every writing had been generated (and paid for)."""
+    asked: list[str] = []
+
+    def counting(messages: list[Any]) -> str:
+        asked.append(writing_for(messages))
+        return asked[-1]
+
+    task = howtobench(data=str(bench_root), task="open", limit=2)
+    [log] = inspect_eval(task, model=mock_writer(counting), log_dir=str(tmp_path / "logs"), display="none",
+                         fail_on_error=False)
+    assert log.samples and all(s.error is not None for s in log.samples)
+    assert all("--model-role grader=" in s.error.message for s in log.samples if s.error)
+    assert asked == [] and not any(s.scores for s in log.samples)  # nothing generated
 
 
 def test_a_judge_that_raises_errors_the_sample(tmp_path: Path, bench_root: Path) -> None:

@@ -137,6 +137,12 @@ class _Judges:
         return self._built[key][1]
 
 
+def judge_model_check(method: str, judge: str | Model | None = None, role: str = JUDGE_ROLE) -> None:
+    """Raise the scorer's ConfigError now when it would find no judge model: before the sample's writing is generated
+    (and paid for), not after (`judge_solver`)."""
+    _Judges(method, judge, role, {}, 0, False, None).resolve_model()
+
+
 def judge_scorer(method: str = "tow", *, judge: str | Model | None = None, role: str = JUDGE_ROLE,
                  reasks: int = 2, cache_weights: bool = True, prices: Path | None = None,
                  empty: EmptyConvention = "exclude", **options: Any) -> Scorer:

@@ -21,12 +21,24 @@ from pathlib import Path
 
 from inspect_ai import Task, task
 from inspect_ai.model import GenerateConfig
-from inspect_ai.solver import generate
+from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from howtobench.generate import GenerateSettings
 from howtobench.inspect_eval.dataset import howtobench_dataset, split_arg
-from howtobench.inspect_eval.scorers import scorer_for
+from howtobench.inspect_eval.scorers import judge_model_check, scorer_for
 from howtobench.judges.job import judge_options, prompt_language_for
+
+
+@solver(name="howtobench_judge_check")
+def judge_check(method: str, judge: str | None) -> Solver:
+    """Before the writer is asked: stop the sample when the scorer would find no judge (no `grader` role, no
+    `judge=`), so a missing grader costs no generation."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        judge_model_check(method, judge)
+        return state
+
+    return solve
 
 
 @task(name="howtobench")
@@ -57,7 +69,7 @@ def howtobench(
     s = settings.sampling
     return Task(
         dataset=dataset,
-        solver=generate(),
+        solver=[judge_check(method, judge), generate()],
         scorer=scorer_for(method, judge, empty=empty, **options),
         config=GenerateConfig(temperature=s.temperature, max_tokens=s.max_tokens, seed=s.seed),
         version=1,
