@@ -78,6 +78,41 @@ def _checked(what: str, known: Callable[[], Sequence[str]]) -> Callable[[Any], A
     return check
 
 
+def split_list(values: Sequence[str] | None, flag: str) -> list[str] | None:
+    """A list flag's values, given as commas (`--genre poem,prose`), repeats (`--genre poem --genre prose`) or
+    both: every form means the same. Mixing them works, with a hint that either form alone would do."""
+    if not values:
+        return None
+    parts = [part.strip() for value in values for part in value.split(",")]
+    if len(values) > 1 and any("," in value for value in values):
+        typer.echo(f"hint: {flag} takes a list as commas ({flag} a,b) or repeats ({flag} a {flag} b); both were "
+                   f"given, and all {len([p for p in parts if p])} values are used", err=True)
+    return [part for part in parts if part]
+
+
+def _listed(what: str, known: Callable[[], Sequence[str]] | None = None,
+            alias: Callable[[str], str] = lambda name: name) -> Callable[[typer.CallbackParam, Any], Any]:
+    """The callback of a list flag: commas and repeats alike (`split_list`), each name through `alias` (a genre's
+    Chinese label to its id), then checked against `known` with a did-you-mean."""
+    def check(param: typer.CallbackParam, value: Any) -> Any:
+        flag = max(param.opts or [f"--{what}"], key=len)
+        names = [alias(name) for name in split_list(value, flag) or []]
+        if known is not None:
+            for name in names:
+                if name not in known():
+                    raise typer.BadParameter(unknown_name(what, name, known()))
+        return names or None
+
+    return check
+
+
+def _genre_id(name: str) -> str:
+    """A genre by its id or by its Chinese label (`书信` -> letters)."""
+    from howtobench.data.genres import genre_id
+
+    return genre_id(name) or name
+
+
 def _tasks() -> Sequence[str]:
     from howtobench.data.models import TASKS
 
@@ -100,16 +135,17 @@ def judge_methods() -> Sequence[str]:
 
 
 check_method = _checked("judge method", judge_methods)
-check_task = _checked("task", _tasks)
+check_task = _listed("task", _tasks)
 TaskOpt = Annotated[
     list[str] | None,
-    typer.Option("--task", callback=check_task,
-                 help="Only these tasks (completion, guide, open); repeatable."),
+    typer.Option("--task", callback=_listed("task", _tasks),
+                 help="Only these tasks (completion, guide, open): commas or repeats (--task guide,open)."),
 ]
 GenreOpt = Annotated[
     list[str] | None,
-    typer.Option("--genre", callback=_checked("genre", _genres),
-                 help="Only these genres (ids such as fiction, letters: `howtobench list genres`); repeatable."),
+    typer.Option("--genre", callback=_listed("genre", _genres, _genre_id),
+                 help="Only these genres, by id or Chinese label (fiction or 小说, letters or 书信: `howtobench list "
+                 "genres`): commas or repeats."),
 ]
 LimitOpt = Annotated[
     int | None,
@@ -234,9 +270,11 @@ MaxFailedRateOpt = Annotated[
                  "e.g. 0.2; 0 stops at the first failure. The share is taken over at least the first 10 items (all "
                  "of them when fewer are selected). What finished is saved and re-running resumes."),
 ]
-IdsOpt = Annotated[list[str] | None, typer.Option("--ids", help="Only these item ids (infer_id); repeatable.")]
-ModelsOpt = Annotated[list[str] | None, typer.Option("--models", help="Only the writings of these shipped models "
-                      "(release file names such as gpt-4o-2024-11-20; `howtobench list models`); repeatable.")]
+IdsOpt = Annotated[list[str] | None, typer.Option("--ids", callback=_listed("id"),
+                                                  help="Only these item ids (infer_id): commas or repeats.")]
+ModelsOpt = Annotated[list[str] | None, typer.Option("--models", callback=_listed("model"),
+                      help="Only the writings of these shipped models (release file names such as gpt-4o-2024-11-20; "
+                      "`howtobench list models`): commas or repeats.")]
 LocalJudgeOpt = Annotated[
     bool,
     typer.Option("--local-judge", help="Let the embedded local model (Gemma-3-270M) judge: a check of the pipeline, "

@@ -118,6 +118,12 @@ def _lookup(sub_task: str) -> str | None:
     return _by_zh().get(key)
 
 
+def genre_id(name: str) -> str | None:
+    """The genre id a user means: an id (`letters`, any case) or a genre's Chinese label (`书信`); None if neither."""
+    key = name.strip()
+    return key.lower() if key.lower() in GENRES else _by_zh().get(key)
+
+
 @lru_cache(maxsize=1)
 def _by_zh() -> dict[str, str]:
     return {g.zh: g.id for g in GENRES.values()}
