@@ -113,7 +113,8 @@ def test_invalid_specs_are_rejected(tmp_path: Path, edit, message: str) -> None:
 
 def test_missing_tree_file(tmp_path: Path) -> None:
     """`--tree defualt` used to name the bundled folder's path in a multi-line error; a YAML slip too."""
-    with pytest.raises(JudgeError, match=r"unknown tree 'defualt' \(did you mean 'default'\?\); known: debiased"):
+    known = r"unknown tree 'defualt' \(did you mean 'default'\?\); known: analysis-first, debiased"
+    with pytest.raises(JudgeError, match=known):
         load_tree("defualt")
     with pytest.raises(JudgeError, match="no tree spec file .*mine.yaml"):
         load_tree(tmp_path / "mine.yaml")

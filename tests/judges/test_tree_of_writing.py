@@ -282,3 +282,48 @@ async def test_leaf_calls_start_with_the_shared_prefix_and_end_with_the_hidden_r
     hidden_llm = [leaf.id for leaf in leaves if leaf.reference == "hidden" and leaf.is_llm]
     assert hidden_llm == ["paragraphing"] and leaf_calls[-1] == "paragraphing"
     assert [x.name for x in judgment.leaves] == [leaf.id for leaf in leaves]  # the record keeps the tree's order
+
+
+AUTHORS_ORDER = {"opening_ending": ["analysis", "score"], "language": ["analysis", "score"],
+                 "logic": ["score", "analysis"], "emotion": ["score", "analysis"], "plots": ["score", "analysis"],
+                 "paragraphing": ["score", "analysis"], "impression": ["score", "analysis"]}
+
+
+@pytest.mark.parametrize("tree_name", ["default", "analysis-first"])
+async def test_each_leaf_asks_for_its_reply_in_the_authors_order(fake_server: FakeServer, tmp_path: Path,
+                                                                 tree_name: str) -> None:
+    """prompts.yaml asks for the comparative analysis first only on opening/ending and language; logic, emotion and
+    plots ask for `Score: [[X]]` alone, paragraphing and impression for "Overall score: [[X]]. Reason...". The
+    schema's property order is what a constrained server decodes first; `--tree analysis-first` is the option."""
+    fake_server.handler = tow_handler()
+    tree = load_tree(tree_name)
+    async with fake_client(fake_server, tmp_path) as client:
+        judgment = await TreeOfWriting(client, tree=tree).judge(item(), writing())
+    assert judgment.status == "ok"
+    expected = AUTHORS_ORDER if tree_name == "default" else {k: ["analysis", "score"] for k in AUTHORS_ORDER}
+    for request in leaf_requests(fake_server):
+        leaf = leaf_of(request, tree)
+        schema = request["response_format"]["json_schema"]["schema"]
+        assert list(schema["properties"]) == expected[leaf] == schema["required"], leaf
+        user = request["messages"][-1]["content"]
+        said = "the score first" if expected[leaf][0] == "score" else "the analysis first"
+        assert said in user and ("1. Analysis:" in user) == (expected[leaf][0] == "analysis" and leaf != "impression"
+                                                             and leaf != "paragraphing"), leaf
+
+
+async def test_logic_weighs_each_poor_performance_and_the_reference_is_introduced_plainly(
+    fake_server: FakeServer, tmp_path: Path
+) -> None:
+    """The authors give each poor performance of logic its own deduction (argument: 3+, speech and application:
+    3-6 from their 8, the 3-4 band below our 6); their prompts label the reference plainly, with no author."""
+    fake_server.handler = tow_handler()
+    async with fake_client(fake_server, tmp_path) as client:
+        await TreeOfWriting(client).judge(item(), writing())
+    by_leaf = {leaf_of(r, default_tree()): r["messages"][-1]["content"] for r in leaf_requests(fake_server)}
+    logic = by_leaf["logic"]
+    assert "opinions listed without reasoning: deduct at least 2 (4 or lower)" in logic
+    assert logic.count(": deduct 2-3 (3-4).") == 2 and "serious problems" not in logic
+    assert "- 1-2: three or more minor weaknesses, or one significant logical problem\n" in logic
+    for user in by_leaf.values():
+        assert "professional author" not in user.split("[Criterion:")[0]
+        assert ("[Reference writing]\n<<<REFERENCE>>>" in user) != ("<<<REFERENCE>>>" not in user)

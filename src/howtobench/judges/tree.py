@@ -15,8 +15,11 @@ reply schema, so grammar-constrained servers cannot leave it. A leaf's `criteria
 what its expert looks at, `bands` the meaning of its score ranges, `summary` the one line the weight
 negotiator reads, and `reference` how the leaf uses the human reference: "anchor" (fixed at
 `reference_anchor`, the bands compare with it), "shown" (shown for comparison, no fixed value: the authors'
-impression) or "hidden" (not shown: the authors' paragraphing). `Tree.system` names the system-prompt
-template (`system`: the paper's judge; `system_debiased`: the named length-debiased variant).
+impression) or "hidden" (not shown: the authors' paragraphing). A leaf's `reply` says what its reply gives
+first, as the authors' prompt for that trait asks: "analysis-first" or "score-first" (the score, then a brief
+reason); `Tree.reply_order: analysis-first` overrides every leaf (the named tree `analysis-first`).
+`Tree.system` names the system-prompt template (`system`: the paper's judge; `system_debiased`: the named
+length-debiased variant).
 A tree file may start from another with `base: NAME` and override top-level keys (`trees/debiased.yaml`).
 `Tree.hash` is the sha256 of the canonical JSON of the spec and is written into every judgment.
 """
@@ -43,6 +46,8 @@ KIND_TEMPLATES: dict[str, str] = {"llm-rubric": "rubric", "llm-step": "rubric", 
                                   "llm-impression": "impression"}
 MAPPED_KINDS: frozenset[str] = frozenset({"llm-step", "llm-scale"})
 ReferenceUse = Literal["anchor", "shown", "hidden"]
+ReplyOrder = Literal["analysis-first", "score-first"]
+TreeReplyOrder = Literal["per-leaf", "analysis-first"]
 Aggregation = Literal["negotiated", "mean", "single"]
 TREES_DIR = Path(__file__).parent / "trees"
 REGEX_HEADINGS_VALUES: frozenset[int] = frozenset({0, 5, 10})
@@ -86,6 +91,8 @@ class Leaf(BaseModel):
     bands: tuple[Band, ...] = ()
     kind: LeafKind
     reference: ReferenceUse = "anchor"
+    reply: ReplyOrder = Field(default="analysis-first", description="What the reply gives first: the analysis, or "
+                              "the score (then a brief reason), as the authors' prompt for this trait asks.")
     template: str | None = Field(default=None, description="Rubric template name; default: the kind's template.")
     scale: tuple[int, ...] = Field(min_length=2)
     mapping: dict[int, float] | None = Field(default=None, description="Raw answer -> leaf score (step / scale).")
@@ -163,6 +170,8 @@ class Tree(BaseModel):
     description: str = ""
     reference_anchor: int = Field(default=6, ge=1, le=10)
     system: str = Field(default="system", pattern=r"^[a-z][a-z0-9_]*$", description="System-prompt template name.")
+    reply_order: TreeReplyOrder = Field(default="per-leaf", description="per-leaf: each leaf's own `reply` (the "
+                                        "authors' order); analysis-first: every leaf reasons before it scores.")
     nodes: tuple[Node, ...] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -172,6 +181,10 @@ class Tree(BaseModel):
             if duplicates:
                 raise ValueError(f"{what} ids must be unique; repeated: {duplicates}")
         return self
+
+    def reply_of(self, leaf: Leaf) -> ReplyOrder:
+        """The order the leaf's reply is asked in: its own, unless the tree puts the analysis first everywhere."""
+        return "analysis-first" if self.reply_order == "analysis-first" else leaf.reply
 
     def nodes_for(self, task: str) -> tuple[Node, ...]:
         """The nodes that apply to a task (Completion has no Format node in the default tree)."""

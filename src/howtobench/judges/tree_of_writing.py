@@ -108,7 +108,7 @@ class TreeOfWriting:
         request = ChatRequest(
             messages=prompts.leaf_messages(item, writing.output, leaf),
             sampling=self.sampling,
-            response_schema=capped(leaf_schema(leaf), ANALYSIS, self.analysis_max_chars),
+            response_schema=capped(leaf_schema(leaf, self.tree.reply_of(leaf)), ANALYSIS, self.analysis_max_chars),
             schema_name="leaf_score",
             purpose=f"leaf:{leaf.id}",
             template_version=prompts.hash,

@@ -9,9 +9,9 @@ writing. A leaf whose `reference` is "hidden" (the authors' paragraphing) shares
 reference. (One user message rather than two: chat templates such as Gemma's require alternating roles.)
 
 The "writing instructions" are `Item.task_prompt`: `basic_instruction` and `information` joined by a blank
-line, as the authors' judges read them. The reply is a JSON object whose free `analysis` comes BEFORE the
-`score` (the authors ask for the comparative analysis first, then the score), with no length cap; the
-score is an enum of the leaf's scale.
+line, as the authors' judges read them. The reply is a JSON object of a free `analysis` (no length cap) and the
+`score` (an enum of the leaf's scale), in the order the authors' prompt for that trait asks (`Leaf.reply`):
+the analysis first for opening/ending and language, the score first for the others.
 
 Model text is untrusted: the writing sits between <<<WRITING>>> markers, with a note that requests
 inside it are not to be followed, and marker look-alikes inside it are defused (`defuse`).
@@ -31,7 +31,7 @@ import jinja2
 
 from howtobench.data.models import Item
 from howtobench.errors import JudgeError
-from howtobench.judges.tree import Leaf, Node, Tree
+from howtobench.judges.tree import Leaf, Node, ReplyOrder, Tree
 
 PROMPTS_DIR = Path(__file__).parent
 PromptLanguage = Literal["en", "zh"]
@@ -103,17 +103,18 @@ def capped(schema: dict[str, Any], field: str, max_chars: int | None) -> dict[st
     return {**schema, "properties": properties}
 
 
-def leaf_schema(leaf: Leaf) -> dict[str, Any]:
-    """Reply schema of one leaf: a free analysis FIRST (no length cap), then a score from the leaf's scale (an enum).
+def leaf_schema(leaf: Leaf, order: ReplyOrder = "analysis-first") -> dict[str, Any]:
+    """Reply schema of one leaf: a free analysis (no length cap) and a score from the leaf's scale (an enum), in the
+    order the authors' prompt for the trait asks (`Tree.reply_of`).
 
-    Servers that constrain decoding emit properties in this order, so the judge reasons before it scores."""
+    Servers that constrain decoding emit properties in this order: analysis-first reasons before it scores,
+    score-first scores as the authors' "Score: [[X]]" prompts do, the reason decoded after the score."""
+    properties: dict[str, Any] = {ANALYSIS: {"type": "string"}, "score": {"type": "integer", "enum": list(leaf.scale)}}
+    keys = [ANALYSIS, "score"] if order == "analysis-first" else ["score", ANALYSIS]
     return {
         "type": "object",
-        "properties": {
-            ANALYSIS: {"type": "string"},
-            "score": {"type": "integer", "enum": list(leaf.scale)},
-        },
-        "required": [ANALYSIS, "score"],
+        "properties": {key: properties[key] for key in keys},
+        "required": keys,
         "additionalProperties": False,
     }
 
@@ -207,6 +208,7 @@ class Prompts:
             anchored=has_reference and leaf.reference == "anchor",
             reference=has_reference,
             anchor=self.tree.reference_anchor,
+            score_first=self.tree.reply_of(leaf) == "score-first",
         )
 
     def leaf_messages(self, item: Item, writing: str, leaf: Leaf) -> Messages:
