@@ -97,8 +97,8 @@ FromOpt = Annotated[Path | None, typer.Option("--from", help="For --method avera
 TreeOpt = Annotated[Path | None, typer.Option("--tree", help="Tree spec YAML, or a bundled tree by name: default "
                     "(the paper's judge), debiased (the same tree with a system prompt asking not to reward length; "
                     "not the paper's) or analysis-first (every leaf reasons before it scores; the authors put the "
-                    "score first on logic, emotion, plots, paragraphing and impression). Add a leaf or change a scale by "
-                    "editing a copy of "
+                    "score first on logic, emotion, plots, paragraphing and impression). Add a leaf or change a scale "
+                    "by editing a copy of "
                     "src/howtobench/judges/trees/default.yaml (or start it with `base: default`).")]
 SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed of --subset (same seed, same items).")]
 RedoFailedOpt = Annotated[bool, typer.Option("--redo-failed", help="Judge again the writings whose judgment in --out "
