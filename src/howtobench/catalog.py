@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from howtobench.data.download import EXPECTED_ROWS
 from howtobench.data.genres import GENRES
 from howtobench.data.models import TASKS
+from howtobench.data.release import EXPECTED_ROWS
 from howtobench.judges.base import JUDGES
 from howtobench.judges.job import NO_MODEL_METHODS, import_judges
 from howtobench.judges.tree import TREES_DIR, load_tree

@@ -90,7 +90,7 @@ def test_every_command_follows_one_convention() -> None:
 
 def test_data_download_has_no_model_endpoint_flags() -> None:
     """Its --base-url is the release's address, not a model's: no --reasks, --response-format, --no-preflight."""
-    assert visible_opts(commands()["data download"]) == {"--dest", "--base-url", "--force", "--no-progress"}
+    assert visible_opts(commands()["data download"]) == {"--dest", "--base-url", "--ref", "--force", "--no-progress"}
 
 
 def fails(args: list[str]) -> str:

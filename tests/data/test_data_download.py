@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import http.server
 import json
+import shutil
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,8 +17,9 @@ import typer
 from typer.testing import CliRunner
 
 from howtobench.cli import data as data_cli
-from howtobench.data.download import MANIFEST, download_release, read_manifest, release_files, verify_file
+from howtobench.data.download import download_release, file_url, verify_file
 from howtobench.data.loader import LoadReport, load_items, load_release_writings
+from howtobench.data.release import MANIFEST, RELEASE_COMMIT, pinned_release, read_manifest, release_files
 from howtobench.errors import DataError
 
 
@@ -96,7 +99,7 @@ def test_server_404_is_a_clear_error(tmp_path: Path) -> None:
     with serve(empty) as (base_url, _), pytest.raises(DataError) as info:
         download_release(tmp_path / "data", base_url, progress=False)
     assert str(info.value) == (
-        f"cannot download {base_url}/completion/aligned.jsonl: HTTP 404 File not found (check --base-url)"
+        f"cannot download {base_url}/completion/aligned.jsonl: HTTP 404 File not found (check --ref or --base-url)"
     )
     assert not (tmp_path / "data" / "completion" / "aligned.jsonl").exists()
     assert not list((tmp_path / "data").rglob("*.part"))
@@ -166,3 +169,47 @@ def test_redirected_download_with_credentials_in_the_url_never_stores_them(bench
     manifest = json.loads((tmp_path / "data" / MANIFEST).read_text())
     assert manifest["base_url"] == f"http://***@127.0.0.1:{server.server_address[1]}/moved"
     assert b"S3CRET" not in (tmp_path / "data" / MANIFEST).read_bytes()
+
+
+def test_the_release_is_pinned_to_a_commit_with_shipped_hashes(bench_root: Path) -> None:
+    """The release URL names a commit, never a branch, and the shipped sha256 are those of the shared copy."""
+    pinned = pinned_release()
+    assert pinned.commit == RELEASE_COMMIT == "efe51d98747f364bab672a2d57393ba01e70f0d8"
+    assert file_url("guide/aligned.jsonl", ref=pinned.commit, base_url=None) == (
+        "https://raw.githubusercontent.com/ZhuoerFeng/ACL2026-Tree-of-Writing/"
+        "efe51d98747f364bab672a2d57393ba01e70f0d8/data/guide/aligned.jsonl")
+    license_url = file_url("LICENSE", ref=pinned.commit, base_url=None)  # at the repository's root, not in data/
+    assert license_url.endswith("/efe51d98747f364bab672a2d57393ba01e70f0d8/LICENSE")
+    assert set(pinned.sha256) == set(release_files())
+    assert all(hashlib.sha256((bench_root / rel).read_bytes()).hexdigest() == digest
+               for rel, digest in pinned.sha256.items())
+
+
+def test_a_file_that_is_not_the_pinned_release_is_refused(bench_root: Path, tmp_path: Path) -> None:
+    """Same rows, valid JSON, one character changed upstream: the sha256 refuses it, unless --ref asks for it."""
+    served = tmp_path / "served"
+    shutil.copytree(bench_root, served)
+    target = served / "guide" / "inferences" / "gpt-4o-2024-11-20.jsonl"
+    target.write_bytes(target.read_bytes().replace("的".encode(), "地".encode(), 1))
+    with serve(served) as (base_url, _):
+        with pytest.raises(DataError, match="guide/inferences/gpt-4o-2024-11-20.jsonl but it does not verify: "
+                                            "sha256 .* is not the release's"):
+            download_release(tmp_path / "data", base_url, progress=False)
+        assert not (tmp_path / "data" / "guide" / "inferences" / "gpt-4o-2024-11-20.jsonl").exists()
+        other = download_release(tmp_path / "other", base_url, ref="main", progress=False)
+    assert other.commit == "main" and other.checked is False and len(other.fetched) == 34
+    manifest = json.loads((tmp_path / "other" / MANIFEST).read_text(encoding="utf-8"))
+    assert (manifest["commit"], manifest["sha256_checked"]) == ("main", False)
+
+
+def test_data_stats_prints_the_commit_and_the_hashes_it_verified(bench_root: Path, tmp_path: Path) -> None:
+    app = typer.Typer()
+    data_cli.register(app)
+    result = CliRunner().invoke(app, ["data", "stats", "--data", str(bench_root), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    release = json.loads(result.output)["release"]
+    assert release["commit"] == RELEASE_COMMIT and release["pinned"] is True
+    assert release["sha256"] == pinned_release().sha256 and release["mismatched"] == release["missing"] == []
+    shown = CliRunner().invoke(app, ["data", "stats", "--data", str(bench_root)], env={"COLUMNS": "200"})
+    assert f"release ZhuoerFeng/ACL2026-Tree-of-Writing@{RELEASE_COMMIT}: 34 files hashed, 0 differ" in shown.output
+    assert pinned_release().sha256["open/aligned.jsonl"] in shown.output

@@ -121,5 +121,7 @@ def test_csv_has_numbers_a_script_can_read(bench_root: Path) -> None:
     tasks = {row[0]: row for row in blocks[0][1:]}
     assert blocks[0][0][:4] == ["task", "instructions", "instruction chars mean", "instruction chars median"]
     assert tasks["completion"][1:4] == ["379", "51.8", "46.0"] and tasks["guide"][6:8] == ["2334.8", "2218.5"]
-    assert all(float(cell) >= 0 for block in blocks for row in block[1:] for cell in row[2:])
+    *numbers, release = blocks  # the last block lists the release files and their sha256
+    assert all(float(cell) >= 0 for block in numbers for row in block[1:] for cell in row[2:])
+    assert release[0] == ["file", "sha256", "pinned sha256"] and len(release) == 35
     assert "maps to a genre" not in result.stdout

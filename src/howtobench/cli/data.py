@@ -10,6 +10,7 @@ from rich.console import Console
 
 from howtobench.config import resolve_data_dir, user_cache_dir
 from howtobench.data.genres import GENRES
+from howtobench.data.release import ReleaseCheck
 from howtobench.data.stats import BenchStats, GroupStats, benchmark_stats
 from howtobench.report.tables import Table, print_tables
 
@@ -43,6 +44,8 @@ def stats_cmd(data: DataOpt = None, fmt: FormatOpt = "table", json_out: JsonOpt 
         rows = {f"{g} ({GENRES[g].zh})" if g in GENRES else g: s for g, s in genres.items()}
         tables.append(_group_table(f"Genres — {task}", "genre", rows, split))
     tables.append(_model_table(result))
+    if result.release is not None:
+        tables.append(_release_table(result.release))
     console = Console()
     print_tables(tables, fmt, console)
     _print_problems(Console(stderr=True) if fmt == "csv" else console, result)  # stdout stays CSV
@@ -70,7 +73,22 @@ def _model_table(result: BenchStats) -> Table:
     return table
 
 
+def _release_table(check: ReleaseCheck) -> Table:
+    """Every release file's sha256 and whether it is the pinned release's."""
+    verdict = "as pinned" if check.pinned else "not checked (not the pinned commit)"
+    table = Table(f"Release files, {check.repository}@{check.commit}", ["file", "sha256", "pinned sha256"])
+    for rel, digest in check.sha256.items():
+        table.add_row(rel, digest, "DIFFERS" if rel in check.mismatched else verdict)
+    return table
+
+
 def _print_problems(console: Console, result: BenchStats) -> None:
+    check = result.release
+    if check is not None:
+        line = (f"release {check.repository}@{check.commit}: {len(check.sha256)} files hashed, "
+                f"{len(check.mismatched)} differ from the pinned sha256, {len(check.missing)} missing")
+        console.print(line if check.pinned else f"{line} (a --ref download: its hashes are not checked)",
+                      highlight=False)
     if result.unmapped_genre:
         labels = ", ".join(f"{k} ({v})" for k, v in result.unmapped_labels.items())
         console.print(f"[yellow]{result.unmapped_genre} instructions with an unmapped genre label:[/] {labels}")
@@ -88,7 +106,14 @@ DestOpt = Annotated[
 
 ReleaseUrlOpt = Annotated[
     str | None,
-    typer.Option("--base-url", help="Where the release files are served (the GitHub raw URL of the data/ folder)."),
+    typer.Option("--base-url", help="A mirror of the release's data/ folder (LICENSE beside it). Default: GitHub at "
+                 "the pinned commit. The files must still match the pinned sha256 unless --ref says otherwise."),
+]
+RefOpt = Annotated[
+    str | None,
+    typer.Option("--ref", help="Take the release at this commit (or branch) of the repository instead of the "
+                 "pinned one; the package ships no sha256 for it, so its hashes are recorded in manifest.json, "
+                 "not checked."),
 ]
 
 
@@ -96,20 +121,27 @@ ReleaseUrlOpt = Annotated[
 def download_cmd(
     dest: DestOpt = None,
     release_url: ReleaseUrlOpt = None,
+    ref: RefOpt = None,
     force: Annotated[bool, typer.Option("--force", help="Fetch every file again, even verified ones.")] = False,
     no_progress: NoProgressOpt = False,
 ) -> None:
     """Fetch the public HoWToBench release into the per-user cache, verify it, and write a manifest.
 
-    Safe to run again: files that are present and verified are not fetched twice.
+    The release is pinned to one commit of the authors' repository and every file must match the sha256 shipped
+    with this package, so an upstream change cannot silently change the benchmark. Safe to run again: files that
+    are present and verified are not fetched twice.
     """
     # The parameter is not named base_url: that name marks a model-calling command, which would grow the model
     # endpoint's flags (--reasks, --response-format, ...) here (options.add_endpoint_settings).
-    from howtobench.data.download import DEFAULT_BASE_URL, download_release
+    from howtobench.data.download import download_release
+    from howtobench.data.release import REPOSITORY
 
     target = dest if dest is not None else user_cache_dir() / "data"
-    result = download_release(target, release_url or DEFAULT_BASE_URL, force=force, progress=not no_progress)
+    result = download_release(target, release_url, ref=ref, force=force, progress=not no_progress)
+    checked = ("every file matches its shipped sha256" if result.checked else
+               "not the pinned commit: sha256 recorded in the manifest, not checked")
     typer.echo(
         f"{len(result.fetched)} files fetched, {len(result.skipped)} already verified; "
-        f"benchmark ready in {target} (manifest: {result.manifest})"
+        f"benchmark ready in {target} (manifest: {result.manifest})\n"
+        f"release {REPOSITORY}@{result.commit}: {checked}"
     )

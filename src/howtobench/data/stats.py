@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from howtobench.data.genres import is_known_label
 from howtobench.data.loader import LoadReport, load_items, load_release_writings
 from howtobench.data.models import Item, Writing
+from howtobench.data.release import ReleaseCheck, check_release
 
 ALL = "all"
 
@@ -71,6 +72,7 @@ class BenchStats(BaseModel):
     unmapped_labels: dict[str, int]
     skipped_rows: int
     skipped: list[str]
+    release: ReleaseCheck | None = None
 
 
 def benchmark_stats(root: Path, *, strict: bool = False) -> BenchStats:
@@ -78,7 +80,8 @@ def benchmark_stats(root: Path, *, strict: bool = False) -> BenchStats:
     report = LoadReport()
     items = load_items(root, strict=strict, report=report)
     writings = load_release_writings(root, strict=strict, report=report, items=items)
-    return summarise(items, writings, data=str(root), report=report)
+    stats = summarise(items, writings, data=str(root), report=report)
+    return stats.model_copy(update={"release": check_release(root)})
 
 
 def summarise(items: Sequence[Item], writings: Sequence[Writing], *, data: str, report: LoadReport) -> BenchStats:
