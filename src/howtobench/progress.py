@@ -2,20 +2,75 @@
 
 from __future__ import annotations
 
+import math
+import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    Task,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Column
+
+LINE_EVERY_S = 5.0
+"""Seconds between two progress lines when stderr is not a terminal."""
+clock = time.monotonic  # when the last progress line was printed (tests set it)
+
+
+class LineProgress(Progress):
+    """The progress of a loop as a line on stderr every `LINE_EVERY_S` seconds and at the end, for a log or a CI job:
+    without a terminal rich's live bar draws nothing until the loop ends, so a long run looked stuck."""
+
+    def __init__(self, *columns: Any, **options: Any) -> None:
+        super().__init__(*columns, **{**options, "disable": True})
+        self._last = -math.inf
+
+    def update(self, task_id: TaskID, **changes: Any) -> None:
+        super().update(task_id, **changes)
+        self._line(task_id)
+
+    def advance(self, task_id: TaskID, advance: float = 1) -> None:
+        super().advance(task_id, advance)
+        self._line(task_id)
+
+    def _line(self, task_id: TaskID) -> None:
+        task = self._tasks[task_id]
+        done = task.total is not None and task.completed >= task.total
+        now = clock()
+        if done or now - self._last >= LINE_EVERY_S:
+            self._last = now
+            sys.stderr.write(progress_line(task) + "\n")
+            sys.stderr.flush()
+
+
+def progress_line(task: Task) -> str:
+    """"judge · tow: 120/1,302 (9%) · failed 0 · tokens 3,456 · 0:01:20 elapsed, ~0:14:40 left"."""
+    total = f"/{task.total:,.0f} ({task.percentage:.0f}%)" if task.total else ""
+    stats = task.fields.get("stats") or ""
+    left = f", ~{timedelta(seconds=round(task.time_remaining))} left" if task.time_remaining is not None else ""
+    clock = f"{timedelta(seconds=round(task.elapsed or 0))} elapsed{left}"
+    return " · ".join(part for part in (f"{task.description}: {task.completed:,.0f}{total}", stats, clock) if part)
 
 
 def stats_progress(enabled: bool) -> Progress:
-    """A bar with done/total, elapsed and remaining time, and a `stats` field the loop updates as it goes.
+    """A bar with done/total, elapsed and remaining time, and a `stats` field the loop updates as it goes; without a
+    terminal on stderr, a line every few seconds instead (`LineProgress`).
 
     Add its task with `bar.add_task(description, total=n, stats="")`; `enabled=False` draws nothing.
     """
-    return Progress(
+    kind = LineProgress if enabled and not Console(stderr=True).is_terminal else Progress
+    return kind(
         TextColumn("[bold]{task.description}", table_column=Column(no_wrap=True)),
         # a short bar, and counters that wrap rather than being cut: at 80 columns the default 40-character bar
         # left "… tokens 284 · cost…"
