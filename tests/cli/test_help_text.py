@@ -76,3 +76,21 @@ def test_exit_statuses_in_help_are_the_readmes_five() -> None:
     positions = [text.find(f"; {n} ") if n else text.find("0 every") for n in range(5)]
     assert -1 not in positions and positions == sorted(positions)
     assert "1 an unexpected error (a bug" in text
+
+
+def test_the_long_commands_list_their_options_in_groups() -> None:
+    """`run --help` was one list of ~70 options; the long commands now group them (issue 23, 15)."""
+    from typer.testing import CliRunner
+
+    sections = {"What to judge:": "--subset", "The model under test:": "--base-url", "The judge:": "--judge-model",
+                "Money and batch:": "--max-cost", "Files, cache and progress:": "--workspace"}
+    for command in ("run", "judge", "generate", "robustness"):
+        text = CliRunner().invoke(build_app(), [command, "--help"], terminal_width=100).output
+        titles = [line for line in text.splitlines() if line.endswith(":") and not line.startswith(" ")]
+        assert titles[titles.index("Options:"):][:1] == ["Options:"], (command, titles)
+        present = [title for title in sections if title in titles]
+        assert len(present) >= (5 if command == "run" else 3), (command, titles)  # judge has no writer
+        for title in present:
+            block = text[text.index(f"\n{title}\n"):].split("\n\n")[0]
+            flag = sections[title]
+            assert f"  {flag} " in block or f"  {flag}\n" in block or flag not in text, (command, title, flag)

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from howtobench.cli.help_groups import GroupedCommand
 from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.data.loader import load_items, select_items
 from howtobench.data.models import Item
@@ -195,4 +196,4 @@ def generate(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("generate", epilog=EXIT_STATUSES)(generate)
+    app.command("generate", epilog=EXIT_STATUSES, cls=GroupedCommand)(generate)

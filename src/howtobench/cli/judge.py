@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from howtobench.cli.help_groups import GroupedCommand
 from howtobench.config import resolve_data_dir
 from howtobench.dry_run import plan_judges
 from howtobench.event_loop import run as run_async
@@ -229,4 +230,4 @@ def closing_lines(judgments: list[Judgment], seed: int, progress: bool) -> list[
 
 
 def register(app: typer.Typer) -> None:
-    app.command("judge", epilog=EXIT_STATUSES)(judge)
+    app.command("judge", epilog=EXIT_STATUSES, cls=GroupedCommand)(judge)

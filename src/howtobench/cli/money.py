@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from howtobench.cli.help_groups import MONEY
 from howtobench.config import EndpointConfig
 from howtobench.errors import EXIT_STOPPED, ConfigError
 from howtobench.llm.budget import Quote, expected_total, first_screen, time_text, total_text
@@ -21,15 +22,18 @@ from howtobench.progress import step
 
 DEFAULT_CONFIRM_ABOVE = 5.0
 
-YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Go ahead without asking, whatever the estimate (needed "
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", rich_help_panel=MONEY,
+                                      help="Go ahead without asking, whatever the estimate (needed "
                                       "above --confirm-above when there is no terminal to ask on).")]
 MaxCostOpt = Annotated[float | None, typer.Option(
-    "--max-cost", min=0.0, help="Stop cleanly (exit status 5) once this command's cost reaches this many dollars: "
+    "--max-cost", rich_help_panel=MONEY,
+        min=0.0, help="Stop cleanly (exit status 5) once this command's cost reaches this many dollars: "
     "each call's upper-bound cost is held before it is sent, so the limit is passed by at most one call; the calls "
     "in flight finish; no row is written for refused calls. The limit counts per command: a re-run resumes and "
     "counts from $0 again. Needs a price for every model called (--prices).")]
 ConfirmAboveOpt = Annotated[float, typer.Option(
-    "--confirm-above", min=0.0, help="Ask before a command whose estimate is above this many dollars "
+    "--confirm-above", rich_help_panel=MONEY,
+        min=0.0, help="Ask before a command whose estimate is above this many dollars "
     f"(default {DEFAULT_CONFIRM_ABOVE:g}); without a terminal, refuse unless --yes.")]
 
 

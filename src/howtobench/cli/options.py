@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from howtobench.cli.config_file import apply_config, flatten
+from howtobench.cli.help_groups import FILES, JUDGE, MONEY, SELECTION, WRITER
 from howtobench.config import (
     MAX_TIMEOUT_S,
     EndpointConfig,
@@ -36,7 +37,7 @@ from howtobench.suggest import unknown_name
 DataOpt = Annotated[
     Path | None,
     typer.Option(
-        "--data",
+        "--data", rich_help_panel=SELECTION,
         help="Benchmark root (holds completion/, guide/, open/). "
         "Default: $HOWTOBENCH_DATA, else the per-user cache filled by `howtobench data download`.",
     ),
@@ -44,20 +45,21 @@ DataOpt = Annotated[
 WorkspaceOpt = Annotated[
     Path | None,
     typer.Option(
-        "--workspace",
+        "--workspace", rich_help_panel=FILES,
         help="Folder for the call cache (SQLite) and logs. Default: $HOWTOBENCH_WORKSPACE, else ./.howtobench.",
     ),
 ]
 ConfigOpt = Annotated[
     Path | None,
-    typer.Option("--config", is_eager=True, callback=apply_config,
+    typer.Option("--config", rich_help_panel=FILES, is_eager=True, callback=apply_config,
                  help="YAML file of option defaults: keys are this command's options with underscores (judge_model: "
                  "gpt-4o), optionally in writer: / judge: sections (judge: {model: gpt-4o, base_url: ...}); an "
                  "unknown key is an error. Flags override it. A run's own runs/<name>/config.yaml repeats that run."),
 ]
 StrictOpt = Annotated[
     bool,
-    typer.Option("--strict", help="Stop at the first bad input row instead of skipping and counting bad rows."),
+    typer.Option("--strict", rich_help_panel=FILES,
+                 help="Stop at the first bad input row instead of skipping and counting bad rows."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", hidden=True, help="Same as --format json (older spelling).")]
 
@@ -138,23 +140,25 @@ check_method = _checked("judge method", judge_methods)
 check_task = _listed("task", _tasks)
 TaskOpt = Annotated[
     list[str] | None,
-    typer.Option("--task", callback=_listed("task", _tasks),
+    typer.Option("--task", rich_help_panel=SELECTION, callback=_listed("task", _tasks),
                  help="Only these tasks (completion, guide, open): commas or repeats (--task guide,open)."),
 ]
 GenreOpt = Annotated[
     list[str] | None,
-    typer.Option("--genre", callback=_listed("genre", _genres, _genre_id),
+    typer.Option("--genre", rich_help_panel=SELECTION, callback=_listed("genre", _genres, _genre_id),
                  help="Only these genres, by id or Chinese label (fiction or 小说, letters or 书信: `howtobench list "
                  "genres`): commas or repeats."),
 ]
 LimitOpt = Annotated[
     int | None,
-    typer.Option("--limit", min=1, help="At most this many items per task, the first ones in file order (they cover "
+    typer.Option("--limit", rich_help_panel=SELECTION,
+                 min=1, help="At most this many items per task, the first ones in file order (they cover "
                  "few genres: for a representative sample use --subset). Not --samples, the self-consistency count."),
 ]
 SubsetOpt = Annotated[
     int | None,
-    typer.Option("--subset", min=1, help="A seeded sample of N items stratified by task x genre (--seed picks it): "
+    typer.Option("--subset", rich_help_panel=SELECTION,
+                 min=1, help="A seeded sample of N items stratified by task x genre (--seed picks it): "
                  "the first 12 cover all 12 genres, more follow the benchmark's mix. Instead of --limit."),
 ]
 TABLE_FORMATS: tuple[str, ...] = ("table", "markdown", "csv", "json")
@@ -193,91 +197,105 @@ EmptyOpt = Annotated[EmptyConvention, typer.Option("--empty", help=EMPTY_HELP)]
 
 BaseUrlOpt = Annotated[
     list[str] | None,
-    typer.Option("--base-url", help="OpenAI-compatible base URL of the model under test, e.g. "
+    typer.Option("--base-url", rich_help_panel=WRITER, help="OpenAI-compatible base URL of the model under test, e.g. "
                  "http://localhost:8000/v1. Repeat it to spread calls over several servers of the same model."),
 ]
-ModelOpt = Annotated[str | None, typer.Option("--model", help="Model name of the model under test, as the "
+ModelOpt = Annotated[str | None, typer.Option("--model", rich_help_panel=WRITER,
+                                              help="Model name of the model under test, as the "
                                                  "server knows it.")]
 ApiKeyEnvOpt = Annotated[
     str | None,
-    typer.Option("--api-key-env", help="NAME of the environment variable holding the API key (the key itself is "
+    typer.Option("--api-key-env", rich_help_panel=WRITER,
+                 help="NAME of the environment variable holding the API key (the key itself is "
                  "never passed on the command line, stored or logged). Omit for servers without a key."),
 ]
 ConcurrencyOpt = Annotated[
     int | None,
-    typer.Option("--concurrency", min=1, help="Requests in flight at once per base URL of the model under test "
+    typer.Option("--concurrency", rich_help_panel=WRITER,
+                 min=1, help="Requests in flight at once per base URL of the model under test "
                  "(default 8)."),
 ]
 RpmOpt = Annotated[
     int | None,
-    typer.Option("--rpm", min=1, help="At most this many requests per minute to the model under test (default: "
+    typer.Option("--rpm", rich_help_panel=WRITER,
+                 min=1, help="At most this many requests per minute to the model under test (default: "
                  "no limit)."),
 ]
 TimeoutOpt = Annotated[
     float | None,
-    typer.Option("--timeout", min=0.001, max=MAX_TIMEOUT_S,
+    typer.Option("--timeout", rich_help_panel=WRITER, min=0.001, max=MAX_TIMEOUT_S,
                  help="Seconds one HTTP attempt may take before it is retried "
                  "(default 300)."),
 ]
 JudgeBaseUrlOpt = Annotated[
     list[str] | None,
-    typer.Option("--judge-base-url", help="OpenAI-compatible base URL of the judge model; repeatable."),
+    typer.Option("--judge-base-url", rich_help_panel=JUDGE,
+                 help="OpenAI-compatible base URL of the judge model; repeatable."),
 ]
-JudgeModelOpt = Annotated[str | None, typer.Option("--judge-model", help="Model name of the judge.")]
+JudgeModelOpt = Annotated[str | None, typer.Option("--judge-model", rich_help_panel=JUDGE,
+                                                   help="Model name of the judge.")]
 JudgeApiKeyEnvOpt = Annotated[
     str | None,
-    typer.Option("--judge-api-key-env", help="NAME of the environment variable holding the judge's API key."),
+    typer.Option("--judge-api-key-env", rich_help_panel=JUDGE,
+                 help="NAME of the environment variable holding the judge's API key."),
 ]
 JudgeConcurrencyOpt = Annotated[
     int | None,
-    typer.Option("--judge-concurrency", min=1, help="Judge requests in flight at once per judge base URL "
+    typer.Option("--judge-concurrency", rich_help_panel=JUDGE,
+                 min=1, help="Judge requests in flight at once per judge base URL "
                  "(default 8)."),
 ]
 JudgeRpmOpt = Annotated[
-    int | None, typer.Option("--judge-rpm", min=1, help="At most this many judge requests per minute.")
+    int | None, typer.Option("--judge-rpm", rich_help_panel=JUDGE,
+                             min=1, help="At most this many judge requests per minute.")
 ]
 JudgeTimeoutOpt = Annotated[
     float | None,
-    typer.Option("--judge-timeout", min=0.001, max=MAX_TIMEOUT_S,
+    typer.Option("--judge-timeout", rich_help_panel=JUDGE, min=0.001, max=MAX_TIMEOUT_S,
                  help="Seconds one judge HTTP attempt may take (default 300)."),
 ]
 NoCacheOpt = Annotated[
     bool,
-    typer.Option("--no-cache", help="Call the model even when the workspace cache holds the answer (calls are "
+    typer.Option("--no-cache", rich_help_panel=FILES,
+                 help="Call the model even when the workspace cache holds the answer (calls are "
                  "still logged)."),
 ]
 ReplayOpt = Annotated[
     bool,
-    typer.Option("--replay", help="Read-only replay: answer every call from the workspace cache and stop with an "
+    typer.Option("--replay", rich_help_panel=FILES,
+                 help="Read-only replay: answer every call from the workspace cache and stop with an "
                  "error at the first call that is not cached. Give the same endpoint flags as the run that filled "
                  "the cache (its model names are part of every cache key); no key is read and nothing is sent."),
 ]
 DryRunOpt = Annotated[
     bool,
-    typer.Option("--dry-run", help="Estimate calls, tokens and cost (from the price table) and exit without "
+    typer.Option("--dry-run", rich_help_panel=MONEY,
+                 help="Estimate calls, tokens and cost (from the price table) and exit without "
                  "calling any model."),
 ]
 PricesOpt = Annotated[
     Path | None,
-    typer.Option("--prices", help="YAML price table (USD per million input / cached_input / output tokens per "
+    typer.Option("--prices", rich_help_panel=MONEY,
+                 help="YAML price table (USD per million input / cached_input / output tokens per "
                  "model) added to the built-in one."),
 ]
 
 MaxFailedRateOpt = Annotated[
     float | None,
-    typer.Option("--max-failed-rate", min=0.0, max=1.0,
+    typer.Option("--max-failed-rate", rich_help_panel=FILES, min=0.0, max=1.0,
                  help="Stop early (exit status 4) once more than this share of the items finished so far failed, "
                  "e.g. 0.2; 0 stops at the first failure. The share is taken over at least the first 10 items (all "
                  "of them when fewer are selected). What finished is saved and re-running resumes."),
 ]
-IdsOpt = Annotated[list[str] | None, typer.Option("--ids", callback=_listed("id"),
+IdsOpt = Annotated[list[str] | None, typer.Option("--ids", rich_help_panel=SELECTION, callback=_listed("id"),
                                                   help="Only these item ids (infer_id): commas or repeats.")]
-ModelsOpt = Annotated[list[str] | None, typer.Option("--models", callback=_listed("model"),
+ModelsOpt = Annotated[list[str] | None, typer.Option("--models", rich_help_panel=SELECTION, callback=_listed("model"),
                       help="Only the writings of these shipped models (release file names such as gpt-4o-2024-11-20; "
                       "`howtobench list models`): commas or repeats.")]
 LocalJudgeOpt = Annotated[
     bool,
-    typer.Option("--local-judge", help="Let the embedded local model (Gemma-3-270M) judge: a check of the pipeline, "
+    typer.Option("--local-judge", rich_help_panel=JUDGE,
+                 help="Let the embedded local model (Gemma-3-270M) judge: a check of the pipeline, "
                  "not a result (its scores mean nothing, and on a CPU a full benchmark takes hours). Without a judge "
                  "endpoint (--judge-base-url / --judge-model) a command that judges with a model stops unless this "
                  "is given; the offline smoke run (`howtobench run` with no endpoint at all) needs nothing."),
@@ -305,31 +323,37 @@ def check_judge(judge: EndpointConfig | None, method: str, local_judge: bool, wh
         raise ConfigError(no_judge(what))
 
 
-NoProgressOpt = Annotated[bool, typer.Option("--no-progress", help="Do not draw progress bars.")]
+NoProgressOpt = Annotated[bool, typer.Option("--no-progress", rich_help_panel=FILES, help="Do not draw progress bars.")]
 JudgeMaxTokensOpt = Annotated[
     int | None,
-    typer.Option("--judge-max-tokens", min=16, help="Max tokens of each judge reply (default: the method's own)."),
+    typer.Option("--judge-max-tokens", rich_help_panel=JUDGE,
+                 min=16, help="Max tokens of each judge reply (default: the method's own)."),
 ]
 PromptLanguageOpt = Annotated[
     str | None,
-    typer.Option("--prompt-language", help="Language of the judge's prompts (ToW leaves, weights, baselines): en "
+    typer.Option("--prompt-language", rich_help_panel=SELECTION,
+                 help="Language of the judge's prompts (ToW leaves, weights, baselines): en "
                  "(default; the authors' judge prompts are English for the Chinese benchmark) or zh (our Chinese "
                  "templates, the same criteria and bands). Recorded on every judgment; each has its own prompt "
                  "hash and cached calls."),
 ]
 ParallelOpt = Annotated[
     int | None,
-    typer.Option("--parallel", min=1, help="Writings judged at once. Default: twice the judge's capacity "
+    typer.Option("--parallel", rich_help_panel=JUDGE,
+                 min=1, help="Writings judged at once. Default: twice the judge's capacity "
                  "(2 x --judge-concurrency x its base URLs), so --judge-concurrency alone keeps every judge slot "
                  "busy while half the writings build prompts or save results; the judge's slots bound the calls "
                  "either way."),
 ]
 WriterTemperatureOpt = Annotated[
-    float, typer.Option("--temperature", min=0.0, help="Sampling temperature of the model under test.")
+    float, typer.Option("--temperature", rich_help_panel=WRITER,
+                        min=0.0, help="Sampling temperature of the model under test.")
 ]
-WriterMaxTokensOpt = Annotated[int, typer.Option("--max-tokens", min=1, help="Longest writing, in tokens.")]
+WriterMaxTokensOpt = Annotated[int, typer.Option("--max-tokens", rich_help_panel=WRITER,
+                                                 min=1, help="Longest writing, in tokens.")]
 SystemPromptOpt = Annotated[
-    str | None, typer.Option("--system-prompt", help="A system message sent before every writing prompt (recorded).")
+    str | None, typer.Option("--system-prompt", rich_help_panel=WRITER,
+                             help="A system message sent before every writing prompt (recorded).")
 ]
 
 # The endpoint flags' parameter names (judge flags carry the prefix judge_): the ones each command declares, then
@@ -344,27 +368,34 @@ _EXTRA_VALUES: ContextVar[Mapping[str, Any] | None] = ContextVar("endpoint_setti
 def _setting_options(prefix: str) -> dict[str, Any]:
     """The Annotated types of the server-quirk flags, for the model under test ("") or the judge ("judge_")."""
     flag, who = f"--{prefix.replace('_', '-')}", "the judge" if prefix else "the model under test"
+    panel = JUDGE if prefix else WRITER
     return {
-        "max_retries": Annotated[int | None, typer.Option(f"{flag}max-retries", min=0, help=f"HTTP retries per "
+        "max_retries": Annotated[int | None, typer.Option(f"{flag}max-retries", rich_help_panel=panel,
+                                                          min=0, help=f"HTTP retries per "
                                  f"call to {who} on 429 / 5xx / timeouts, with backoff (default 6).")],
-        "reasks": Annotated[int | None, typer.Option(f"{flag}reasks", min=0, help=f"Times {who} is asked again "
+        "reasks": Annotated[int | None, typer.Option(f"{flag}reasks", rich_help_panel=panel,
+                                                     min=0, help=f"Times {who} is asked again "
                             "when its reply does not match the JSON schema (default 2).")],
-        "response_format": Annotated[str | None, typer.Option(f"{flag}response-format", callback=_checked(
+        "response_format": Annotated[str | None, typer.Option(f"{flag}response-format", rich_help_panel=panel,
+                                                              callback=_checked(
                                      "response format", lambda: RESPONSE_FORMATS), help=f"How {who} is asked "
                                      "for JSON: json_schema (OpenAI, vLLM, SGLang, llama.cpp; default), json_object "
                                      "(DeepSeek, Ollama: the schema goes into the prompt) or none.")],
         "use_max_completion_tokens": Annotated[bool | None, typer.Option(
-            f"{flag}use-max-completion-tokens", help=f"Send the reply budget of {who} as max_completion_tokens "
+            f"{flag}use-max-completion-tokens", rich_help_panel=panel,
+                help=f"Send the reply budget of {who} as max_completion_tokens "
             "(OpenAI o-series and newer models reject max_tokens).")],
         "json_object_schema": Annotated[bool | None, typer.Option(
-            f"{flag}json-object-schema", help="With json_object, also send the schema inside response_format "
+            f"{flag}json-object-schema", rich_help_panel=panel,
+                help="With json_object, also send the schema inside response_format "
             "(llama-cpp-python's server constrains decoding by it).")],
     }
 
 
 NoPreflightOpt = Annotated[
     bool | None,
-    typer.Option("--no-preflight", help="Skip the preflight: one tiny request per endpoint before the first item, "
+    typer.Option("--no-preflight", rich_help_panel=FILES,
+                 help="Skip the preflight: one tiny request per endpoint before the first item, "
                  "which stops a wrong key, model name or URL with one line before anything is spent (never made "
                  "for --replay or --dry-run)."),
 ]
@@ -521,12 +552,13 @@ def preflight_plan(flags: ModelFlags, *, batch: bool = False, **endpoints: Endpo
 
 
 BatchOpt = Annotated[bool, typer.Option(
-    "--batch", help="Send the model calls through the endpoint's batch API (/files and /batches, as OpenAI's): "
+    "--batch", rich_help_panel=MONEY,
+        help="Send the model calls through the endpoint's batch API (/files and /batches, as OpenAI's): "
     "half the price at OpenAI, answers within the batch window (up to 24 h). Pending calls go out as one batch "
     "file, follow-up batches carry re-asks and retries; each batch id is kept in the workspace, so a killed run "
     "picks its batch up again instead of paying twice. Results land in the call cache like any call's.")]
 BatchPollOpt = Annotated[float, typer.Option(
-    "--batch-poll", min=0.01, help="Seconds between status checks of a running batch.")]
+    "--batch-poll", rich_help_panel=MONEY, min=0.01, help="Seconds between status checks of a running batch.")]
 
 
 BatchExportOpt = Annotated[Path | None, typer.Option(

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from howtobench.cli.help_groups import GroupedCommand
 from howtobench.cli.options import (
     ApiKeyEnvOpt,
     BaseUrlOpt,
@@ -175,4 +176,4 @@ def robustness(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("robustness", epilog=EXIT_STATUSES)(robustness)
+    app.command("robustness", epilog=EXIT_STATUSES, cls=GroupedCommand)(robustness)

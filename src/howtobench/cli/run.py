@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from howtobench.cli.help_groups import GroupedCommand
 from howtobench.cli.length_options import LengthControlOpt
 from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.dry_run import plan_run
@@ -338,4 +339,4 @@ def run(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("run", epilog=EXIT_STATUSES)(run)
+    app.command("run", epilog=EXIT_STATUSES, cls=GroupedCommand)(run)
