@@ -192,3 +192,20 @@ async def test_sign_out_ends_the_session(clients: ClientFactory) -> None:
     out = await client.post("/signout", data={"csrf": csrf})
     assert out.status == 200 and out.url.path == "/"
     assert (await client.get("/api/progress")).status == 401
+
+
+async def test_the_app_serves_the_cjk_font_the_package_ships(clients: ClientFactory) -> None:
+    """On a machine without a CJK font the rater saw boxes for every Chinese character; the page now names the font
+    the package ships (Noto Sans CJK SC, from mplfonts) after the system's, and the app serves it."""
+    from howtobench.fonts import bundled_cjk_font
+
+    client = await clients()
+    css = await (await client.get("/static/app.css")).text()
+    assert '@font-face { font-family: "Howtobench CJK"; src: url("/font/cjk.otf") format("opentype");' in css
+    assert '"Microsoft YaHei", "Howtobench CJK", sans-serif' in css
+    font = await client.get("/font/cjk.otf")
+    shipped = bundled_cjk_font()
+    assert font.status == 200 and shipped is not None and font.headers["Content-Type"] == "font/otf"
+    body = await font.read()
+    assert body[:4] == b"OTTO" and body == shipped.read_bytes()  # an OpenType (CFF) font, the file itself
+    assert "font-src 'self'" in font.headers["Content-Security-Policy"]

@@ -263,6 +263,16 @@ def test_scrub_masks_key_like_values() -> None:
     assert cleaned == {"a": {"b": ["[redacted]", "plain"]}, "c": "[redacted]"}
 
 
+def test_the_report_says_it_relies_on_the_systems_cjk_fonts(tmp_path: Path) -> None:
+    """A machine without a CJK font showed boxes for every Chinese word, and nothing on the page said why."""
+    path = tmp_path / "tow.jsonl"
+    path.write_text("".join(j.model_dump_json() + "\n" for j in hand_made()), encoding="utf-8")
+    text = _text(build_report([path], ReportOptions(seed=0, n_boot=10, explorer_limit=1)))
+    assert ("Chinese text on this page is drawn with this computer's fonts (Noto Sans CJK SC, PingFang SC, Microsoft "
+            "YaHei, ...); the page embeds none, to stay small. Where Chinese shows as boxes, install a CJK font such "
+            "as Noto Sans CJK.") in text
+
+
 def test_plain_files_without_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HOWTOBENCH_DATA", raising=False)  # else the page finds the benchmark there, as it should
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "no-cache"))

@@ -9,7 +9,6 @@ SVGs store text as paths, so they render without the font installed on the viewe
 
 from __future__ import annotations
 
-import importlib.util
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -21,17 +20,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib import font_manager  # noqa: E402
 
-BUNDLED_FONT = ("mplfonts", "fonts/NotoSansCJKsc-Regular.otf")
+from howtobench.fonts import bundled_cjk_font  # noqa: E402
+
 SYSTEM_HINTS = ("notosanscjk", "notosans-cjk", "wqy", "sourcehansans", "simhei", "droidsansfallback")
-
-
-def _bundled_font() -> Path | None:
-    """The font file inside the installed mplfonts package, found without importing it."""
-    spec = importlib.util.find_spec(BUNDLED_FONT[0])
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    path = Path(next(iter(spec.submodule_search_locations))) / BUNDLED_FONT[1]
-    return path if path.is_file() else None
 
 
 def _system_font() -> Path | None:
@@ -44,7 +35,7 @@ def _system_font() -> Path | None:
 @lru_cache(maxsize=1)
 def setup_fonts() -> str | None:
     """Register a CJK font and make it the first sans-serif choice; returns its family name (None if none)."""
-    path = _bundled_font() or _system_font()
+    path = bundled_cjk_font() or _system_font()
     if path is None:
         return None
     font_manager.fontManager.addfont(str(path))

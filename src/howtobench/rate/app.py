@@ -28,6 +28,7 @@ from urllib.parse import quote
 import jinja2
 from aiohttp import web
 
+from howtobench.fonts import bundled_cjk_font
 from howtobench.rate.assign import current_item, progress, take_next
 from howtobench.rate.protocol import RatingRefused
 from howtobench.rate.security import SESSION, Session, check_name, new_session, session_middleware, set_cookie
@@ -58,6 +59,7 @@ def build_app(study: Study) -> web.Application:
     app.router.add_post("/api/items/{item_id}/skip", api_skip)
     app.router.add_post("/api/next", api_next)
     app.router.add_get("/favicon.ico", no_icon)
+    app.router.add_get(FONT_URL, cjk_font)
     app.router.add_static("/static", HERE / "static")
     return app
 
@@ -102,6 +104,17 @@ def _item_url(item_id: str) -> str:
 
 async def no_icon(request: web.Request) -> web.Response:
     return web.Response(status=204)
+
+
+FONT_URL = "/font/cjk.otf"
+
+
+async def cjk_font(request: web.Request) -> web.StreamResponse:
+    """The CJK font the package ships, for a rater whose machine has none (app.css names it after the system's)."""
+    path = bundled_cjk_font()
+    if path is None:
+        raise web.HTTPNotFound(text="no CJK font is installed with howtobench (the mplfonts package is missing)")
+    return web.FileResponse(path, headers={"Content-Type": "font/otf"})
 
 
 async def signin_page(request: web.Request) -> web.Response:

@@ -29,6 +29,7 @@ import jinja2
 import howtobench
 from howtobench.data.genres import GENRES
 from howtobench.data.models import Item, Writing
+from howtobench.fonts import REPORT_FONT_NOTE
 from howtobench.judges.base import EmptyConvention, Judgment, check_empty
 from howtobench.outputs import output_file, write_text_atomic
 from howtobench.report import html_views as views
@@ -112,6 +113,7 @@ def render_report(
         "bars": views.all_bars(lb),
         "headline": headlines(lb),
         "paper_notes": paper_lines(lb),
+        "font_note": REPORT_FONT_NOTE,
         "tables": tables,
         "length": length_view(lb),
         "panel": panel_view(judgments, lb.seed),
