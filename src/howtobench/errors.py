@@ -17,6 +17,7 @@
     │   ├── CacheMiss          replay mode and the call is not cached                        [run]
     │   ├── BadResponse        reply did not parse / validate after re-asks             [writing]
     │   └── ContextTooLong     the prompt (the writing) does not fit the model's context [writing]
+    ├── WritingTooLong         a writing over MAX_WRITING_CHARS: failed before any call  [writing]
     ├── JudgeError             a judge spec or judge run that cannot proceed                 [run]
     ├── TooManyFailures        the failed share passed --max-failed-rate: stopped early      [stop]
     └── StopAfterSiblings      a stop that lets the work beside it end by itself first
@@ -118,6 +119,10 @@ class ReplyTooLarge(EndpointError):
     """A reply passed the transport's size limit: the endpoint misbehaves (every call could do the same)."""
 
 
+class WritingTooLong(HowtobenchError):
+    """A writing longer than the toolkit judges (judges/runner.py MAX_WRITING_CHARS): no call is made for it."""
+
+
 class CacheMiss(LLMError):
     """Replay mode: the call is not in the cache."""
 
@@ -148,7 +153,7 @@ class CallsDeferred(StopAfterSiblings):
     (steps/batch_files.py) and the job stops once everything it can do without it is done."""
 
 
-_WRITING_LEVEL: tuple[type[Exception], ...] = (BadResponse, ContextTooLong, RowError)
+_WRITING_LEVEL: tuple[type[Exception], ...] = (BadResponse, ContextTooLong, RowError, WritingTooLong)
 
 
 def is_run_level(exc: BaseException) -> bool:

@@ -23,7 +23,7 @@ from pathlib import Path
 from howtobench.concurrency import as_finished
 from howtobench.data.models import Item, Writing
 from howtobench.data.rows import read_appended_rows
-from howtobench.errors import DataError, HowtobenchError, is_run_level
+from howtobench.errors import DataError, HowtobenchError, WritingTooLong, is_run_level
 from howtobench.judges.base import Judge, Judgment, with_lengths
 from howtobench.llm.types import Usage
 from howtobench.outcome import FailureBudget
@@ -54,9 +54,18 @@ def failed_judgment(judge: Judge, item: Item, writing: Writing, error: Exception
     )
 
 
+MAX_WRITING_CHARS = 200_000  # ~28 times the longest writing of the release (7,128), past any judge's context
+
+
 async def judge_or_fail(judge: Judge, item: Item, writing: Writing) -> Judgment:
-    """The judge's judgment; a writing-level error becomes a failed judgment, a run-level one is raised."""
+    """The judge's judgment; a writing-level error becomes a failed judgment, a run-level one is raised.
+
+    A writing over MAX_WRITING_CHARS fails before any call or metric: a 15 MB row kept BLEU busy for minutes
+    and stored its prompt in the call log again for every leaf."""
     try:
+        if len(writing.output) > MAX_WRITING_CHARS:
+            raise WritingTooLong(f"the writing has {len(writing.output):,} characters, over the limit of "
+                                 f"{MAX_WRITING_CHARS:,} (no judge's context holds it); nothing was sent for it")
         return with_lengths(await judge.judge(item, writing), item, writing)
     except HowtobenchError as exc:
         if is_run_level(exc):
