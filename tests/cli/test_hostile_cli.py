@@ -102,3 +102,33 @@ def test_dev_full_as_output_is_one_line_and_exit_2(bench_root: Path, tmp_path: P
         "error: cannot write /dev/full: it is not a regular file (a device, pipe or socket); outputs are files the "
         "next run reads back to resume: give a file path"]
     assert time.monotonic() - started < 60  # seconds, not the hours of reading /dev/full back
+
+
+def test_ctrl_c_then_a_rerun_sends_again_only_what_was_in_flight(bench_root: Path, tmp_path: Path) -> None:
+    import sqlite3
+
+    from fake_server import FakeServer
+
+    env = {**os.environ, "HOWTOBENCH_DATA": str(bench_root)}
+    with FakeServer() as server:
+        server.handler, server.latency = server_handler(), 0.1
+        command = judge_command(bench_root, tmp_path, server.base_url, "--judge-concurrency", "4", "--no-preflight")
+        command[command.index("--limit") + 1] = "6"
+        first = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while len(server.requests) < 25 and time.monotonic() < deadline and first.poll() is None:
+            time.sleep(0.005)
+        first.send_signal(signal.SIGINT)
+        _, err = first.communicate(timeout=60)
+        sent = {json.dumps(body, sort_keys=True) for body in server.requests}
+        db = sqlite3.connect(tmp_path / "ws" / "calls.sqlite")
+        logged = {json.dumps(json.loads(row[0]), sort_keys=True)
+                  for row in db.execute("SELECT request_json FROM calls WHERE status = 'ok' AND from_cache = 0")}
+        db.close()
+        seen = len(server.requests)
+        second = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
+        again = {json.dumps(body, sort_keys=True) for body in server.requests[seen:]}
+    assert first.returncode == 130 and err.strip().splitlines()[-1].startswith("interrupted: what finished is saved")
+    assert second.returncode == 0, second.stderr
+    assert sent & again == sent - logged  # only the calls whose answer had not come back are sent again
+    assert len(sent - logged) <= 4  # at most the calls in flight
