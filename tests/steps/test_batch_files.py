@@ -167,3 +167,27 @@ async def test_error_lines_are_reported_and_kept_or_asked_again(bench_root: Path
     refused.write_text(json.dumps(row) + "\n")
     with pytest.raises(PermanentError, match=rf"{refused}:1: bad request"):  # a 4xx stops the run, as live
         await judge_job(job(bench_root, tmp_path, BatchFiles(imports=(refused,))))
+
+
+async def test_a_run_goes_round_by_round_writer_then_judge(bench_root: Path, tmp_path: Path) -> None:
+    from howtobench.run import RunSettings, run_benchmark
+
+    writer = EndpointConfig(model="my-writer", base_urls=(FILE_BASE_URL,))
+    judge = EndpointConfig(model=MODEL, base_urls=(FILE_BASE_URL,))
+
+    def settings(files: BatchFiles) -> RunSettings:
+        return RunSettings(name="t", data_dir=bench_root, run_dir=tmp_path / "run", workspace=tmp_path / "ws",
+                           tasks=("guide",), limit=2, writer=writer, judge=judge, release=False, bootstrap=50,
+                           progress=False, files=files)
+
+    calls = tmp_path / "calls.jsonl"
+    with pytest.raises(RoundExported, match="round 1: 2 calls for model my-writer"):
+        await run_benchmark(settings(BatchFiles(export=calls)))
+    run_batch(calls, tmp_path / "a1.jsonl", "my-writer", server_handler())
+    with pytest.raises(RoundExported, match=rf"round 2: 16 calls for model {MODEL}"):  # 2 weights + 2 x 7 leaves
+        await run_benchmark(settings(BatchFiles(imports=(tmp_path / "a1.jsonl",))))
+    run_batch(tmp_path / "calls.round2.jsonl", tmp_path / "a2.jsonl", MODEL, server_handler())
+    result = await run_benchmark(settings(BatchFiles(imports=(tmp_path / "a2.jsonl",))))
+    assert result.judgments == 2 and result.failed == 0 and result.generation is not None
+    assert (result.generation.written, result.generation.skipped) == (0, 2)  # written by the round before
+    assert calls_sent(tmp_path / "ws") == 18
