@@ -81,13 +81,16 @@ def needs_model(step: Step, opts: StepOptions) -> bool:
 async def client_for(endpoint: EndpointConfig | None, *, local: bool, workspace: Path, cache_mode: CacheMode,
                      prices: Path | None = None) -> AsyncIterator[LLMClient]:
     """A client on the given endpoint, or on the embedded local model when `local`."""
-    from howtobench.session import model_client
+    from howtobench.steps.client import step_client
+    from howtobench.steps.settings import Execution
 
     if not local and endpoint is None:
         raise ConfigError("this step calls a model: pass --model and --base-url, or --local")
-    async with model_client(None if local else endpoint, workspace=workspace, cache_mode=cache_mode,
-                            prices=prices) as client:
-        yield client
+    execution = Execution(workspace=workspace, cache_mode=cache_mode, prices=prices)
+    async with step_client(None if local else endpoint, execution, purpose="model", run_id=None, items=0,
+                           check=False) as step:  # the command ran the preflight before its first step
+        assert step.client is not None  # a build step always calls a model
+        yield step.client
 
 
 async def run(step: Step, build_dir: Path, opts: StepOptions, *, endpoint: EndpointConfig | None, local: bool,

@@ -34,7 +34,8 @@ from howtobench.robustness.files import (
     writings_for_judgments,
 )
 from howtobench.robustness.transfer import TRANSFER_KINDS
-from howtobench.session import optional_client
+from howtobench.steps.client import step_client
+from howtobench.steps.settings import Execution
 
 
 @dataclass(frozen=True)
@@ -154,8 +155,9 @@ async def perturb_file(
     with output_lock(output_file(out)):
         todo, kept = pending(writings, kind, finished(out, kind, seed, repair=True))
         _restart_failures(out)
-        async with optional_client(kind in TRANSFER_KINDS and bool(todo), endpoint, workspace=workspace,
-                                   cache_mode=cache_mode, prices=prices) as client:
-            made, failed = await _append_perturbed(todo, kind, seed, Contexts(items), client, out, progress)
+        execution = Execution(workspace=workspace, cache_mode=cache_mode, prices=prices)
+        async with step_client(endpoint, execution, purpose="model", run_id=None, items=len(todo),
+                               calls_model=kind in TRANSFER_KINDS and bool(todo), check=False) as step:
+            made, failed = await _append_perturbed(todo, kind, seed, Contexts(items), step.client, out, progress)
     fail_out = failures_path(out) if failed else None
     return PerturbSummary(kind, len(made), len(failed), out, fail_out, tuple(report.summary()), kept=kept)

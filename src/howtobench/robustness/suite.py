@@ -46,7 +46,8 @@ from howtobench.robustness.gameability import gameability_table
 from howtobench.robustness.table import ORIGINAL, RobustnessTable, robustness_table, source_model
 from howtobench.robustness.text_units import paragraphs
 from howtobench.robustness.transfer import TRANSFER_KINDS
-from howtobench.session import optional_client
+from howtobench.steps.client import step_client
+from howtobench.steps.settings import Execution
 
 NO_LLM_METHODS = NO_MODEL_METHODS | frozenset(OVERLAP_METHODS)
 
@@ -238,14 +239,16 @@ async def _suite_locked(config: SuiteConfig, *, data_root: Path, run_dir: Path, 
     await preflight_endpoints({"writer": (writer_endpoint or judge_endpoint) if need_writer else None,
                                "judge": judge_endpoint if need_judge else None},
                               enabled=preflight, cache_mode=cache_mode, workspace=workspace)
+    execution = Execution(workspace=workspace, cache_mode=cache_mode, prices=prices)
     async with AsyncExitStack() as stack:
-        judge_client = await stack.enter_async_context(
-            optional_client(need_judge, judge_endpoint, workspace=workspace, cache_mode=cache_mode, prices=prices))
+        judge_client = (await stack.enter_async_context(step_client(
+            judge_endpoint, execution, purpose="model", run_id=None, items=len(sample), calls_model=need_judge,
+            check=False))).client
         writer_client = judge_client if need_writer and writer_endpoint is None and judge_client else None
         if need_writer and writer_client is None:
-            writer_client = await stack.enter_async_context(
-                optional_client(True, writer_endpoint or judge_endpoint, workspace=workspace, cache_mode=cache_mode,
-                                prices=prices))
+            writer_client = (await stack.enter_async_context(step_client(
+                writer_endpoint or judge_endpoint, execution, purpose="model", run_id=None, items=len(sample),
+                check=False))).client
         sets: dict[str, list[Writing]] = {ORIGINAL: sample}
         for kind in kinds:
             sets[kind] = await _perturbed(run_dir, kind, sample, items, config.seed, writer_client)

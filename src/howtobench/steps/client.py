@@ -55,7 +55,7 @@ class StepClient:
 
 @asynccontextmanager
 async def step_client(
-    endpoint: EndpointConfig | None, execution: Execution, *, purpose: str, run_id: str, items: int,
+    endpoint: EndpointConfig | None, execution: Execution, *, purpose: str, run_id: str | None, items: int,
     calls_model: bool = True, per_slot: int = IN_FLIGHT_PER_SLOT, local_in_flight: int | None = DEFAULT_IN_FLIGHT,
     check: bool = True,
 ) -> AsyncIterator[StepClient]:
@@ -64,12 +64,15 @@ async def step_client(
     Batch API: every one of the `items` in flight at once (its calls wait for their batch, not for a slot), no
     preflight (a batch's upload is its own cheap check). Live: the preflight first (`check`, unless the caller ran
     it for several steps at once), then `execution.parallel`, else `per_slot` writings per slot of the endpoint;
-    on the local model `local_in_flight` (None: `per_slot` per slot of the local server).
+    on the local model `local_in_flight` (None: `per_slot` per slot of the local server). `run_id`: the call
+    log's name for the job (None: a new one per command, for steps that keep none).
     """
     if not calls_model:
         yield StepClient(None, writings_in_flight(execution.parallel, None))
         return
     if execution.files is not None:  # nothing sent: no preflight; every item in flight (calls never wait)
+        if run_id is None:
+            raise ValueError("batch files belong to a job: give its run id")
         async with file_client(endpoint, execution.workspace, execution.files, cache_mode=execution.cache_mode,
                                run_id=run_id, purpose=purpose, prices=execution.prices,
                                report=execution.report or _quiet, imported=not check) as answered:
