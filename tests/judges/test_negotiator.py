@@ -100,6 +100,18 @@ async def test_rounding_is_rescaled_and_noted(fake_server: FakeServer, tmp_path:
     assert repair_kinds(negotiation.repairs) == {"rescaled"}
 
 
+async def test_a_sum_off_by_float_noise_is_rescaled_silently(fake_server: FakeServer, tmp_path: Path) -> None:
+    """Weights printed to six decimals (0.333333 x 3 = 0.999999) were shown as a repair ("rescaled weights summing
+    to 0.999999"), counted on the leaderboard next to real repairs; they are noise, not the judge's rounding."""
+    sixths = {**GUIDE_WEIGHTS, "format": {"plots": 0.333333, "paragraphing": 0.333333, "formatting": 0.333333}}
+    fake_server.handler = tow_handler(weights=sixths)
+    async with fake_client(fake_server, tmp_path) as client:
+        negotiation, _ = await negotiator(client).weights(item())
+    assert negotiation.repairs == () and repair_kinds(negotiation.repairs) == set()
+    fmt = (negotiation.weights or {})["format"]
+    assert sum(fmt.values()) == pytest.approx(1, abs=1e-12) and fmt["plots"] == pytest.approx(1 / 3, abs=1e-12)
+
+
 async def test_failed_call_gives_no_weights(fake_server: FakeServer, tmp_path: Path) -> None:
     fake_server.handler = tow_handler(weights=lambda _: Reply.text("not json at all"))
     async with fake_client(fake_server, tmp_path, reasks=0) as client:

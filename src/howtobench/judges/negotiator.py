@@ -96,13 +96,21 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+FLOAT_NOISE = 2e-6
+"""A sum this close to 1 is noise, not a judge's rounding: float addition (0.1 + 0.2 + 0.7) or weights printed to six
+decimals (0.333333 x 3 = 0.999999). Such weights are used silently (rescaled when off by more than float addition's
+error); a sum further off (0.33 x 3 = 0.99) is a repair, noted."""
+
+
 def rescale(node: Node, given: dict[str, Any]) -> tuple[dict[str, float], str | None]:
-    """Valid weights divided by their sum (exactly 1 afterwards); the note says when that changed them."""
+    """Valid weights divided by their sum (exactly 1 afterwards); the note says when that changed them by more than
+    float noise (`FLOAT_NOISE`)."""
     values = {leaf.id: float(given[leaf.id]) for leaf in node.leaves}
     total = sum(values.values())
-    if abs(total - 1) <= 1e-9:  # float noise (0.4 + 0.3 + 0.2 + 0.1): keep the weights as given
+    if abs(total - 1) <= 1e-9:  # float addition (0.4 + 0.3 + 0.2 + 0.1): the weights as given
         return values, None
-    return {k: v / total for k, v in values.items()}, f"{node.id}: {_RESCALED} {total:g} to sum 1"
+    scaled = {k: v / total for k, v in values.items()}
+    return scaled, None if abs(total - 1) <= FLOAT_NOISE else f"{node.id}: {_RESCALED} {total:g} to sum 1"
 
 
 def nearest_plan(values: list[float], bound: float = BOUND) -> list[float]:
