@@ -142,3 +142,14 @@ async def test_trl_reward_function_with_conversational_completions(judge: FakeSe
     assert logged["metrics"]["howtobench/root"] == pytest.approx(sum(expected) / 3)
     assert logged["extra"]["howtobench/failure"] == ["", "", ""]
     assert failed == [None]  # TRL leaves it out of its group's baseline; never a made-up number
+
+
+def test_a_misspelt_argument_is_an_error_with_did_you_mean() -> None:
+    from howtobench.errors import ConfigError
+    from howtobench.rl.trl import reward_function
+    from howtobench.rl.verl import compute_score
+
+    with pytest.raises(ConfigError, match="did you mean 'reward_url'"):
+        reward_function(reward_ulr="http://127.0.0.1:1")
+    with pytest.raises(ConfigError, match="did you mean 'judge_model'"):
+        compute_score("x", "text", "guide/infer_354", None, judge_modle="m")

@@ -159,11 +159,16 @@ class LocalScorer:
             return self._state
 
 
-def scorer_for(kwargs: Mapping[str, Any]) -> Scorer:
-    """The process's scorer for these adapter arguments (module docstring of `howtobench.rl`)."""
+def check_arguments(kwargs: Mapping[str, Any]) -> None:
+    """A misspelt adapter argument is an error with did-you-mean, not ignored."""
     unknown = sorted(set(kwargs) - set(KNOWN_KEYS) - TRAINER_KEYS)
     if unknown:
         raise ConfigError(unknown_name("howtobench reward argument", unknown[0], KNOWN_KEYS))
+
+
+def scorer_for(kwargs: Mapping[str, Any]) -> Scorer:
+    """The process's scorer for these adapter arguments (module docstring of `howtobench.rl`)."""
+    check_arguments(kwargs)
     given = {k: v for k, v in kwargs.items() if k in KNOWN_KEYS and v is not None}
     key = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in given.items()))
     with _lock:

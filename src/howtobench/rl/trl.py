@@ -19,7 +19,7 @@ import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from howtobench.rl.scorers import background, scorer_for
+from howtobench.rl.scorers import background, check_arguments, scorer_for
 from howtobench.serve.answers import PREFIX, sample_logs
 
 RewardFunc = Callable[..., Awaitable[list[float | None]]]
@@ -37,6 +37,7 @@ def text_of(value: Any) -> str | None:
 def reward_function(*, label_column: str = "label", name: str = "howtobench_tow", **settings: Any) -> RewardFunc:
     """An async TRL reward function over `howtobench serve` (`reward_url=` or $HOWTOBENCH_REWARD_URL) or judging
     in-process (`judge_base_url=`, `judge_model=`, ...: `howtobench.rl.scorers`)."""
+    check_arguments(settings)
 
     async def reward(prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> list[float | None]:
         labels = kwargs.get(label_column) or [None] * len(completions)
