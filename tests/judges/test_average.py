@@ -5,13 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tow_fakes import fake_client, tow_handler
 
+from fake_server import FakeServer
 from howtobench.data.models import Item, Writing
 from howtobench.errors import JudgeError
 from howtobench.judges.base import JUDGES, Judgment, LeafResult
 from howtobench.judges.baselines.average import average_from_tow
 from howtobench.judges.runner import run_judge
 from howtobench.judges.tree import default_tree
+from howtobench.judges.tree_of_writing import TreeOfWriting
+from howtobench.llm.types import Usage
+from howtobench.meta.correlate import total_cost
 
 GUIDE = {"opening_ending": 8, "language": 6, "logic": 7, "emotion": 5, "plots": 10, "paragraphing": 5,
          "formatting": 0, "impression": 7}
@@ -61,3 +66,27 @@ async def test_average_judge_reads_a_tow_file_and_runs_without_a_model(tmp_path:
     assert out[1].status == "failed" and "no ToW judgment for item i2" in out[1].failures[0]
     with pytest.raises(JudgeError, match="--from"):
         JUDGES["average"](client=None)
+
+
+def test_average_scoring_bills_the_tow_leaf_calls_it_reuses() -> None:
+    """Table 3 bills average scoring $7.02 next to ToW's $7.34: the ToW leaves without J_W. Nothing is spent again
+    (its own usage stays empty), the re-used leaf calls are its cost in `meta correlate`."""
+    leaf_usage = Usage(calls=7, prompt_tokens=7000, completion_tokens=700, cost_usd=0.07)
+    stored = tow("g", "guide", GUIDE).model_copy(update={
+        "usage": leaf_usage + Usage(calls=1, prompt_tokens=500, completion_tokens=50, cost_usd=0.005),
+        "meta": {"leaf_usage": leaf_usage.model_dump()}})
+    avg = average_from_tow(stored)
+    assert avg.usage == Usage() and Usage.model_validate(avg.meta["reused_usage"]) == leaf_usage
+    human = {("g", "m1"): 3.0}
+    assert total_cost([avg], human) == pytest.approx(0.07) and total_cost([stored], human) == pytest.approx(0.075)
+    older = average_from_tow(tow("g", "guide", GUIDE))  # a ToW file from before leaf usage was recorded
+    assert "reused_usage" not in older.meta and total_cost([older], human) is None
+
+
+async def test_tow_judgments_record_their_leaf_usage(fake_server: FakeServer, tmp_path: Path) -> None:
+    fake_server.handler = tow_handler()
+    async with fake_client(fake_server, tmp_path) as client:
+        judgment = await TreeOfWriting(client).judge(
+            Item(infer_id="i0", task_type="guide", basic_instruction="写", reference="范文"),
+            Writing(infer_id="i0", model="m1", output="正文。\n\n正文。"))
+    assert judgment.usage.calls == 8 and Usage.model_validate(judgment.meta["leaf_usage"]).calls == 7

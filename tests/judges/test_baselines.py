@@ -164,3 +164,23 @@ async def test_empty_writing_gets_the_lowest_score_without_a_call(fake_server: F
     assert fake_server.requests == []
     assert (judgment.status, judgment.score, judgment.samples, judgment.failures) == ("empty", 1.0, [], [])
     assert {x.score for x in judgment.leaves} == {1.0} and len(judgment.leaves) == len(load_rubric("poem").dimensions)
+
+
+@pytest.mark.parametrize(("language", "dimensions"), [
+    (None, ["1. Content:", "2. Language:", "3. Structure:", "4. Overall impression:"]),
+    ("zh", ["1. 内容：", "2. 语言：", "3. 结构：", "4. 整体印象："]),
+])
+async def test_single_pass_lists_the_authors_four_dimensions_without_a_cap(
+    fake_server: FakeServer, tmp_path: Path, language: str | None, dimensions: list[str]
+) -> None:
+    """The authors' llm_single_pass asks for one overall score over content, language, structure and overall
+    impression, with a brief explanation and no length limit."""
+    fake_server.handler = lambda req: Reply.json({"reason": "ok", "score": 6})
+    options = {} if language is None else {"prompt_language": language}
+    async with client_for(fake_server, tmp_path) as client:
+        judgment = await SingleJudge(client, **options).judge(item(), writing())
+    user = fake_server.requests[0]["messages"][-1]["content"]
+    tail = user.split("<<<END WRITING>>>")[1]
+    assert all(d in tail for d in dimensions) and judgment.prompt_language == (language or "en")
+    assert "60 words" not in tail and "80" not in tail
+    assert "maxLength" not in json.dumps(fake_server.requests[0]["response_format"])

@@ -9,11 +9,13 @@ import pytest
 from meta_helpers import judgment, sampled
 from scipy import stats
 
-from howtobench.judges.base import LeafResult
+from howtobench.judges.base import Judgment, LeafResult
 from howtobench.meta.correlate import (
     CorrelationSettings,
     correlate_method,
     correlate_scores,
+    sample_scores,
+    score_row,
 )
 from howtobench.meta.correlate_table import correlation_table
 from howtobench.stats import kendall_rows, pearson_rows, spearman_rows
@@ -87,7 +89,8 @@ def test_self_consistency_worst_best_mean_and_cost() -> None:
         for k, m in enumerate(MODELS)
     ]
     worst, best, mean = correlate_method("Auto-Plan", js, human, FAST)
-    assert worst.method == "Auto-Plan - worst" and best.method == "Auto-Plan - best"
+    assert worst.method == "Auto-Plan - worst (sample 1)" and best.method == "Auto-Plan - best (sample 0)"
+    assert (worst.sample, best.sample) == (1, 0)
     assert mean.method == "Auto-Plan + SC (n=2)"
     assert worst.cells[("system", "all", "kendall")].value == pytest.approx(-1.0)
     assert best.cells[("sample", "guide", "spearman")].value == pytest.approx(1.0)
@@ -95,9 +98,48 @@ def test_self_consistency_worst_best_mean_and_cost() -> None:
     assert mean.cost_usd == pytest.approx(6.0) and worst.cost_usd == pytest.approx(3.0)
 
 
+def _two_samples() -> tuple[dict, list[Judgment]]:
+    """Sample 0 ranks the four models right on the guide items and wrong on the completion item; sample 1 the
+    other way round, on fewer guide items than completion ones... so sample 0 is better overall (All) but worse
+    on Comp: the cell-by-cell minimum would mix them, as Table 3's rubric rows show it did not."""
+    items = {"g0": "guide", "g1": "guide", "g2": "guide", "c0": "completion"}
+    human = {(i, m): float(k + 1) for i in items for k, m in enumerate(MODELS)}
+    right, wrong = [1.0, 2.0, 3.0, 4.0], [4.0, 3.0, 2.0, 1.0]
+    js = [sampled(i, m, [(wrong if t == "completion" else right)[k], (right if t == "completion" else [2.0, 1.0, 4.0,
+                         3.0])[k]], task=t) for i, t in items.items() for k, m in enumerate(MODELS)]
+    return human, js
+
+
+def test_worst_and_best_are_whole_samples_ranked_by_system_all() -> None:
+    """Every cell of a worst / best row comes from one sample, the one ranked by the system-level All Spearman:
+    here the worst row's Comp ρ is above the best row's (as Table 3's rubric rows, 0.86 vs 0.84)."""
+    human, js = _two_samples()
+    worst, best, _ = correlate_method("Rubric", js, human, FAST)
+    per_sample = [score_row("x", None, sample_scores(js, k), human, {j.item_id: j.task for j in js}, FAST)
+                  for k in range(2)]
+    assert per_sample[0].cells[("system", "all", "spearman")].value > \
+        per_sample[1].cells[("system", "all", "spearman")].value
+    assert (worst.sample, best.sample) == (1, 0)
+    assert worst.cells == per_sample[1].cells and best.cells == per_sample[0].cells
+    assert worst.n_items == per_sample[1].n_items and best.n_models == per_sample[0].n_models
+    comp = ("system", "completion", "pearson")
+    assert worst.cells[comp].value > best.cells[comp].value
+    table = correlation_table([worst, best], "system")
+    assert [row[0] for row in table.rows] == ["Rubric - worst (sample 1)", "Rubric - best (sample 0)"]
+
+
+def test_the_ranking_statistic_is_an_option() -> None:
+    human, js = _two_samples()
+    by_tau = CorrelationSettings(n_boot=0, rank_by="kendall")
+    worst, best, _ = correlate_method("Rubric", js, human, by_tau)
+    assert (worst.sample, best.sample) == (1, 0) and worst.settings.rank_by == "kendall"
+    with pytest.raises(ValueError, match="rank_by must be one of pearson, kendall, spearman"):
+        CorrelationSettings(rank_by="mean")
+
+
 def test_worst_and_best_rows_count_the_items_of_their_own_sample() -> None:
     """Sample 1 reverses the humans but failed on (i2, a), so under the "common" policy its system level rests on
-    i0 and i1 only; the worst row's system cells come from it and must say 2 items, not sample 0's 3."""
+    i0 and i1 only; the worst row is sample 1 and must say 2 items, not sample 0's 3."""
     human = {(f"i{i}", m): float(k + 1) for i in range(3) for k, m in enumerate(MODELS)}
     js = [sampled(i, m, [float(k + 1), None if (i, m) == ("i2", "a") else float(4 - k)])
           for i in ("i0", "i1", "i2") for k, m in enumerate(MODELS)]
@@ -111,40 +153,21 @@ def test_worst_and_best_rows_count_the_items_of_their_own_sample() -> None:
     table = correlation_table([worst, best], "system")
     items = table.columns.index("Guide items")
     assert [row[items] for row in table.rows] == [2, 3]
-    assert "items rated for every model, of all rated items (Auto-Plan - worst): Comp 0 of 0, Guide 2 of 3, " \
-           "Open 0 of 0, All 2 of 3" in table.notes
+    assert "items rated for every model, of all rated items (Auto-Plan - worst (sample 1)): Comp 0 of 0, Guide 2 " \
+           "of 3, Open 0 of 0, All 2 of 3" in table.notes
 
 
-def test_worst_row_cells_of_one_task_from_different_samples_show_each_count() -> None:
-    """Per metric the worst sample differs: sample 0 ranks a and b the wrong way round on all three items (τ 4/6,
-    r 0.8), sample 1 ranks all four right but far apart (τ 1, r 0.785) and failed on (i2, a), so its system level
-    has 2 items. The worst τ and σ come from sample 0 (3 items), the worst ρ from sample 1 (2 items)."""
-    human = {(f"i{i}", m): float(k + 1) for i in range(3) for k, m in enumerate(MODELS)}
-    first, second = [2.0, 1.0, 3.0, 4.0], [1.0, 2.0, 3.0, 100.0]
-    js = [sampled(i, m, [first[k], None if (i, m) == ("i2", "a") else second[k]])
-          for i in ("i0", "i1", "i2") for k, m in enumerate(MODELS)]
-    worst, _, _ = correlate_method("Auto-Plan", js, human, FAST)
-    assert worst.cells[("system", "guide", "pearson")].value == pytest.approx(stats.pearsonr(second, [1, 2, 3, 4])[0])
-    assert worst.cells[("system", "guide", "kendall")].value == pytest.approx(4 / 6)
-    assert worst.cell_items[("system", "guide", "pearson")] == 2
-    assert worst.cell_items[("system", "guide", "kendall")] == 3
-    assert ("system", "guide") not in worst.n_items
-    assert worst.items_used("system", "guide") == "ρ 2, τ 3, σ 3"
-    table = correlation_table([worst], "system")
-    assert table.rows[0][table.columns.index("Guide items")] == "ρ 2, τ 3, σ 3"
-
-
-def test_worst_and_best_keep_the_cells_only_a_later_sample_could_compute() -> None:
-    """Sample 0 failed on every writing of the completion item: only sample 1 has completion cells, and both rows
-    show them (with sample 1's single item) instead of leaving completion empty."""
+def test_a_sample_that_could_not_compute_a_task_leaves_it_empty_in_its_row() -> None:
+    """Sample 0 failed on every writing of the completion item: a row that is sample 0 has no completion cells
+    (whole samples: nothing is borrowed from sample 1), the row that is sample 1 has them."""
     human = {(i, m): float(k + 1) for i in ("i0", "i1", "c0") for k, m in enumerate(MODELS)}
     js = [sampled(i, m, [None if i == "c0" else float(k + 1), float(k + 1)],
                   task="completion" if i == "c0" else "guide")
           for i in ("i0", "i1", "c0") for k, m in enumerate(MODELS)]
-    worst, best, _ = correlate_method("Auto-Plan", js, human, FAST)
-    for row in (worst, best):
-        assert row.cells[("sample", "completion", "kendall")].value == pytest.approx(1.0)
-        assert row.items_used("system", "completion") == 1 and row.n_models["completion"] == 4
+    rows = correlate_method("Auto-Plan", js, human, FAST)[:2]
+    by_sample = {row.sample: row for row in rows}
+    assert ("sample", "completion", "kendall") not in by_sample[0].cells
+    assert 1 not in by_sample or by_sample[1].cells[("sample", "completion", "kendall")].value == pytest.approx(1.0)
 
 
 def test_failed_scores_are_left_out_and_table_shape() -> None:

@@ -106,9 +106,19 @@ def _ci_style(show: bool, fmt: str) -> str:
     return "columns" if fmt in ("json", "csv") else "inline"
 
 
-def _settings(bootstrap: int, seed: int, interval: str, items: str, empty: EmptyConvention) -> CorrelationSettings:
+RankByOpt = Annotated[
+    str,
+    typer.Option("--rank-by", help="Self-consistency files: the system-level All correlation that picks the worst "
+                 "and the best sample (whole samples, as Table 3's numbers imply): spearman (default), kendall or "
+                 "pearson. Each row names its sample."),
+]
+
+
+def _settings(bootstrap: int, seed: int, interval: str, items: str, empty: EmptyConvention,
+              rank_by: str = "spearman") -> CorrelationSettings:
     try:
-        return CorrelationSettings(n_boot=bootstrap, seed=seed, interval=interval, items=items, empty=empty)
+        return CorrelationSettings(n_boot=bootstrap, seed=seed, interval=interval, items=items, empty=empty,
+                                   rank_by=rank_by)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
 
@@ -134,6 +144,7 @@ def correlate_cmd(
     interval: IntervalOpt = "bca",
     items: ItemsOpt = "common",
     empty: EmptyOpt = "exclude",
+    rank_by: RankByOpt = "spearman",
     show_ci: CiOpt = True,
     fmt: FormatOpt = "table",
     strict: StrictOpt = False,
@@ -143,11 +154,11 @@ def correlate_cmd(
     System level correlates per-model mean scores (by default over the items rated for every model; equal
     means are ties); sample level correlates models within each item and averages over items. Intervals are
     95% BCa bootstrap intervals over items (--interval). Self-consistency files (n > 1 samples per judgment)
-    give worst / best / mean rows. Cost sums the recorded usage. Empty writings are left out, as the authors did
-    (--empty). Every table names its interval method, item policy and empty-writing convention, and counts the
-    items used and the empty writings.
+    give worst / best rows (whole samples ranked by --rank-by, each named "(sample k)") and the mean row. Cost
+    sums the recorded usage. Empty writings are left out, as the authors did (--empty). Every table names its
+    interval method, item policy and empty-writing convention, and counts the items used and the empty writings.
     """
-    settings = _settings(bootstrap, seed, interval, items, empty)
+    settings = _settings(bootstrap, seed, interval, items, empty, rank_by)
     err = Console(stderr=True)
     scores = _human_scores(human, strict, err, human_dim)
     rows = correlate_results(load_results(results, strict=strict), scores, settings)

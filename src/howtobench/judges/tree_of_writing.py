@@ -164,6 +164,7 @@ class TreeOfWriting:
             status = "empty"
         failures = [f"leaf {x.name}: {x.error}" for x in leaves if x.status == "failed"]
         failures += [n.error for n in negotiations if n.error] + aggregates[0].notes
+        leaf_usage = usage  # the leaf calls alone: what average scoring (ToW without the plan) re-uses
         if fresh:  # the shared weights call is accounted once, on the judgment that made it
             usage = usage + sum((n.usage for n in negotiations), Usage())
         return Judgment(
@@ -175,6 +176,7 @@ class TreeOfWriting:
             cache_keys=[x.cache_key for x in leaves if x.cache_key] + [k for n in negotiations for k in n.cache_keys],
             meta={"reference": self.with_reference and bool(item.reference.strip()), "language": item.language,
                   "weights_shared": not fresh, "renormalize": self.renormalize,
+                  "leaf_usage": leaf_usage.model_dump(),
                   "sample_weights": [n.flat() for n in negotiations] if len(negotiations) > 1 else []},
         )
 

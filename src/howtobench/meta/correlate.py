@@ -21,9 +21,12 @@ judgment for an empty writing, so the correlations behind the paper's Table 3 ne
 keeps the lowest score the judge recorded. Either way every row counts the empty writings among the rated ones
 (`judges.base.counted_score` applies the convention, as in the leaderboard).
 
-Self-consistency results (judgments with n > 1 samples) give three rows: worst / best (min / max
-over sample indices of the correlation obtained with only that sample's scores, per cell, each cell with the
-item count of its own sample) and the correlation of the mean of the samples. Cost is the sum of
+Self-consistency results (judgments with n > 1 samples) give three rows: worst / best and the correlation of
+the mean of the samples. Worst / best are whole samples, as Table 3's numbers imply (its Elaborated Rubric worst
+row has Comp ρ 0.86 above the best row's 0.84, so the cells were not picked one by one): the sample whose
+system-level All correlation (`CorrelationSettings.rank_by`, Spearman by default; Kendall's τ ranks Table 3's
+rows the same way) is lowest / highest, every cell and count of the row from that sample, named in the row.
+Cost is the sum of
 `usage.cost_usd` over the judgments of rated writings; one sample of an n-sample run is billed 1/n of it.
 """
 
@@ -36,11 +39,11 @@ import numpy as np
 
 from howtobench.errors import DataError
 from howtobench.judges.base import EmptyConvention, Judgment, check_empty, counted_score, left_out_as_empty
+from howtobench.llm.types import Usage
 from howtobench.meta.human import WritingKey
 from howtobench.stats import (
     INTERVALS,
     METRICS,
-    SYMBOLS,
     TIE_DECIMALS,
     Estimate,
     interval,
@@ -75,9 +78,13 @@ class CorrelationSettings:
     items: str = "common"
     tie_decimals: int = TIE_DECIMALS
     empty: EmptyConvention = "exclude"
+    rank_by: str = "spearman"
+    """The statistic (system level, All) that ranks self-consistency samples into the worst and the best row."""
 
     def __post_init__(self) -> None:
         check_empty(self.empty)
+        if self.rank_by not in METRICS:
+            raise ValueError(f"rank_by must be one of {', '.join(METRICS)}, not {self.rank_by!r}")
         if self.interval not in INTERVALS:
             raise ValueError(f"interval must be one of {', '.join(INTERVALS)}, not {self.interval!r}")
         if self.items not in ITEM_POLICIES:
@@ -101,16 +108,11 @@ class CorrelationRow:
     settings: CorrelationSettings = field(default_factory=CorrelationSettings)
     n_empty: int = 0
     """Empty writings among the rated ones: left out (`settings.empty` "exclude") or scored lowest ("lowest")."""
-    cell_items: dict[CellKey, int] = field(default_factory=dict)
-    """Worst / best rows only: the items behind each cell, those of the sample the cell came from (the cells of one
-    level and task can come from different samples, and a sample's failures change its items)."""
+    sample: int | None = None
+    """Worst / best rows: the index of the self-consistency sample the whole row comes from."""
 
-    def items_used(self, level: str, task: str) -> int | str:
-        """The items behind (level, task): one number, or one per metric ("ρ 3, τ 3, σ 2") when the cells of a
-        worst / best row came from samples that used different items."""
-        per_metric = {m: n for m in METRICS if (n := self.cell_items.get((level, task, m))) is not None}
-        if len(set(per_metric.values())) > 1:
-            return ", ".join(f"{SYMBOLS[m]} {n}" for m, n in per_metric.items())
+    def items_used(self, level: str, task: str) -> int:
+        """The items behind (level, task)."""
         return self.n_items.get((level, task), 0)
 
 
@@ -269,12 +271,19 @@ def mean_sample_scores(judgments: list[Judgment], empty: EmptyConvention = "excl
     return out
 
 
+def cost_usage(judgment: Judgment) -> Usage:
+    """What a judgment cost: its own calls, plus the calls it re-uses (average scoring re-aggregates ToW leaves)."""
+    reused = judgment.meta.get("reused_usage")
+    return judgment.usage + (Usage.model_validate(reused) if isinstance(reused, dict) else Usage())
+
+
 def total_cost(judgments: list[Judgment], human: Scores) -> float | None:
-    """Summed cost of the judgments of rated writings; None for methods that made no model call."""
-    rated = [j for j in judgments if (j.item_id, j.model) in human]
-    if not any(j.usage.calls or j.usage.cost_usd for j in rated):
+    """Summed cost of the judgments of rated writings; None for methods that made no model call (and re-use
+    none)."""
+    rated = [cost_usage(j) for j in judgments if (j.item_id, j.model) in human]
+    if not any(u.calls or u.cost_usd for u in rated):
         return None
-    return float(sum(j.usage.cost_usd for j in rated))
+    return float(sum(u.cost_usd for u in rated))
 
 
 def score_row(name: str, cost: float | None, scores: Scores, human: Scores, tasks: dict[str, str],
@@ -284,28 +293,26 @@ def score_row(name: str, cost: float | None, scores: Scores, human: Scores, task
     return CorrelationRow(name, cost, cells, n_items, n_models, settings, n_empty)
 
 
-def _extreme(rows: list[CorrelationRow], name: str, cost: float | None, pick: str) -> CorrelationRow:
-    """Per cell, the sample whose point estimate is lowest ('worst') or highest ('best'), with that sample's counts.
+def rank_value(row: CorrelationRow) -> float:
+    """What ranks a sample's row: its system-level All `rank_by` correlation, else its sample-level one (NaN when
+    neither could be computed)."""
+    metric = row.settings.rank_by
+    for level in LEVELS:
+        est = row.cells.get((level, "all", metric))
+        if est is not None and np.isfinite(est.value):
+            return float(est.value)
+    return float("nan")
 
-    Each cell keeps the items and models of its own sample (under the "common" policy a sample whose judgment
-    failed has fewer items every model has): `cell_items` per cell, `n_items` / `n_models` where the chosen samples
-    agree. A cell no sample could estimate stays undefined, with the first sample's counts."""
-    chooser = min if pick == "worst" else max
-    out = CorrelationRow(name, cost, settings=rows[0].settings, n_empty=rows[0].n_empty)
-    models: dict[str, set[int]] = {}
-    for key in dict.fromkeys(k for r in rows for k in r.cells):
-        having = [r for r in rows if key in r.cells]
-        finite = [r for r in having if np.isfinite(r.cells[key].value)]
-        chosen = chooser(finite, key=lambda r: r.cells[key].value) if finite else having[0]
-        out.cells[key] = chosen.cells[key]
-        out.cell_items[key] = chosen.n_items[key[:2]]
-        models.setdefault(key[1], set()).add(chosen.n_models[key[1]])
-    counts: dict[CountKey, set[int]] = {}
-    for (level, task, _), n in out.cell_items.items():
-        counts.setdefault((level, task), set()).add(n)
-    out.n_items = {key: n.pop() for key, n in counts.items() if len(n) == 1}
-    out.n_models = {task: n.pop() for task, n in models.items() if len(n) == 1}
-    return out
+
+def whole_sample(rows: list[CorrelationRow], name: str, pick: str) -> CorrelationRow:
+    """The row of the sample ranked lowest ('worst') or highest ('best') by `rank_value`, every cell and count its
+    own, renamed "<name> (sample k)"; ties go to the lower sample index, and samples without a ranking value are
+    passed over (all without one: sample 0)."""
+    ranked = [(value, k) for k, row in enumerate(rows) if np.isfinite(value := rank_value(row))]
+    chosen = (min(ranked) if pick == "worst" else min(ranked, key=lambda vk: (-vk[0], vk[1])))[1] if ranked else 0
+    row = rows[chosen]
+    return CorrelationRow(f"{name} (sample {chosen})", row.cost_usd, row.cells, row.n_items, row.n_models,
+                          row.settings, row.n_empty, sample=chosen)
 
 
 def correlate_method(
@@ -323,8 +330,8 @@ def correlate_method(
     per_sample = [score_row(method, one, sample_scores(judgments, k, empty), human, tasks, settings, empties)
                   for k in range(n)]
     return [
-        _extreme(per_sample, f"{method} - worst", one, "worst"),
-        _extreme(per_sample, f"{method} - best", one, "best"),
+        whole_sample(per_sample, f"{method} - worst", "worst"),
+        whole_sample(per_sample, f"{method} - best", "best"),
         score_row(f"{method} + SC (n={n})", cost, mean_sample_scores(judgments, empty), human, tasks, settings,
                   empties),
     ]

@@ -1,6 +1,7 @@
 """Average scoring (method "average", Table 3 "ToW w/o plan"): stored ToW leaves with uniform edge weights.
 
-No model call: each ToW judgment's leaf scores are re-aggregated by the same tree code with every
+No model call (its cost is the ToW leaf calls it re-uses, `meta["reused_usage"]`, which `meta correlate` bills):
+each ToW judgment's leaf scores are re-aggregated by the same tree code with every
 negotiated node's weights set to 1/n, so the only difference from ToW is the plan (J_W's weights).
 With the paper's tree (Format averaged, root weighted by leaf counts) this is the plain mean of the leaves.
 A ToW judgment with a failed leaf gives a failed average (unless `renormalize`), and an empty one stays empty.
@@ -44,8 +45,16 @@ def average_from_tow(judgment: Judgment, tree: Tree | None = None, *, renormaliz
         weights={leaf: w for ws in uniform_weights(spec, judgment.task).values() for leaf, w in ws.items()},
         failures=list(result.notes), judge_model=judgment.judge_model, tree_hash=spec.hash,
         prompt_hash=judgment.prompt_hash, usage=Usage(), cache_keys=judgment.cache_keys,
-        meta={"from_tow_score": judgment.score, "renormalize": renormalize},
+        meta={"from_tow_score": judgment.score, "renormalize": renormalize, **reused_usage(judgment)},
     )
+
+
+def reused_usage(judgment: Judgment) -> dict[str, Any]:
+    """The ToW leaf calls average scoring re-uses, as its cost (Table 3 bills it $7.02 next to ToW's $7.34: the
+    leaves without J_W). Nothing is spent again, so the judgment's own `usage` stays empty; a ToW judgment written
+    before its leaf usage was recorded gives none (the cost is then unknown, not 0)."""
+    leaf_usage = judgment.meta.get("leaf_usage")
+    return {"reused_usage": Usage.model_validate(leaf_usage).model_dump()} if isinstance(leaf_usage, dict) else {}
 
 
 class AverageJudge:
