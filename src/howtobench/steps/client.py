@@ -24,6 +24,9 @@ from howtobench.steps.settings import Execution
 
 DEFAULT_IN_FLIGHT = 8  # writings at once without an endpoint (the local model, or metrics that call none)
 IN_FLIGHT_PER_SLOT = 2  # writings in flight per judge slot (see `writings_in_flight`)
+# writings in flight on batch files: their calls are answered or deferred at once, so more would only hold memory
+# (bench/batch_files.py measures it)
+FILE_IN_FLIGHT = 256
 
 
 def writings_in_flight(parallel: int | None, endpoint: EndpointConfig | None,
@@ -61,8 +64,9 @@ async def step_client(
 ) -> AsyncIterator[StepClient]:
     """The client of one step on `endpoint` (None: the embedded local model), chosen by `execution`.
 
-    Batch API: every one of the `items` in flight at once (its calls wait for their batch, not for a slot), no
-    preflight (a batch's upload is its own cheap check). Live: the preflight first (`check`, unless the caller ran
+    Batch files: nothing sent, no preflight, `FILE_IN_FLIGHT` writings at once. Batch API: every one of the
+    `items` in flight at once (its calls wait for their batch, not for a slot), no preflight (a batch's upload is
+    its own cheap check). Live: the preflight first (`check`, unless the caller ran
     it for several steps at once), then `execution.parallel`, else `per_slot` writings per slot of the endpoint;
     on the local model `local_in_flight` (None: `per_slot` per slot of the local server). `run_id`: the call
     log's name for the job (None: a new one per command, for steps that keep none).
@@ -70,13 +74,13 @@ async def step_client(
     if not calls_model:
         yield StepClient(None, writings_in_flight(execution.parallel, None))
         return
-    if execution.files is not None:  # nothing sent: no preflight; every item in flight (calls never wait)
+    if execution.files is not None:  # nothing sent: no preflight; calls never wait, so few writings in flight
         if run_id is None:
             raise ValueError("batch files belong to a job: give its run id")
         async with file_client(endpoint, execution.workspace, execution.files, cache_mode=execution.cache_mode,
                                run_id=run_id, purpose=purpose, prices=execution.prices,
                                report=execution.report or _quiet, imported=not check) as answered:
-            yield StepClient(answered, max(1, items))
+            yield StepClient(answered, min(max(1, items), FILE_IN_FLIGHT))
         return
     if execution.batch is not None:
         async with batch_client(endpoint, workspace=execution.workspace, settings=execution.batch,
