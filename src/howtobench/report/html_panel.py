@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from howtobench.judges.base import Judgment
-from howtobench.meta.judge_card import cards
-from howtobench.meta.panel_agreement import agreement_table, disagreements_table, panel_data
 from howtobench.report.tables import Table
 
 TOP = 10
@@ -34,6 +32,10 @@ def panel_view(judgments: Sequence[Judgment], seed: int = 0) -> list[TableView] 
     panel = [j for j in judgments if j.panel is not None]
     if not panel:
         return None
+    # here, not at import: the meta modules pull in scipy (~1 s), which `run` and `judge` need not pay
+    from howtobench.meta.judge_card import cards
+    from howtobench.meta.panel_agreement import agreement_table, disagreements_table, panel_data
+
     data = panel_data(panel)
     found = cards({Path("panel"): panel}, seed=seed, n_boot=CARD_BOOTSTRAP)
     return [_view(agreement_table(data)), _view(disagreements_table(data, TOP)), *(_view(c.table) for c in found)]
