@@ -48,6 +48,8 @@ def shared_help(annotated: Any) -> str:
 
 # Commands that draw a progress indicator without calling a model (a spinner while they bootstrap or plot).
 SPINNERS = {"leaderboard", "analyze length"}
+# Commands that call a model but draw no progress at all (a long-lived server prints status lines only).
+NO_PROGRESS = {"serve"}
 
 
 def convention_breaks(name: str, command: Any) -> list[str]:
@@ -63,7 +65,7 @@ def convention_breaks(name: str, command: Any) -> list[str]:
         if param is not None and param.help != shared_help(annotated):
             breaks.append(f"{flag} is not the shared option of options.py")
     calls_out = bool({"--base-url", "--judge-base-url"} & opts)
-    if (calls_out or name in SPINNERS) and "--no-progress" not in opts:
+    if (calls_out or name in SPINNERS) and name not in NO_PROGRESS and "--no-progress" not in opts:
         breaks.append("draws progress but has no --no-progress")
     if "--model" in opts and "--base-url" not in opts:
         breaks.append("--model names an endpoint's model; shipped models are --models")
