@@ -74,6 +74,7 @@ async def ascore(
     task: Task = "open",
     language: Language = "zh",
     prompt_language: str = DEFAULT_PROMPT_LANGUAGE,
+    reference_source: str = "human",
     tree: Tree | str | Path = "default",
     judge: EndpointConfig | LLMClient | None = None,
     base_url: str | None = None,
@@ -87,7 +88,9 @@ async def ascore(
 
     `task` picks the tree's nodes (the default "open" has Content, Format and Impression; "completion" has no
     Format). `language` is the text's language; `prompt_language` the judge prompts' (en, the authors', by default;
-    zh our Chinese templates), recorded as `Judgment.prompt_language`. `options` go to `TreeOfWriting`
+    zh our Chinese templates), recorded as `Judgment.prompt_language`. `reference_source` says whose writing
+    `reference` is ("human", or e.g. "model:deepseek-chat" for Appendix B.3's model references), recorded as
+    `Judgment.reference_source`. `options` go to `TreeOfWriting`
     (renormalize, samples, max_tokens, ...). Returns the full Judgment:
     `.score` is the root (None when a leaf failed), `.leaves` every sub-score with its reason. `panel` (a
     `PanelSpec` or a panel YAML file, instead of `judge`) judges with every judge of the panel and combines their
@@ -97,6 +100,8 @@ async def ascore(
         raise ConfigError(unknown_name("task", task, TASKS) if task not in TASKS else
                           unknown_name("language", language, LANGUAGES))
     item = adhoc_item(instruction, reference, information, task, language)
+    if reference and reference.strip():
+        item = item.model_copy(update={"reference_source": reference_source})
     text = Writing(infer_id=item.id, model="user", output=writing)
     with_reference = bool(reference and reference.strip())
     if panel is not None:
@@ -109,12 +114,18 @@ async def ascore(
                 client = await stack.enter_async_context(_client(member.endpoint, workspace))
                 judges[member.name] = TreeOfWriting(client, tree=tree, with_reference=with_reference,
                                                     prompt_language=prompt_language, **options)
-            return with_lengths(await PanelJudge(spec, judges).judge(item, text), item, text)
+            return _sourced(with_lengths(await PanelJudge(spec, judges).judge(item, text), item, text), item)
     endpoint = judge_endpoint(judge, base_url, model, api_key_env)
     async with _client(endpoint, workspace) as client:
         judge_ = TreeOfWriting(client, tree=tree, with_reference=with_reference, prompt_language=prompt_language,
                                **options)
-        return with_lengths(await judge_.judge(item, text), item, text)
+        return _sourced(with_lengths(await judge_.judge(item, text), item, text), item)
+
+
+def _sourced(judgment: Judgment, item: Item) -> Judgment:
+    """The judgment with the source of the reference it was judged against (None without a reference)."""
+    source = item.reference_source if item.reference.strip() else None
+    return judgment.model_copy(update={"reference_source": source})
 
 
 def score(instruction: str, writing: str, reference: str | None = None, **kwargs: Any) -> Judgment:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from typer.testing import CliRunner
+from typer.testing import Result as CliResult
 
 from fake_server import FakeServer, Reply, default_handler
 from howtobench.cli.main import app
@@ -116,3 +117,71 @@ def test_prompt_language_is_refused_for_a_method_without_prompts(tmp_path: Path,
     result = CliRunner().invoke(app, ["judge", "--data", str(bench_root), "--method", "bleu", "--task", "guide",
                                       "--limit", "1", "--prompt-language", "zh", "-o", str(tmp_path / "b.jsonl")])
     assert result.exit_code != 0 and "sends no prompt" in result.output + str(result.exception)
+
+
+B3_MODELS = ["gpt-4o-2024-11-20", "deepseek-chat", "claude-3-5-sonnet-20241022", "o3-mini-2025-01-31"]
+
+
+def b3_run(server: FakeServer, data: Path, tmp_path: Path, out: Path, *extra: str) -> CliResult:
+    server.handler = valid_weights
+    args = ["judge", "--data", str(data), "--task", "guide", "--limit", "2", "--judge-base-url", server.base_url,
+            "--judge-model", "fake-judge", "--workspace", str(tmp_path / "ws"), "-o", str(out), "--no-progress",
+            "--no-preflight", *extra]
+    for model in B3_MODELS:
+        args += ["--models", model]
+    return CliRunner().invoke(app, args)
+
+
+def test_reference_from_a_shipped_model_end_to_end(fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:
+    """Appendix B.3: the instructions stay, deepseek-chat's writing is the 6-point reference; its own writings are
+    skipped and counted; every judgment records its reference source; meta correlate gives one row per source."""
+    human_out, model_out = tmp_path / "human.jsonl", tmp_path / "ds.jsonl"
+    assert b3_run(fake_server, bench_root, tmp_path, human_out).exit_code == 0
+    fake_server.requests.clear()
+    result = b3_run(fake_server, bench_root, tmp_path, model_out, "--reference-from", "deepseek-chat")
+    assert result.exit_code == 0, result.output
+    assert ("reference from model:deepseek-chat: 2 writings skipped (judged against themselves), 0 skipped"
+            in " ".join(result.output.split()))
+    rows = [json.loads(line) for line in model_out.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 6 and {r["model"] for r in rows} == set(B3_MODELS) - {"deepseek-chat"}
+    assert {r["reference_source"] for r in rows} == {"model:deepseek-chat"}
+    items = {json.loads(x)["infer_id"] for x in (bench_root / "guide" / "aligned.jsonl").read_text("utf-8")
+             .splitlines()[:2]}
+    theirs = {json.loads(x)["infer_id"]: json.loads(x)["output"] for x in (bench_root / "guide" / "inferences" /
+              "deepseek-chat.jsonl").read_text("utf-8").splitlines() if json.loads(x)["infer_id"] in items}
+    users = leaf_users(fake_server)
+    assert users and all(any(f"<<<REFERENCE>>>\n{text}\n<<<END REFERENCE>>>" in u for text in theirs.values())
+                         for u in users if "<<<REFERENCE>>>" in u)
+    assert {json.loads(x)["reference_source"] for x in human_out.read_text("utf-8").splitlines()} == {"human"}
+    ratings = tmp_path / "ratings.jsonl"
+    ratings.write_text("".join(json.dumps({"item_id": r["item_id"], "model": m, "rater": "r", "score": 1 + k})
+                               + "\n" for r in rows for k, m in enumerate(B3_MODELS)), encoding="utf-8")
+    table = CliRunner().invoke(app, ["meta", "correlate", str(human_out), str(model_out), "--human", str(ratings),
+                                     "--format", "json", "--bootstrap", "20"])
+    assert table.exit_code == 0, table.output
+    methods = {row["Method"] for block in json.loads(table.stdout) for row in block["rows"]}
+    assert methods == {"tow", "tow (reference model:deepseek-chat)"}
+
+
+def test_reference_from_a_writings_file(fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:
+    first = [json.loads(x) for x in (bench_root / "guide" / "aligned.jsonl").read_text("utf-8").splitlines()[:2]]
+    refs = tmp_path / "refs.jsonl"
+    refs.write_text(json.dumps({"infer_id": first[0]["infer_id"], "model": "mine", "output": "我的参考文。"},
+                               ensure_ascii=False) + "\n", encoding="utf-8")
+    out = tmp_path / "file.jsonl"
+    result = b3_run(fake_server, bench_root, tmp_path, out, "--reference-from", str(refs))
+    assert result.exit_code == 0, result.output
+    assert "0 writings skipped (judged against themselves), 4 skipped (no reference" in " ".join(result.output.split())
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 4 and {r["reference_source"] for r in rows} == {"file:refs.jsonl"}
+    assert all("<<<REFERENCE>>>\n我的参考文。\n<<<END REFERENCE>>>" in u for u in leaf_users(fake_server)
+               if "<<<REFERENCE>>>" in u)
+
+
+def test_reference_from_an_unknown_model_is_a_clear_error(tmp_path: Path, bench_root: Path) -> None:
+    result = CliRunner().invoke(app, ["judge", "--data", str(bench_root), "--task", "guide", "--limit", "1",
+                                      "--method", "bleu", "-o", str(tmp_path / "b.jsonl"), "--reference-from",
+                                      "deepseek-chatt"])
+    assert result.exit_code != 0
+    assert "unknown shipped model 'deepseek-chatt' (did you mean 'deepseek-chat'?)" in result.output + str(
+        result.exception)

@@ -102,6 +102,11 @@ TreeOpt = Annotated[Path | None, typer.Option("--tree", help="Tree spec YAML, or
                     "by editing a copy of "
                     "src/howtobench/judges/trees/default.yaml (or start it with `base: default`).")]
 SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed of --subset (same seed, same items).")]
+ReferenceFromOpt = Annotated[str | None, typer.Option("--reference-from", help="Appendix B.3: a shipped model's "
+                             "writings (e.g. deepseek-chat) or a writings file (infer_id, model, output) as the "
+                             "6-point reference in place of the human one; the instructions stay. Each judgment "
+                             "records its reference_source; a writing judged against itself, or of an item the "
+                             "source has no writing for, is skipped and counted.")]
 RedoFailedOpt = Annotated[bool, typer.Option("--redo-failed", help="Judge again the writings whose judgment in --out "
                           "has status 'failed' (the new line supersedes the old one).")]
 
@@ -148,6 +153,7 @@ def judge(
     no_cache: NoCacheOpt = False,
     replay: ReplayOpt = False,
     redo_failed: RedoFailedOpt = False,
+    reference_from: ReferenceFromOpt = None,
     strict: StrictOpt = False,
     max_failed_rate: MaxFailedRateOpt = None,
     no_progress: NoProgressOpt = False,
@@ -195,6 +201,7 @@ def judge(
         concurrency=parallel,
         progress=not no_progress,
         redo_failed=redo_failed,
+        reference_from=reference_from,
         batch=batch_settings(batch, batch_poll),
         report=lambda line: console.print(line, highlight=False, soft_wrap=True),
         strict=strict,

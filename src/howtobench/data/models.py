@@ -30,6 +30,9 @@ class Item(BaseModel):
     information: str = ""
     reference: str = ""
     language: Language = "zh"
+    reference_source: str = "human"
+    """Who wrote `reference`: "human" (the release's expert reference) or a model's writing put in its place
+    (`--reference-from`, Appendix B.3: "model:NAME" or "file:NAME")."""
 
     @property
     def task_prompt(self) -> str:

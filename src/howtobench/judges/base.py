@@ -82,6 +82,9 @@ class Judgment(BaseModel):
     tree_hash: str | None = None
     prompt_hash: str | None = None
     prompt_language: str | None = None
+    reference_source: str | None = None
+    """Whose writing was the reference: "human" (the release's) or "model:NAME" / "file:NAME" (`--reference-from`,
+    Appendix B.3); None in files written before it was recorded."""
     """The language of the judge's prompts (en: the authors'; zh: `--prompt-language zh`); None for no prompt."""
     usage: Usage = Field(default_factory=Usage)
     cache_keys: list[str] = Field(default_factory=list)

@@ -48,6 +48,14 @@ def load_results(paths: list[Path], *, strict: bool = False) -> dict[str, list[J
     merged: dict[str, list[Judgment]] = {}
     for path in paths:
         for method, js in by_method(load_judgments(path, strict=strict)).items():
-            name = method if method not in merged else f"{method} ({path.stem})"
+            label = with_reference_source(method, js)
+            name = label if label not in merged else f"{label} ({path.stem})"
             merged[name] = js
     return merged
+
+
+def with_reference_source(method: str, judgments: list[Judgment]) -> str:
+    """The method's row name, with the reference source when it is not the human one (Table 12: one row per
+    reference source), e.g. "tow (reference model:deepseek-chat)"."""
+    sources = sorted({j.reference_source for j in judgments if j.reference_source not in (None, "human")})
+    return f"{method} (reference {', '.join(sources)})" if sources else method

@@ -17,6 +17,7 @@ from typing import Any
 from howtobench.config import EndpointConfig
 from howtobench.data.loader import load_items, load_release_writings, load_writings_file, select_items
 from howtobench.data.models import Item, Writing
+from howtobench.data.reference_source import load_reference_source, swap_references
 from howtobench.errors import JudgeError
 from howtobench.judges.base import Judge, Judgment
 from howtobench.judges.job import build_judge, calls_a_model
@@ -63,6 +64,7 @@ class JudgeJob:
     files: BatchFiles | None = None  # batch files answer the judge's calls (steps/batch_files.py)
     shard: Shard | None = None  # judge only this shard's items (steps/shards.py)
     panel: PanelSpec | None = None  # judge with every judge of the panel and combine (judges/panel.py)
+    reference_from: str | None = None  # a shipped model or a writings file as the reference (Appendix B.3)
 
     def member(self, member: PanelMember) -> JudgeJob:
         """This job for one judge of its panel (the same output, selection and options, the judge's endpoint)."""
@@ -118,7 +120,14 @@ def selected_pairs(job: JudgeJob) -> list[tuple[Item, Writing]]:
     if stored is not None:
         chosen = [w for w in chosen if (w.item_id, w.model) in stored]
     chosen.sort(key=lambda w: order[w.item_id])
-    return [(by_id[w.item_id], w) for w in chosen]
+    pairs = [(by_id[w.item_id], w) for w in chosen]
+    if job.reference_from is None:
+        return pairs
+    swap = load_reference_source(job.reference_from, job.data_dir, task_items)
+    kept, counts = swap_references(pairs, swap)
+    if job.report is not None:
+        job.report(counts.line(swap.source))
+    return kept
 
 
 def stored_tow_pairs(job: JudgeJob) -> set[tuple[str, str]] | None:
