@@ -79,21 +79,30 @@ def _design(obs: Observations, reference: int, with_length: bool = True) -> Floa
     return np.column_stack([dummies, obs.x]) if with_length else dummies
 
 
+def _per_item(item: np.ndarray, values: FloatArray, k: int) -> FloatArray:
+    """Sums of `values` rows (any trailing shape) per item, as a (k, ...) array: rows sorted by item, then summed
+    in one `np.add.reduceat` (`np.add.at` over writings × p × p is an unbuffered loop, many times slower)."""
+    out = np.zeros((k, *values.shape[1:]))
+    if item.size == 0:
+        return out
+    order = np.argsort(item, kind="stable")
+    sorted_items = item[order]
+    starts = np.flatnonzero(np.r_[True, sorted_items[1:] != sorted_items[:-1]])
+    out[sorted_items[starts]] = np.add.reduceat(values[order], starts, axis=0)
+    return out
+
+
 def _item_sums(obs: Observations, design: FloatArray) -> _ItemSums:
-    p, k = design.shape[1], obs.n_items
+    k = obs.n_items
     n = np.bincount(obs.item, minlength=k).astype(float)
-    sx = np.zeros((k, p))
-    np.add.at(sx, obs.item, design)
+    sx = _per_item(obs.item, design, k)
     sy = np.bincount(obs.item, weights=obs.y, minlength=k).astype(float)
-    xx = np.zeros((k, p, p))
-    np.add.at(xx, obs.item, design[:, :, None] * design[:, None, :])
-    xy = np.zeros((k, p))
-    np.add.at(xy, obs.item, design * obs.y[:, None])
+    xx = _per_item(obs.item, design[:, :, None] * design[:, None, :], k)
+    xy = _per_item(obs.item, design * obs.y[:, None], k)
     safe = np.where(n > 0, n, 1.0)
     cxx = xx - sx[:, :, None] * sx[:, None, :] / safe[:, None, None]
     cxy = xy - sx * (sy / safe)[:, None]
-    rows = np.zeros((k, obs.n_models))
-    np.add.at(rows, (obs.item, obs.model), 1.0)
+    rows = _per_item(obs.item, (obs.model[:, None] == np.arange(obs.n_models)[None, :]).astype(float), k)
     return _ItemSums(n, sx, sy, cxx, cxy, rows)
 
 
