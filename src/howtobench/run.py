@@ -34,6 +34,7 @@ import howtobench
 from howtobench.config import EndpointConfig
 from howtobench.data.loader import load_items, load_release_writings, load_writings_file, select_items
 from howtobench.data.models import TASKS, Item, Writing
+from howtobench.data.reference_source import load_reference_source, swap_references
 from howtobench.errors import ConfigError, DataError
 from howtobench.generate import (
     GenerateSettings,
@@ -122,6 +123,7 @@ class RunSettings(BaseModel):
     preflight: bool = False  # one tiny request per configured endpoint before the first item (llm/preflight.py)
     paper: bool = True
     empty: EmptyConvention = "exclude"  # how the leaderboard and report count empty writings (judges.base)
+    reference_from: str | None = None  # a shipped model or a writings file as the reference (Appendix B.3)
     length_control: bool = False  # add length-controlled tables to the leaderboard and report (report.length_control)
     panel: PanelSpec | None = None  # judge with a panel of judges instead of `judge` (judges/panel.py)
     panel_file: Path | None = None  # where the panel came from (written to config.yaml, so the run repeats)
@@ -347,6 +349,7 @@ def run_config(settings: RunSettings) -> dict[str, Any]:
         "length_control": settings.length_control or None,
         "judge_max_tokens": settings.judge_options.get("max_tokens"),
         "prompt_language": settings.judge_options.get("prompt_language"),
+        "reference_from": settings.reference_from,
         "writer": endpoint_config(settings.writer) if settings.writer else None,
         "judge": endpoint_config(settings.judge) if settings.judge else None,
         "panel": str(settings.panel_file) if settings.panel_file else None,
@@ -431,6 +434,19 @@ def _pairs(items: Sequence[Item], writings: Sequence[Writing]) -> list[tuple[Ite
     return pairs
 
 
+def _reference_pairs(settings: RunSettings, all_items: Sequence[Item],
+                     pairs: list[tuple[Item, Writing]]) -> list[tuple[Item, Writing]]:
+    """With `reference_from`, the pairs judged against that model's writings (self-judgments left out, counted)."""
+    if settings.reference_from is None:
+        return pairs
+    swap = load_reference_source(settings.reference_from, settings.data_dir, all_items)
+    kept, counts = swap_references(pairs, swap)
+    log.warning("%s", counts.line(swap.source))
+    if not kept:
+        raise DataError(f"no writing left to judge against the references from {swap.source}")
+    return kept
+
+
 async def run_benchmark(settings: RunSettings) -> RunResult:
     """Generate, judge and tabulate; resumable. Returns the leaderboard and the manifest written to disk.
 
@@ -462,7 +478,7 @@ async def _run_locked(settings: RunSettings) -> RunResult:
     async with _endpoints(settings) as (writer, judge_ep):
         generation, generated = await _generate(settings, writer, items)
         writings = [*release, *(w for rows in given for w in rows), *generated]
-        judgments = await _judge(settings, judge_ep, _pairs(items, writings))
+        judgments = await _judge(settings, judge_ep, _reference_pairs(settings, all_items, _pairs(items, writings)))
     with step("leaderboard (bootstrap intervals), manifest and report.html", settings.progress):
         board = _leaderboard(settings, judgments, items, writings)
         manifest = build_manifest(settings, writer, judge_ep, items, judgments)
@@ -544,6 +560,7 @@ def build_manifest(
         "tree_hashes": sorted({j.tree_hash for j in judgments if j.tree_hash}),
         "prompt_hashes": sorted({j.prompt_hash for j in judgments if j.prompt_hash}),
         "prompt_language": settings.judge_options.get("prompt_language"),
+        "reference_sources": sorted({j.reference_source for j in judgments if j.reference_source}),
         "prompt_languages": sorted({j.prompt_language for j in judgments if j.prompt_language}),
         "generation_templates": {f"{lang}/{t}": template_hash(lang, t) for lang in languages for t in tasks},
         "sampling": writer_sampling(settings).model_dump(mode="json"),

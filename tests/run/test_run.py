@@ -214,3 +214,19 @@ async def test_run_records_the_judge_prompt_language(fake_server: FakeServer, tm
     assert config["prompt_language"] == expected
     rows = [json.loads(x) for x in (settings.run_dir / "judgments" / "tow.jsonl").read_text("utf-8").splitlines()]
     assert rows and {r["prompt_language"] for r in rows} == {expected}
+
+
+async def test_run_judges_against_a_model_reference(fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:
+    """`run --reference-from`: deepseek-r1's writings are the references, so only the other model is judged (its
+    own writings against themselves are skipped), and the manifest and config.yaml name the source."""
+    fake_server.handler = _uniform_weights
+    settings = _settings(tmp_path, fake_server, bench_root, method="tow", generate=False, tasks=("guide",),
+                         release_models=("deepseek-r1", "gpt-4o-2024-11-20"), reference_from="deepseek-r1")
+    await run_benchmark(settings)
+    rows = [json.loads(x) for x in (settings.run_dir / "judgments" / "tow.jsonl").read_text("utf-8").splitlines()]
+    assert [r["model"] for r in rows] == ["gpt-4o-2024-11-20"]
+    assert rows[0]["reference_source"] == "model:deepseek-r1"
+    manifest = json.loads((settings.run_dir / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["reference_sources"] == ["model:deepseek-r1"]
+    config = yaml.safe_load((settings.run_dir / "config.yaml").read_text(encoding="utf-8"))
+    assert config["reference_from"] == "deepseek-r1"

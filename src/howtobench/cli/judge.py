@@ -49,6 +49,7 @@ from .options import (
     ParallelOpt,
     PricesOpt,
     PromptLanguageOpt,
+    ReferenceFromOpt,
     ReplayOpt,
     ShardOpt,
     StrictOpt,
@@ -102,11 +103,6 @@ TreeOpt = Annotated[Path | None, typer.Option("--tree", help="Tree spec YAML, or
                     "by editing a copy of "
                     "src/howtobench/judges/trees/default.yaml (or start it with `base: default`).")]
 SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed of --subset (same seed, same items).")]
-ReferenceFromOpt = Annotated[str | None, typer.Option("--reference-from", help="Appendix B.3: a shipped model's "
-                             "writings (e.g. deepseek-chat) or a writings file (infer_id, model, output) as the "
-                             "6-point reference in place of the human one; the instructions stay. Each judgment "
-                             "records its reference_source; a writing judged against itself, or of an item the "
-                             "source has no writing for, is skipped and counted.")]
 RedoFailedOpt = Annotated[bool, typer.Option("--redo-failed", help="Judge again the writings whose judgment in --out "
                           "has status 'failed' (the new line supersedes the old one).")]
 

@@ -329,6 +329,11 @@ JudgeMaxTokensOpt = Annotated[
     typer.Option("--judge-max-tokens", rich_help_panel=JUDGE,
                  min=16, help="Max tokens of each judge reply (default: the method's own)."),
 ]
+ReferenceFromOpt = Annotated[str | None, typer.Option("--reference-from", help="Appendix B.3: a shipped model's "
+                             "writings (e.g. deepseek-chat) or a writings file (infer_id, model, output) as the "
+                             "6-point reference in place of the human one; the instructions stay. Each judgment "
+                             "records its reference_source; a writing judged against itself, or of an item the "
+                             "source has no writing for, is skipped and counted.")]
 PromptLanguageOpt = Annotated[
     str | None,
     typer.Option("--prompt-language", rich_help_panel=SELECTION,
