@@ -38,7 +38,7 @@ from howtobench.config import resolve_data_dir
 from howtobench.data.loader import load_items, load_release_writings, select_items
 from howtobench.data.models import Item, Writing
 from howtobench.errors import HowtobenchError
-from howtobench.judges.job import build_judge
+from howtobench.judges.base import build_judge
 from howtobench.llm.accounting import Price, load_prices, price_for
 from howtobench.llm.dryrun import RecordingClient
 from howtobench.llm.pricing import MODES, CallTokens, Mode, call_tokens, completion_budget, mode_costs

@@ -12,24 +12,11 @@ from collections.abc import Callable
 from howtobench.data.genres import GENRES
 from howtobench.data.models import TASKS
 from howtobench.data.release import EXPECTED_ROWS
-from howtobench.judges.base import JUDGES
-from howtobench.judges.job import NO_MODEL_METHODS, import_judges
+from howtobench.judges.base import METHODS, import_judges
 from howtobench.judges.tree import TREES_DIR, load_tree
 from howtobench.report.paper import ALL_ROW, paper_table4
 from howtobench.report.tables import Table
 
-# One line per method of the paper; a method registered elsewhere falls back to its factory's docstring.
-METHOD_NOTES: dict[str, str] = {
-    "tow": "Tree-of-Writing (the paper's judge): weights negotiated per instruction, content / format / "
-    "impression leaves, root = (4C + 3F + I) / 8",
-    "single": "one judge call, one 1-10 score against instruction and reference (Table 3 baseline)",
-    "autoplan": "one call: the judge plans its own sub-dimensions, scores and combines them (Table 3 baseline)",
-    "rubric": "one call with the genre's elaborated rubric (Table 3 baseline)",
-    "average": "ToW leaves re-aggregated with uniform weights, no call (needs --from TOW.jsonl)",
-    "bleu": "the authors' BLEU-1 against the reference, 0-100 (no model)",
-    "rouge": "ROUGE-L F1 as rouge-chinese computes it, 0-1 (no model)",
-    "sacrebleu": "standard sentence BLEU-4 (sacreBLEU), 0-100 (no model)",
-}
 TASK_NOTES: dict[str, str] = {
     "completion": "fill the [fill in the blank] gaps of a text (no Format node in ToW)",
     "guide": "write from an instruction and an outline",
@@ -38,17 +25,12 @@ TASK_NOTES: dict[str, str] = {
 CATALOGS: tuple[str, ...] = ("methods", "trees", "tasks", "genres", "models")
 
 
-def _first_line(doc: str | None) -> str:
-    return (doc or "").strip().splitlines()[0] if doc and doc.strip() else ""
-
-
 def methods_table() -> Table:
     """Every registered judge method, whether it calls a model, and what it is."""
     import_judges()
     table = Table("Judge methods (--method)", ["method", "calls a model", "what it is"])
-    for name in sorted(JUDGES, key=lambda m: (m != "tow", m in NO_MODEL_METHODS, m)):
-        note = METHOD_NOTES.get(name) or _first_line(JUDGES[name].__doc__)
-        table.add_row(name, "no" if name in NO_MODEL_METHODS else "yes", note)
+    for method in sorted(METHODS.values(), key=lambda m: (not m.paper_scale, not m.calls_model, m.name)):
+        table.add_row(method.name, "yes" if method.calls_model else "no", method.description)
     return table
 
 

@@ -20,8 +20,7 @@ from howtobench.data.loader import load_items
 from howtobench.data.models import Item, Writing
 from howtobench.errors import DataError, HowtobenchError, JudgeError
 from howtobench.generate import GenerateSettings, build_request, read_generated, safe_file_stem
-from howtobench.judges.base import Judge
-from howtobench.judges.job import NO_MODEL_METHODS, build_judge
+from howtobench.judges.base import Judge, build_judge, calls_a_model
 from howtobench.judges.runner import read_judgments
 from howtobench.llm.accounting import estimate_tokens
 from howtobench.llm.dryrun import Estimate, RecordingClient, price_plan
@@ -89,7 +88,7 @@ async def plan_judge_pairs(method: str, endpoint: EndpointConfig | None, options
     """The judge's calls for the pairs not yet judged in `out_path`; expected replies as the judge's earlier ones in
     `workspace`'s call log, else of a typical size (`llm.expected`)."""
     model = model_name(endpoint)
-    if method in NO_MODEL_METHODS:
+    if not calls_a_model(method):
         return Estimate(role="judge", model=method, priced=True, notes=[f"{method} calls no model"])
     client = RecordingClient(model)
     judge = build_judge(method, client, dict(options))

@@ -43,8 +43,7 @@ from howtobench.generate import (
     safe_file_stem,
     template_hash,
 )
-from howtobench.judges.base import EmptyConvention, Judgment
-from howtobench.judges.job import NO_MODEL_METHODS, build_judge, calls_a_model
+from howtobench.judges.base import EmptyConvention, Judgment, build_judge, calls_a_model, method_info
 from howtobench.judges.panel import PanelSpec
 from howtobench.judges.runner import run_judge
 from howtobench.llm.accounting import usage_from_log
@@ -76,14 +75,8 @@ log = logging.getLogger(__name__)
 SMOKE_PER_TASK = 1
 SMOKE_RELEASE_MODELS = ("deepseek-r1", "gemini-2.0-flash", "Llama-3.3-70B-Instruct")
 SMOKE_MAX_TOKENS = 128
-# Greedy decoding of the 270M model can fill a free-text field for hundreds of tokens (measured: 414 tokens, ~4
-# minutes on a busy machine). On the local judge a reply is capped at 96 tokens and its analysis at 60 characters
-# in the schema (`analysis_max_chars`, a smoke-only option: the paper's judge has no cap), and nothing is re-asked
-# (neither by the client nor by the weight negotiator: the 270M model rarely gives weights summing to 1 without an
-# example to copy, and the paper-faithful prompt shows none); a cut reply is a failed leaf, and the root is
-# renormalised over the other leaves and flagged `renormalized`; broken weights are repaired and counted — visible
-# in the table, never a made-up score.
-SMOKE_JUDGE_OPTIONS: dict[str, Any] = {"max_tokens": 96, "renormalize": True, "analysis_max_chars": 60, "reasks": 0}
+# The local judge asks nothing again (the client's re-asks; the method's own smoke options, such as ToW's in
+# judges/tree_of_writing.py, cap its replies).
 SMOKE_JUDGE_REASKS = 0
 SMOKE_NOTE = (
     "SMOKE JUDGE: every score here comes from the embedded Gemma-3-270M base model, run offline to show that the "
@@ -141,7 +134,7 @@ class RunSettings(BaseModel):
         shipped models (about ten times the judging of your own model) is an explicit choice."""
         if self.release is not None:
             return self.release
-        return bool(self.release_models) or self.needs_local_judge or self.method in NO_MODEL_METHODS
+        return bool(self.release_models) or self.needs_local_judge or not calls_a_model(self.method)
 
     @property
     def uses_local(self) -> bool:
@@ -155,7 +148,7 @@ class RunSettings(BaseModel):
 
     @property
     def needs_local_judge(self) -> bool:
-        return self.judge is None and self.panel is None and self.method not in NO_MODEL_METHODS
+        return self.judge is None and self.panel is None and calls_a_model(self.method)
 
     @property
     def judge_endpoints(self) -> dict[str, EndpointConfig | None]:
@@ -401,7 +394,7 @@ async def _judge(
             return await run_judge(judge, pairs, out, concurrency=in_flight, progress=settings.progress,
                                    max_failed_rate=settings.max_failed_rate)
     async with step_client(judge_ep, execution, purpose="judge", run_id=settings.run_id, items=len(pairs),
-                           calls_model=judge_ep is not None and settings.method not in NO_MODEL_METHODS,
+                           calls_model=judge_ep is not None and calls_a_model(settings.method),
                            check=False) as step:
         judge = build_judge(settings.method, step.client, _judge_options(settings))
         return await run_judge(judge, pairs, out, concurrency=step.in_flight, progress=settings.progress,
@@ -417,8 +410,8 @@ def _execution(settings: RunSettings, parallel: int | None = None) -> Execution:
 
 def _judge_options(settings: RunSettings) -> dict[str, Any]:
     """The user's judge options, over the smoke defaults when ToW runs on the local model."""
-    if settings.needs_local_judge and settings.method == "tow":
-        return {**SMOKE_JUDGE_OPTIONS, **settings.judge_options}
+    if settings.needs_local_judge:
+        return {**method_info(settings.method).smoke_options, **settings.judge_options}
     return dict(settings.judge_options)
 
 
@@ -495,7 +488,7 @@ def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Se
         seed=settings.seed,
         n_boot=settings.bootstrap,
         items=items,
-        paper=paper_table4() if settings.paper and settings.method == "tow" else None,
+        paper=paper_table4() if settings.paper and method_info(settings.method).paper_scale else None,
         title=f"{'SMOKE · ' if smoke else ''}HoWToBench run {settings.name} ({len(items)} items)",
         notes=[SMOKE_NOTE] if smoke else [],
         empty=settings.empty,

@@ -10,9 +10,10 @@ from tow_fakes import GUIDE_WEIGHTS, fake_client, leaf_of, schema_name, tow_hand
 
 from fake_server import FakeServer, Reply
 from howtobench.data.models import Item, Writing
+from howtobench.errors import JudgeError
 from howtobench.judges.base import JUDGES
 from howtobench.judges.runner import run_judge
-from howtobench.judges.tree import TREES_DIR, default_tree, load_tree
+from howtobench.judges.tree import LEAF_KINDS, TREES_DIR, LeafKind, default_tree, load_tree, register_leaf_kind
 from howtobench.judges.tree_of_writing import TreeOfWriting
 
 REFERENCE = "参考范文第一段。\n\n参考范文第二段，独有句子：落霞与孤鹜齐飞。"
@@ -327,3 +328,33 @@ async def test_logic_weighs_each_poor_performance_and_the_reference_is_introduce
     for user in by_leaf.values():
         assert "professional author" not in user.split("[Criterion:")[0]
         assert ("[Reference writing]\n<<<REFERENCE>>>" in user) != ("<<<REFERENCE>>>" not in user)
+
+
+async def test_a_registered_leaf_kind_is_scored_by_its_own_code_without_a_call(
+    fake_server: FakeServer, tmp_path: Path
+) -> None:
+    """Leaf scorer kinds register like judge methods (issue 25 point 2): a deterministic kind added with
+    `register_leaf_kind` is usable from YAML, scored by its function, and never sent to the judge model."""
+    register_leaf_kind(LeafKind("count-paragraphs", score=lambda text: (min(10, text.count("\n\n") + 1), "paras")))
+    try:
+        spec = yaml.safe_load((TREES_DIR / "default.yaml").read_text(encoding="utf-8"))
+        spec["nodes"][0]["leaves"].append({
+            "id": "paras", "label": {"zh": "段落数", "en": "Paragraph count"}, "kind": "count-paragraphs",
+            "scale": list(range(1, 11)), "criteria": {"zh": "段落数。", "en": "How many paragraphs."},
+        })
+        path = tmp_path / "tree.yaml"
+        path.write_text(yaml.safe_dump(spec, allow_unicode=True), encoding="utf-8")
+        tree = load_tree(path)
+        weights = {"content": {"opening_ending": 0.2, "language": 0.2, "logic": 0.2, "emotion": 0.2, "paras": 0.2}}
+        fake_server.handler = tow_handler(weights=weights, tree=tree)
+        async with fake_client(fake_server, tmp_path) as client:
+            judgment = await TreeOfWriting(client, tree=path).judge(item(task="completion"), writing(text="甲\n\n乙"))
+        paras = next(leaf for leaf in judgment.leaves if leaf.name == "paras")
+        assert (paras.raw_score, paras.score, paras.reason) == (2, 2.0, "paras")
+        assert "paras" not in {leaf_of(r, tree) for r in leaf_requests(fake_server)}
+        spec["nodes"][0]["leaves"][-1]["kind"] = "count-paragraph"
+        path.write_text(yaml.safe_dump(spec, allow_unicode=True), encoding="utf-8")
+        with pytest.raises(JudgeError, match="unknown scorer kind of leaf paras: 'count-paragraph' \\(did you mean"):
+            load_tree(path)
+    finally:
+        LEAF_KINDS.pop("count-paragraphs")

@@ -9,8 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from howtobench.data.models import Item, Writing
-from howtobench.judges.base import Judgment
-from howtobench.judges.job import build_judge
+from howtobench.judges.base import Judgment, build_judge
 from howtobench.judges.runner import MAX_WRITING_CHARS, run_judge
 
 

@@ -13,8 +13,8 @@ from howtobench.cli.help_groups import GroupedCommand
 from howtobench.config import resolve_data_dir
 from howtobench.dry_run import plan_judges
 from howtobench.event_loop import run as run_async
-from howtobench.judges.base import Judgment, counted_score
-from howtobench.judges.job import NO_MODEL_METHODS, calls_a_model, judge_options, prompt_language_for
+from howtobench.judges.base import Judgment, calls_a_model, counted_score
+from howtobench.judges.job import judge_options, prompt_language_for
 from howtobench.llm.budget import spending_limit
 from howtobench.progress import step
 from howtobench.report.headline import headlines
@@ -208,7 +208,7 @@ def judge(
         files=files,
         shard=shard_of(shard),
     )
-    pays = (any(job.judge_endpoints.values()) and method not in NO_MODEL_METHODS and job.cache_mode != "replay"
+    pays = (any(job.judge_endpoints.values()) and calls_a_model(method) and job.cache_mode != "replay"
             and not files)
     checked = preflight_plan(flags, batch=batch or bool(files), **job.judge_endpoints) if calls_a_model(method) else {}
     if not estimate_first("judge", lambda: run_async(plan_judges(job, prices)),

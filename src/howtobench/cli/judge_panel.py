@@ -9,7 +9,7 @@ import typer
 
 from howtobench.config import EndpointConfig
 from howtobench.errors import ConfigError
-from howtobench.judges.job import NO_MODEL_METHODS
+from howtobench.judges.base import calls_a_model
 from howtobench.judges.panel import PanelSpec, load_panel
 
 PanelOpt = Annotated[Path | None, typer.Option(
@@ -28,6 +28,6 @@ def panel_spec(path: Path | None, method: str, judge: EndpointConfig | None) -> 
     if judge is not None:
         raise ConfigError("--panel names its judges' endpoints: give it instead of --judge-base-url/--judge-model "
                           "(or a config file's judge: section), not with them")
-    if method in NO_MODEL_METHODS:
+    if not calls_a_model(method):
         raise ConfigError(f"--panel needs a method that calls a judge model; {method} calls none")
     return load_panel(path)

@@ -129,11 +129,10 @@ def _genres() -> Sequence[str]:
 
 def judge_methods() -> Sequence[str]:
     """The registered judge methods (importing the judge modules fills the registry)."""
-    from howtobench.judges.base import JUDGES
-    from howtobench.judges.job import import_judges
+    from howtobench.judges.base import METHODS, import_judges
 
     import_judges()
-    return sorted(JUDGES)
+    return sorted(METHODS)
 
 
 check_method = _checked("judge method", judge_methods)
@@ -304,9 +303,10 @@ LocalJudgeOpt = Annotated[
 
 def no_judge(what: str) -> str:
     """The one line a judging command stops with when no judge is configured (exit 2)."""
-    from howtobench.judges.job import NO_MODEL_METHODS
+    from howtobench.judges.base import METHODS, import_judges
 
-    metrics = "|".join(sorted(NO_MODEL_METHODS - {"average"}))
+    import_judges()  # the metrics that need nothing: no model, and no stored judgments to re-aggregate
+    metrics = "|".join(sorted(m.name for m in METHODS.values() if not m.calls_model and m.rejudges is None))
     return (f"{what}: give the judge with --judge-base-url URL --judge-model NAME (its key with "
             f"--judge-api-key-env VAR), a metric that calls no model with --method {metrics}, or --local-judge to let "
             "the embedded 270M model judge (a smoke test whose scores mean nothing)")
@@ -315,7 +315,7 @@ def no_judge(what: str) -> str:
 def check_judge(judge: EndpointConfig | None, method: str, local_judge: bool, what: str) -> None:
     """Stop before anything loads when the embedded model would judge in place of a judge the user forgot: the
     270M model judging a real selection takes hours and says nothing. `--local-judge` asks for it."""
-    from howtobench.judges.job import calls_a_model
+    from howtobench.judges.base import calls_a_model
 
     if local_judge and judge is not None:
         raise ConfigError("--local-judge and --judge-base-url/--judge-model contradict each other: give one")

@@ -15,7 +15,8 @@ from howtobench.dry_run import plan_run
 from howtobench.errors import ConfigError
 from howtobench.event_loop import run as run_async
 from howtobench.generate import safe_file_stem
-from howtobench.judges.job import NO_MODEL_METHODS, calls_a_model, judge_options, prompt_language_for
+from howtobench.judges.base import calls_a_model
+from howtobench.judges.job import judge_options, prompt_language_for
 from howtobench.llm.budget import spending_limit
 from howtobench.llm.types import SamplingParams
 from howtobench.report.headline import headlines
@@ -141,7 +142,7 @@ def _name(
 ) -> str:
     if name:
         return name
-    local = (judge is None and method not in NO_MODEL_METHODS) or (generate and writer is None)
+    local = (judge is None and calls_a_model(method)) or (generate and writer is None)
     if local:
         return f"smoke-local-{method}"
     label = writer.model if writer and generate else "writings"
@@ -185,7 +186,7 @@ def _check_run_judge(writer: EndpointConfig | None, judge: EndpointConfig | None
 def _pays(settings: RunSettings) -> bool:
     """Whether the run calls an endpoint the user configured (the embedded model and the metrics are free)."""
     writes = settings.generate and settings.writer is not None
-    judges = any(settings.judge_endpoints.values()) and settings.method not in NO_MODEL_METHODS
+    judges = any(settings.judge_endpoints.values()) and calls_a_model(settings.method)
     return settings.cache_mode != "replay" and settings.files is None and (writes or judges)  # these send nothing
 
 

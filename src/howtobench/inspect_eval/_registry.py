@@ -2,7 +2,10 @@
 registers the `howtobench/howtobench` task, the `howtobench/<method>` scorers and the leaderboard metric."""
 
 from howtobench.inspect_eval.metrics import leaderboard
-from howtobench.inspect_eval.scorers import autoplan, howtobench_judge, rubric, single, tow
+from howtobench.inspect_eval.scorers import howtobench_judge, named_scorers
 from howtobench.inspect_eval.task import howtobench
 
-__all__ = ["autoplan", "howtobench", "howtobench_judge", "leaderboard", "rubric", "single", "tow"]
+# `howtobench/tow`, `howtobench/rubric`, ... and every installed plugin's method that has a scorer of its own
+globals().update(named_scorers())
+
+__all__ = ["howtobench", "howtobench_judge", "leaderboard", *named_scorers()]

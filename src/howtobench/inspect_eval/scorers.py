@@ -3,7 +3,7 @@
     inspect eval howtobench/howtobench --model openai/gpt-4o --model-role grader=openai/gpt-4o-2024-11-20
     inspect score LOG.eval --scorer howtobench/rubric -S judge=openai/gpt-4o
 
-A scorer builds the judge from our registry (`judges.job.build_judge`, the code behind `howtobench judge`)
+A scorer builds the judge from our registry (`judges.base.build_judge`, the code behind `howtobench judge`)
 over `InspectJudgeClient`, rebuilds the item from the sample's metadata and the writing from the model's
 completion, and turns the `Judgment` into a `Score`: the root as its value, every leaf (node, score, weight,
 reason, failure) and the full judgment record in its metadata, a leaf table as its explanation.
@@ -34,8 +34,17 @@ from howtobench.generate import split_reasoning
 from howtobench.inspect_eval.client import InspectJudgeClient
 from howtobench.inspect_eval.dataset import item_from_metadata
 from howtobench.inspect_eval.metrics import leaderboard
-from howtobench.judges.base import EMPTY_CONVENTIONS, EmptyConvention, Judge, Judgment, counted_score
-from howtobench.judges.job import NO_MODEL_METHODS, build_judge
+from howtobench.judges.base import (
+    EMPTY_CONVENTIONS,
+    METHODS,
+    EmptyConvention,
+    Judge,
+    Judgment,
+    build_judge,
+    calls_a_model,
+    counted_score,
+    import_judges,
+)
 from howtobench.judges.runner import judge_or_fail
 
 JUDGE_ROLE = "grader"
@@ -115,7 +124,7 @@ class _Judges:
         self._built: dict[int, tuple[Model | None, Judge]] = {}
 
     def resolve_model(self) -> Model | None:
-        if self.method in NO_MODEL_METHODS:
+        if not calls_a_model(self.method):
             return None
         if self.judge is not None:
             return get_model(self.judge)
@@ -172,23 +181,26 @@ def _named_scorer(method: str, doc: str) -> Callable[..., Scorer]:
     return scorer(metrics=[leaderboard()], name=method)(factory)
 
 
-tow = _named_scorer("tow", "Tree-of-Writing: every leaf and the negotiated weights in the metadata, the root as value.")
-rubric = _named_scorer("rubric", "The elaborated genre rubric baseline (one call; per-dimension scores in metadata).")
-single = _named_scorer("single", "The single-pass 1-10 baseline.")
-autoplan = _named_scorer("autoplan", "The auto-planning baseline (the judge's own sub-dimensions in the metadata).")
-
-
 @scorer(metrics=[leaderboard()], name="howtobench_judge")
 def howtobench_judge(method: str = "tow", judge: str | Model | None = None, **options: Any) -> Scorer:
     """Any `howtobench judge --method` (also bleu, rouge, sacrebleu, which call no model)."""
     return judge_scorer(method, judge=judge, **options)
 
 
-NAMED_SCORERS: dict[str, Callable[..., Scorer]] = {"tow": tow, "rubric": rubric, "single": single,
-                                                  "autoplan": autoplan}
+_NAMED: dict[str, Callable[..., Scorer]] = {}
+
+
+def named_scorers() -> dict[str, Callable[..., Scorer]]:
+    """One inspect scorer `howtobench/<method>` per registered method that asks for one (`register_judge(...,
+    scorer=True)`), installed plugins' included; made once per method, so inspect's registry holds each once."""
+    import_judges()
+    for method in METHODS.values():
+        if method.scorer and method.name not in _NAMED:
+            _NAMED[method.name] = _named_scorer(method.name, method.description)
+    return dict(_NAMED)
 
 
 def scorer_for(method: str, judge: str | Model | None = None, **options: Any) -> Scorer:
     """The scorer of `method`, under its own name in the log (`tow`, `rubric`, ...) when it has one."""
-    named = NAMED_SCORERS.get(method)
+    named = named_scorers().get(method)
     return named(judge, **options) if named else howtobench_judge(method, judge, **options)

@@ -1,4 +1,4 @@
-"""The judgment record every method writes, and the judge interface.
+"""The judgment record every method writes, the judge interface, and the registry of judge methods.
 
 One `Judgment` per (method, item, model): the final score (None when it cannot be
 computed honestly), every sub-score with its reason or failure, and the provenance
@@ -8,13 +8,19 @@ overlap metrics all write this shape, so leaderboards and meta-evaluation read o
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+import importlib.metadata
+import inspect
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
 from howtobench.data.models import Item, Writing
-from howtobench.llm.types import Usage
+from howtobench.errors import JudgeError
+from howtobench.llm.types import LLMClient, Usage
+from howtobench.suggest import unknown_name
 
 Status = Literal["ok", "failed", "empty", "renormalized"]
 EmptyConvention = Literal["exclude", "lowest"]
@@ -144,14 +150,154 @@ class Judge(Protocol):
 
 
 JudgeFactory = Callable[..., Judge]
-JUDGES: dict[str, JudgeFactory] = {}
+BUILTIN_MODULES: tuple[str, ...] = (
+    "howtobench.judges.tree_of_writing",
+    "howtobench.judges.overlap",
+    "howtobench.judges.baselines",
+)
+ENTRY_POINT_GROUP = "howtobench.judges"
+"""Installed packages add judge methods here: an entry point names a module that calls `register_judge` when
+imported (`[project.entry-points."howtobench.judges"] mine = "my_package.judge"`)."""
 
 
-def register_judge(method: str) -> Callable[[JudgeFactory], JudgeFactory]:
-    """Register a judge factory under its `--method` name (a dict, never an if/elif chain)."""
+@dataclass(frozen=True)
+class Method:
+    """What a judge method is, as everything that needs to know asks it (no hand-kept lists of names).
+
+    `calls_model`: False for methods that never call a model (overlap metrics, re-aggregation): no endpoint, no
+    preflight, no estimate. `takes`: the callable whose signature names the options (the factory unless it passes
+    `**options` on to a class). `scorer`: the method has an inspect scorer of its own name (`howtobench/<name>`).
+    `rejudges`: the method whose stored judgments it re-aggregates (`--from`), which bound its selection.
+    `paper_scale`: its scores stand on the footing of the paper's Table 4 (ToW), so the published columns may
+    stand next to them. `smoke_options`: its options for the embedded model's smoke judge (small budgets).
+    """
+
+    name: str
+    factory: JudgeFactory
+    description: str
+    calls_model: bool = True
+    takes: Callable[..., Any] | None = None
+    scorer: bool = False
+    rejudges: str | None = None
+    paper_scale: bool = False
+    smoke_options: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def options(self) -> frozenset[str] | None:
+        """The option names the method takes; None when its signature accepts any (`**options` to nowhere seen)."""
+        return option_names(self.takes or self.factory)
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """An option the method does not take is the user's mistake, said before anything is built."""
+        known = self.options
+        unknown = sorted(set(options) - known) if known is not None else []
+        if unknown:
+            takes = ", ".join(sorted(known or ())) or "none"
+            raise JudgeError(f"method {self.name!r} does not take the options {unknown} (it takes: {takes})")
+
+    def build(self, client: LLMClient | None, options: Mapping[str, Any]) -> Judge:
+        """The judge; a TypeError from inside the factory after the options were checked is a bug, raised as one."""
+        self.check_options(options)
+        return self.factory(client=client, **options)
+
+
+def option_names(target: Callable[..., Any]) -> frozenset[str] | None:
+    """Keyword options of a factory or class (`client` and `self` aside), following a class's `**options` up its
+    bases' `__init__`s; None when some `**options` leads nowhere this can read (a plain function's)."""
+    if isinstance(target, type):
+        functions = [vars(cls)["__init__"] for cls in target.__mro__ if "__init__" in vars(cls) and cls is not object]
+    else:
+        functions = [target]
+    names: set[str] = set()
+    for function in functions:
+        parameters = inspect.signature(function).parameters.values()
+        names |= {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+        if not any(p.kind is p.VAR_KEYWORD for p in parameters):
+            return frozenset(names - {"self", "client"})
+    return None
+
+
+METHODS: dict[str, Method] = {}
+"""The registry: `--method` name -> what the method is. Filled by `register_judge` as judge modules import."""
+
+
+def register_judge(method: str, *, description: str | None = None, calls_model: bool = True,
+                   takes: Callable[..., Any] | None = None, scorer: bool = False, rejudges: str | None = None,
+                   paper_scale: bool = False,
+                   smoke_options: Mapping[str, Any] | None = None) -> Callable[[JudgeFactory], JudgeFactory]:
+    """Register a judge factory under its `--method` name, with what it is (see `Method`); the description
+    defaults to the first line of the factory's docstring."""
 
     def decorate(factory: JudgeFactory) -> JudgeFactory:
-        JUDGES[method] = factory
+        known = METHODS.get(method)
+        if known is not None and known.factory.__module__ != factory.__module__:
+            raise JudgeError(f"judge method {method!r} is registered twice: by {known.factory.__module__} and by "
+                             f"{factory.__module__}")
+        METHODS[method] = Method(method, factory, description or _first_line(factory.__doc__), calls_model, takes,
+                                 scorer, rejudges, paper_scale, dict(smoke_options or {}))
         return factory
 
     return decorate
+
+
+class _Factories(Mapping[str, JudgeFactory]):
+    """`JUDGES[name]`: the registry's factories, read-only (the registry is `METHODS`)."""
+
+    def __getitem__(self, name: str) -> JudgeFactory:
+        return METHODS[name].factory
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(METHODS)
+
+    def __len__(self) -> int:
+        return len(METHODS)
+
+
+JUDGES: Mapping[str, JudgeFactory] = _Factories()
+
+
+def _first_line(doc: str | None) -> str:
+    return doc.strip().splitlines()[0] if doc and doc.strip() else ""
+
+
+_plugins_loaded: list[bool] = []  # the entry points are read once per process (reading them scans every package)
+
+
+def import_judges() -> None:
+    """Fill the registry: the toolkit's judge modules (a missing optional one is skipped), then every installed
+    `howtobench.judges` entry point. A plugin that fails to import stops with its name, not a traceback."""
+    for module in BUILTIN_MODULES:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+    if _plugins_loaded:
+        return
+    for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            entry.load()
+        except Exception as exc:  # any failure of someone else's package, said in one line
+            raise JudgeError(f"the judge plugin {entry.name!r} ({entry.value}) failed to load: "
+                             f"{type(exc).__name__}: {exc}") from exc
+    _plugins_loaded.append(True)
+
+
+def method_info(name: str) -> Method:
+    """A registered method by name; an unknown one is an error with the known names (and did-you-mean)."""
+    import_judges()
+    if name not in METHODS:
+        raise JudgeError(unknown_name("judge method", name, sorted(METHODS)))
+    return METHODS[name]
+
+
+def calls_a_model(method: str) -> bool:
+    """True for a registered judge method that calls a model (False for overlap metrics and unknown names)."""
+    import_judges()
+    return method in METHODS and METHODS[method].calls_model
+
+
+def build_judge(method: str, client: LLMClient | None, options: Mapping[str, Any]) -> Judge:
+    """A judge from the registry; an option the method does not take is a clear error, not ignored, while a
+    constructor's own TypeError is a bug and keeps its traceback."""
+    return method_info(method).build(client, options)

@@ -1,52 +1,17 @@
-"""Judge methods by name: the registry's modules, which methods call a model, and a judge built from its options.
+"""The judge options a user changed, as `build_judge` takes them.
 
-(The judge job itself — selection, client, runner — lives in `howtobench.steps.judge`.)
+(The registry — which methods exist, what each is, a judge built from its options — is `howtobench.judges.base`;
+the judge job itself — selection, client, runner — lives in `howtobench.steps.judge`.)
 """
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
 
 from howtobench.errors import JudgeError
-from howtobench.judges.base import JUDGES, Judge
+from howtobench.judges.base import calls_a_model
 from howtobench.judges.prompts import DEFAULT_PROMPT_LANGUAGE, check_prompt_language
-from howtobench.llm.types import LLMClient
-
-JUDGE_MODULES: tuple[str, ...] = (
-    "howtobench.judges.tree_of_writing",
-    "howtobench.judges.overlap",
-    "howtobench.judges.baselines",
-)
-NO_MODEL_METHODS: frozenset[str] = frozenset({"bleu", "rouge", "sacrebleu", "average"})
-
-
-def import_judges() -> None:
-    """Import the judge modules so their `register_judge` decorators fill the registry (missing ones are skipped)."""
-    for module in JUDGE_MODULES:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-
-
-def calls_a_model(method: str) -> bool:
-    """True for a registered judge method that calls a model (False for overlap metrics and unknown names)."""
-    import_judges()
-    return method in JUDGES and method not in NO_MODEL_METHODS
-
-
-def build_judge(method: str, client: LLMClient | None, options: dict[str, Any]) -> Judge:
-    """A judge from the registry; an option the method does not take is a clear error, not ignored."""
-    import_judges()
-    if method not in JUDGES:
-        raise JudgeError(f"unknown judge method {method!r}; known: {', '.join(sorted(JUDGES)) or 'none'}")
-    try:
-        return JUDGES[method](client=client, **options)
-    except TypeError as exc:
-        raise JudgeError(f"method {method!r} does not take the options {sorted(options)}: {exc}") from exc
 
 
 def prompt_language_for(method: str, language: str | None) -> str | None:

@@ -40,8 +40,6 @@ from howtobench.judges.overlap_metrics import (
 )
 from howtobench.llm.types import LLMClient
 
-OVERLAP_METHODS: tuple[str, ...] = ("bleu", "rouge", "sacrebleu")
-
 
 @dataclass(frozen=True)
 class PreparedReference:
@@ -90,6 +88,11 @@ def _sacrebleu(ref: PreparedReference, hyp: TextTokens, text: str) -> tuple[floa
 
 Scorer = Callable[[PreparedReference, TextTokens, str], tuple[float, dict[str, Any]]]
 SCORERS: dict[str, Scorer] = {"bleu": _bleu, "rouge": _rouge, "sacrebleu": _sacrebleu}
+DESCRIPTIONS: dict[str, str] = {
+    "bleu": "the authors' BLEU-1 against the reference, 0-100 (no model)",
+    "rouge": "ROUGE-L F1 as rouge-chinese computes it, 0-1 (no model)",
+    "sacrebleu": "standard sentence BLEU-4 (sacreBLEU), 0-100 (no model)",
+}
 
 
 def overlap_judgment(method: str, item: Item, writing: Writing, ref: PreparedReference | None,
@@ -128,8 +131,8 @@ def _factory(method: str) -> Callable[..., Judge]:
     return make
 
 
-for _method in OVERLAP_METHODS:
-    register_judge(_method)(_factory(_method))
+for _method in SCORERS:
+    register_judge(_method, calls_model=False, description=DESCRIPTIONS[_method])(_factory(_method))
 
 
 def corpus_sacrebleu_by_model(judgments: Iterable[Judgment]) -> dict[str, float]:
@@ -155,7 +158,7 @@ def _score_group(job: tuple[Item, list[Writing], tuple[str, ...]]) -> list[list[
     return score_item(*job)
 
 
-def score_overlap(pairs: Sequence[tuple[Item, Writing]], methods: Sequence[str] = OVERLAP_METHODS, *,
+def score_overlap(pairs: Sequence[tuple[Item, Writing]], methods: Sequence[str] = tuple(SCORERS), *,
                   workers: int = 1, progress: Callable[[int], None] | None = None) -> dict[str, list[Judgment]]:
     """Score many writings with each method, item by item (memory stays one item's tokens).
 

@@ -1,7 +1,8 @@
 """Tree-of-Writing specs as data: nodes, leaves, scorer kinds, scales, aggregation (section 3.1-3.3).
 
 A tree is a YAML file validated into frozen pydantic models, so a user adds a leaf, changes a scale or
-translates the criteria by editing a file. The code only knows the scorer *kinds*:
+translates the criteria by editing a file. The code only knows the scorer *kinds*, registered in `LEAF_KINDS`
+(`register_leaf_kind` adds one; a leaf naming an unregistered kind is refused with the known ones):
 
     llm-rubric      an LLM scores 1-10 against the reference (anchored at `reference_anchor`)
     llm-step        an LLM scores 1-10 against the reference like a rubric, and `mapping` steps the answer
@@ -28,6 +29,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -38,19 +41,45 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from howtobench.config import yaml_problem
 from howtobench.data.models import TASKS, Task
 from howtobench.errors import JudgeError
+from howtobench.judges.headings import score_formatting
 from howtobench.suggest import unknown_name
 
-LeafKind = Literal["llm-rubric", "llm-step", "llm-scale", "llm-impression", "regex-headings"]
-LLM_KINDS: frozenset[str] = frozenset({"llm-rubric", "llm-step", "llm-scale", "llm-impression"})
-KIND_TEMPLATES: dict[str, str] = {"llm-rubric": "rubric", "llm-step": "rubric", "llm-scale": "scale",
-                                  "llm-impression": "impression"}
-MAPPED_KINDS: frozenset[str] = frozenset({"llm-step", "llm-scale"})
+
+@dataclass(frozen=True)
+class LeafKind:
+    """A scorer kind, as the tree and the judge ask it: an LLM kind renders `template` (unless the leaf names its
+    own) and asks the judge model; a deterministic kind scores the writing's text with `score` (-> raw, reason).
+    `mapped`: raw answers are projected by the leaf's `mapping`. `must_allow`: values its scale has to include."""
+
+    name: str
+    template: str | None = None
+    mapped: bool = False
+    score: Callable[[str], tuple[int, str]] | None = None
+    must_allow: frozenset[int] = frozenset()
+
+    @property
+    def calls_model(self) -> bool:
+        return self.score is None
+
+
+LEAF_KINDS: dict[str, LeafKind] = {}
+
+
+def register_leaf_kind(kind: LeafKind) -> LeafKind:
+    """Add a scorer kind that tree specs may name (`kind: NAME`)."""
+    LEAF_KINDS[kind.name] = kind
+    return kind
+
+
+for _kind in (LeafKind("llm-rubric", "rubric"), LeafKind("llm-step", "rubric", mapped=True),
+              LeafKind("llm-scale", "scale", mapped=True), LeafKind("llm-impression", "impression"),
+              LeafKind("regex-headings", score=score_formatting, must_allow=frozenset({0, 5, 10}))):
+    register_leaf_kind(_kind)
 ReferenceUse = Literal["anchor", "shown", "hidden"]
 ReplyOrder = Literal["analysis-first", "score-first"]
 TreeReplyOrder = Literal["per-leaf", "analysis-first"]
 Aggregation = Literal["negotiated", "mean", "single"]
 TREES_DIR = Path(__file__).parent / "trees"
-REGEX_HEADINGS_VALUES: frozenset[int] = frozenset({0, 5, 10})
 
 
 class Text(BaseModel):
@@ -89,7 +118,7 @@ class Leaf(BaseModel):
     summary: Text | None = Field(default=None, description="One line for the weight negotiator; default: label.")
     criteria: Text
     bands: tuple[Band, ...] = ()
-    kind: LeafKind
+    kind: str
     reference: ReferenceUse = "anchor"
     reply: ReplyOrder = Field(default="analysis-first", description="What the reply gives first: the analysis, or "
                               "the score (then a brief reason), as the authors' prompt for this trait asks.")
@@ -99,9 +128,12 @@ class Leaf(BaseModel):
 
     @model_validator(mode="after")
     def _check_scale(self) -> Leaf:
+        if self.kind not in LEAF_KINDS:
+            raise ValueError(unknown_name(f"scorer kind of leaf {self.id}:", self.kind, LEAF_KINDS))
+        kind = LEAF_KINDS[self.kind]
         if len(set(self.scale)) != len(self.scale):
             raise ValueError(f"leaf {self.id}: scale values repeat: {list(self.scale)}")
-        if self.kind in MAPPED_KINDS and self.mapping is None:
+        if kind.mapped and self.mapping is None:
             raise ValueError(f"leaf {self.id}: an {self.kind} leaf needs a mapping from its raw values to scores")
         for band in self.bands:
             if band.low > band.high or band.low not in self.scale or band.high not in self.scale:
@@ -109,18 +141,23 @@ class Leaf(BaseModel):
         if self.mapping is not None and set(self.mapping) != set(self.scale):
             keys = sorted(self.mapping)
             raise ValueError(f"leaf {self.id}: mapping keys {keys} must equal the scale {list(self.scale)}")
-        if self.kind == "regex-headings" and not set(self.scale) >= REGEX_HEADINGS_VALUES:
-            raise ValueError(f"leaf {self.id}: a regex-headings leaf must allow 0, 5 and 10")
+        if not set(self.scale) >= kind.must_allow:
+            allowed = ", ".join(map(str, sorted(kind.must_allow)))
+            raise ValueError(f"leaf {self.id}: a {self.kind} leaf must allow {allowed}")
         return self
 
     @property
+    def scorer(self) -> LeafKind:
+        return LEAF_KINDS[self.kind]
+
+    @property
     def is_llm(self) -> bool:
-        return self.kind in LLM_KINDS
+        return self.scorer.calls_model
 
     @property
     def template_name(self) -> str:
         """The rubric template rendered after the shared prefix."""
-        return self.template or KIND_TEMPLATES.get(self.kind, self.kind.removeprefix("llm-"))
+        return self.template or self.scorer.template or self.kind.removeprefix("llm-")
 
     def summary_text(self, language: str) -> str:
         return (self.summary or self.label).get(language)

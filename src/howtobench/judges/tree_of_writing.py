@@ -22,7 +22,6 @@ from howtobench.data.models import Item, Writing
 from howtobench.errors import JudgeError, StopAfterSiblings
 from howtobench.judges.aggregate import Aggregate, NodeWeights, aggregate, mean_root
 from howtobench.judges.base import Judgment, LeafResult, SampleResult, Status, register_judge
-from howtobench.judges.headings import score_formatting
 from howtobench.judges.negotiator import Negotiation, Negotiator
 from howtobench.judges.prompts import (
     ANALYSIS,
@@ -101,8 +100,8 @@ class TreeOfWriting:
 
     async def _score_leaf(self, item: Item, writing: Writing, leaf: Leaf) -> tuple[LeafResult, Usage]:
         node = self._node_of(leaf)
-        if leaf.kind == "regex-headings":
-            step, why = score_formatting(writing.output)  # the writing's own headings (section 3.2)
+        if leaf.scorer.score is not None:  # deterministic: regex-headings judges the writing's own headings (3.2)
+            step, why = leaf.scorer.score(writing.output)
             return LeafResult(name=leaf.id, node=node, raw_score=step, score=leaf.score_of(step), reason=why), Usage()
         prompts = self.prompts
         request = ChatRequest(
@@ -209,7 +208,19 @@ def dispatch_order(leaves: Sequence[Leaf]) -> list[int]:
     return sorted(range(len(leaves)), key=lambda k: leaves[k].reference == "hidden")
 
 
-@register_judge("tow")
+# Greedy decoding of the 270M model can fill a free-text field for hundreds of tokens (measured: 414 tokens, ~4
+# minutes on a busy machine). On the local judge a reply is capped at 96 tokens and its analysis at 60 characters
+# in the schema (`analysis_max_chars`, a smoke-only option: the paper's judge has no cap), and nothing is re-asked
+# (neither by the client nor by the weight negotiator: the 270M model rarely gives weights summing to 1 without an
+# example to copy, and the paper-faithful prompt shows none); a cut reply is a failed leaf, and the root is
+# renormalised over the other leaves and flagged `renormalized`; broken weights are repaired and counted — visible
+# in the table, never a made-up score.
+SMOKE_JUDGE_OPTIONS: dict[str, Any] = {"max_tokens": 96, "renormalize": True, "analysis_max_chars": 60, "reasks": 0}
+
+
+@register_judge("tow", takes=TreeOfWriting, scorer=True, paper_scale=True, smoke_options=SMOKE_JUDGE_OPTIONS,
+                description="Tree-of-Writing (the paper's judge): weights negotiated per instruction, content / "
+                "format / impression leaves, root = (4C + 3F + I) / 8")
 def make_tow(*, client: LLMClient | None = None, **options: Any) -> TreeOfWriting:
     """Factory for `--method tow`; options are `TreeOfWriting` keyword arguments (tree, with_reference, ...)."""
     if client is None:

@@ -16,18 +16,13 @@ from howtobench.data.loader import LoadReport, load_items, load_writings_file
 from howtobench.data.models import Item, Writing
 from howtobench.dry_run import model_name, plan_judge_pairs
 from howtobench.errors import ConfigError
+from howtobench.judges.base import calls_a_model
 from howtobench.llm.dryrun import Estimate, RecordingClient, price_plan
 from howtobench.llm.types import ChatRequest
 from howtobench.robustness.apply import check_kinds, perturb_writings
 from howtobench.robustness.files import Contexts
 from howtobench.robustness.perturb_file import finished, load_sources, pending
-from howtobench.robustness.suite import (
-    NO_LLM_METHODS,
-    SuiteConfig,
-    check_manifest,
-    draw_sample,
-    perturbed_path,
-)
+from howtobench.robustness.suite import SuiteConfig, check_manifest, draw_sample, perturbed_path
 from howtobench.robustness.table import ORIGINAL
 from howtobench.robustness.transfer import TRANSFER_KINDS
 
@@ -85,7 +80,7 @@ async def plan_robustness(config: SuiteConfig, *, data_root: Path, run_dir: Path
             sets[kind] = (await perturb_writings(sample, kind, config.seed, Contexts(items)))[0]
     estimates = [price_plan("writer", writer, rewrites, prices)] if rewrites else []
     pairs = [(items[w.item_id], w) for writings in sets.values() for w in writings]
-    llm_methods = [m for m in config.methods if m not in NO_LLM_METHODS]
+    llm_methods = [m for m in config.methods if calls_a_model(m)]
     for method in llm_methods:
         estimate = await plan_judge_pairs(method, judge_endpoint, dict(config.judge_options), pairs,
                                           run_dir / "judgments" / f"{method}.jsonl", prices=prices)

@@ -31,9 +31,7 @@ from howtobench.config import EndpointConfig
 from howtobench.data.loader import load_items, load_release_writings, load_writings_file
 from howtobench.data.models import Item, Writing
 from howtobench.errors import ConfigError
-from howtobench.judges.base import EmptyConvention, Judgment
-from howtobench.judges.job import NO_MODEL_METHODS, build_judge
-from howtobench.judges.overlap import OVERLAP_METHODS
+from howtobench.judges.base import EmptyConvention, Judgment, build_judge, calls_a_model
 from howtobench.judges.runner import read_judgments, run_judge
 from howtobench.llm.client import CacheMode
 from howtobench.llm.preflight import preflight_endpoints
@@ -48,8 +46,6 @@ from howtobench.robustness.text_units import paragraphs
 from howtobench.robustness.transfer import TRANSFER_KINDS
 from howtobench.steps.client import step_client
 from howtobench.steps.settings import Execution
-
-NO_LLM_METHODS = NO_MODEL_METHODS | frozenset(OVERLAP_METHODS)
 
 
 @dataclass(frozen=True)
@@ -134,7 +130,7 @@ def perturbed_path(run_dir: Path, kind: str) -> Path:
 
 def needs(config: SuiteConfig, run_dir: Path) -> tuple[bool, bool]:
     """(an LLM judge is needed, a writer is needed): the transfers not yet written need the writer."""
-    need_judge = any(m not in NO_LLM_METHODS for m in config.methods)
+    need_judge = any(calls_a_model(m) for m in config.methods)
     need_writer = any(k in TRANSFER_KINDS and not perturbed_path(run_dir, k).exists() for k in config.kinds)
     return need_judge, need_writer
 
@@ -173,7 +169,7 @@ async def _judge_all(run_dir: Path, methods: Sequence[str], sets: dict[str, list
     pairs = [(items[w.item_id], w) for writings in sets.values() for w in writings]
     out: dict[str, dict[str, list[Judgment]]] = {}
     for method in methods:
-        llm = method not in NO_LLM_METHODS
+        llm = calls_a_model(method)
         judge = build_judge(method, client if llm else None, options if llm else {})
         done = iter(await run_judge(judge, pairs, run_dir / "judgments" / f"{method}.jsonl", progress=progress,
                                     max_failed_rate=max_failed_rate))

@@ -13,8 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from howtobench.data.models import Item, Writing
-from howtobench.judges.base import Judge, Judgment
-from howtobench.judges.job import build_judge
+from howtobench.judges.base import Judge, Judgment, build_judge
 from howtobench.judges.panel import PanelJudge, PanelSpec
 from howtobench.judges.runner import judge_or_fail
 from howtobench.llm.types import LLMClient

@@ -2,8 +2,8 @@
 
 Selects the (item, writing) pairs by task / genre / model / limit, gets the judge's client from the step layer
 (`steps.client.step_client`: the configured endpoint live or through its batch API, the embedded local model when
-none is configured, no model at all for the overlap metrics), builds the judge from the `JUDGES` registry and
-hands everything to the resumable `run_judge`.
+none is configured, no model at all for the overlap metrics), builds the judge from the method registry
+(`judges.base`) and hands everything to the resumable `run_judge`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from howtobench.data.loader import load_items, load_release_writings, load_writi
 from howtobench.data.models import Item, Writing
 from howtobench.data.reference_source import load_reference_source, swap_references
 from howtobench.errors import JudgeError
-from howtobench.judges.base import Judge, Judgment
-from howtobench.judges.job import build_judge, calls_a_model
+from howtobench.judges.base import Judge, Judgment, build_judge, calls_a_model, method_info
 from howtobench.judges.panel import PanelJudge, PanelMember, PanelSpec
 from howtobench.judges.runner import read_judgments, run_judge
 from howtobench.llm.batch import BatchSettings
@@ -131,19 +130,19 @@ def selected_pairs(job: JudgeJob) -> list[tuple[Item, Writing]]:
 
 
 def stored_tow_pairs(job: JudgeJob) -> set[tuple[str, str]] | None:
-    """For `--method average`: the (item, model) pairs of the `--from` ToW file, which bound the selection.
+    """For a method that re-aggregates stored judgments (`--method average`): the (item, model) pairs of the
+    `--from` file, which bound the selection.
 
-    Average scoring re-aggregates stored judgments, so a writing the ToW run never judged is outside the
-    selection rather than a failure (a whole-release default would otherwise "fail" every writing the file lacks).
-    None for every other method.
+    A writing the stored run never judged is outside the selection rather than a failure (a whole-release default
+    would otherwise "fail" every writing the file lacks). None for every other method.
     """
-    source = job.options.get("tow_results")
-    if job.method != "average" or source is None:
+    source, rejudges = job.options.get("tow_results"), method_info(job.method).rejudges
+    if rejudges is None or source is None:
         return None
     path = Path(source)
     if not path.is_file():
         raise JudgeError(f"{path}: no such file (--from names the ToW judgments to re-aggregate)")
-    pairs = {(j.item_id, j.model) for j in read_judgments(path).values() if j.method == "tow"}
+    pairs = {(j.item_id, j.model) for j in read_judgments(path).values() if j.method == rejudges}
     if not pairs:
         raise JudgeError(f"no ToW judgments in {path}: run `howtobench judge --method tow` first")
     return pairs

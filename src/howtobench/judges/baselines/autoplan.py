@@ -72,7 +72,8 @@ class AutoPlanJudge(LLMBaseline):
         return Parsed(score=float(total), leaves=leaves, meta=meta)
 
 
-@register_judge("autoplan")
+@register_judge("autoplan", takes=AutoPlanJudge, scorer=True, description="one call: the judge plans its own "
+                "sub-dimensions, scores and combines them (Table 3 baseline)")
 def make_autoplan(*, client: LLMClient | None = None, **options: Any) -> AutoPlanJudge:
     """Factory for `--method autoplan`; options: samples, temperature, max_tokens, with_reference."""
     return AutoPlanJudge(client, **options)

@@ -21,6 +21,7 @@ from howtobench.judges.tree import Tree, load_tree
 from howtobench.llm.types import LLMClient, Usage
 
 METHOD = "average"
+SOURCE = "tow"  # the method whose stored judgments this one re-aggregates
 
 
 def uniform_weights(tree: Tree, task: str) -> dict[str, dict[str, float]]:
@@ -30,7 +31,7 @@ def uniform_weights(tree: Tree, task: str) -> dict[str, dict[str, float]]:
 
 def average_from_tow(judgment: Judgment, tree: Tree | None = None, *, renormalize: bool = False) -> Judgment:
     """The average-scoring judgment of one stored ToW judgment (same item, model, leaves; uniform weights)."""
-    if judgment.method != "tow":
+    if judgment.method != SOURCE:
         raise JudgeError(f"average scoring needs a ToW judgment, got method {judgment.method!r}")
     spec = tree or load_tree()
     if judgment.tree_hash and judgment.tree_hash != spec.hash:
@@ -68,7 +69,8 @@ class AverageJudge:
     def __init__(self, tow_results: Path, *, tree: Tree | str | Path = "default", renormalize: bool = False) -> None:
         self.tree = tree if isinstance(tree, Tree) else load_tree(tree)
         self.renormalize = renormalize
-        self.stored = {(j.item_id, j.model): j for j in read_judgments(Path(tow_results)).values() if j.method == "tow"}
+        stored = read_judgments(Path(tow_results)).values()
+        self.stored = {(j.item_id, j.model): j for j in stored if j.method == SOURCE}
         if not self.stored:
             raise JudgeError(f"no ToW judgments in {tow_results}: run `howtobench judge --method tow` first")
 
@@ -80,7 +82,8 @@ class AverageJudge:
         return average_from_tow(found, self.tree, renormalize=self.renormalize)
 
 
-@register_judge(METHOD)
+@register_judge(METHOD, takes=AverageJudge, calls_model=False, rejudges=SOURCE,
+                description="ToW leaves re-aggregated with uniform weights, no call (needs --from TOW.jsonl)")
 def make_average(*, client: LLMClient | None = None, tow_results: Path | None = None, **options: Any) -> AverageJudge:
     """Factory for `--method average --from TOW.jsonl`; options: tree, renormalize. Needs no model."""
     if tow_results is None:

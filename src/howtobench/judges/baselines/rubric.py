@@ -93,7 +93,8 @@ class RubricJudge(LLMBaseline):
         return ":" + self.rubric(item).hash
 
 
-@register_judge("rubric")
+@register_judge("rubric", takes=RubricJudge, scorer=True,
+                description="one call with the genre's elaborated rubric (Table 3 baseline)")
 def make_rubric(*, client: LLMClient | None = None, **options: Any) -> RubricJudge:
     """Factory for `--method rubric`; options: samples, temperature, max_tokens, with_reference, rubrics_dir."""
     return RubricJudge(client, **options)

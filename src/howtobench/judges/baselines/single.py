@@ -33,7 +33,8 @@ class SingleJudge(LLMBaseline):
         return Parsed(score=float(score), leaves=[leaf])
 
 
-@register_judge("single")
+@register_judge("single", takes=SingleJudge, scorer=True, description="one judge call, one 1-10 score against "
+                "instruction and reference (Table 3 baseline)")
 def make_single(*, client: LLMClient | None = None, **options: Any) -> SingleJudge:
     """Factory for `--method single`; options: samples, temperature, max_tokens, with_reference."""
     return SingleJudge(client, **options)
