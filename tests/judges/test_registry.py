@@ -106,6 +106,7 @@ def test_what_a_method_is_comes_from_its_registration() -> None:
     assert {"tree", "with_reference", "renormalize", "samples"} <= (method_info("tow").options or set())
     assert {"samples", "max_tokens", "rubrics_dir"} <= (method_info("rubric").options or set())  # through **options
     assert method_info("bleu").options == frozenset()
+    assert (method_info("bleu").score_max, method_info("rouge").score_max, method_info("tow").score_max) == (100, 1, 10)
     with pytest.raises(JudgeError, match="unknown judge method 'towe' \\(did you mean 'tow'"):
         method_info("towe")
 

@@ -170,6 +170,7 @@ class Method:
     `rejudges`: the method whose stored judgments it re-aggregates (`--from`), which bound its selection.
     `paper_scale`: its scores stand on the footing of the paper's Table 4 (ToW), so the published columns may
     stand next to them. `smoke_options`: its options for the embedded model's smoke judge (small budgets).
+    `score_max`: the top of its scores (10 for the judges, 100 for BLEU, 1 for ROUGE), which scales a reward to 0-1.
     """
 
     name: str
@@ -181,6 +182,7 @@ class Method:
     rejudges: str | None = None
     paper_scale: bool = False
     smoke_options: Mapping[str, Any] = field(default_factory=dict)
+    score_max: float = 10.0
 
     @property
     def options(self) -> frozenset[str] | None:
@@ -223,8 +225,8 @@ METHODS: dict[str, Method] = {}
 
 def register_judge(method: str, *, description: str | None = None, calls_model: bool = True,
                    takes: Callable[..., Any] | None = None, scorer: bool = False, rejudges: str | None = None,
-                   paper_scale: bool = False,
-                   smoke_options: Mapping[str, Any] | None = None) -> Callable[[JudgeFactory], JudgeFactory]:
+                   paper_scale: bool = False, smoke_options: Mapping[str, Any] | None = None,
+                   score_max: float = 10.0) -> Callable[[JudgeFactory], JudgeFactory]:
     """Register a judge factory under its `--method` name, with what it is (see `Method`); the description
     defaults to the first line of the factory's docstring."""
 
@@ -234,7 +236,7 @@ def register_judge(method: str, *, description: str | None = None, calls_model: 
             raise JudgeError(f"judge method {method!r} is registered twice: by {known.factory.__module__} and by "
                              f"{factory.__module__}")
         METHODS[method] = Method(method, factory, description or _first_line(factory.__doc__), calls_model, takes,
-                                 scorer, rejudges, paper_scale, dict(smoke_options or {}))
+                                 scorer, rejudges, paper_scale, dict(smoke_options or {}), score_max)
         return factory
 
     return decorate

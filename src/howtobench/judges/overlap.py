@@ -88,6 +88,7 @@ def _sacrebleu(ref: PreparedReference, hyp: TextTokens, text: str) -> tuple[floa
 
 Scorer = Callable[[PreparedReference, TextTokens, str], tuple[float, dict[str, Any]]]
 SCORERS: dict[str, Scorer] = {"bleu": _bleu, "rouge": _rouge, "sacrebleu": _sacrebleu}
+SCORE_MAX: dict[str, float] = {"bleu": 100.0, "rouge": 1.0, "sacrebleu": 100.0}
 DESCRIPTIONS: dict[str, str] = {
     "bleu": "the authors' BLEU-1 against the reference, 0-100 (no model)",
     "rouge": "ROUGE-L F1 as rouge-chinese computes it, 0-1 (no model)",
@@ -132,7 +133,8 @@ def _factory(method: str) -> Callable[..., Judge]:
 
 
 for _method in SCORERS:
-    register_judge(_method, calls_model=False, description=DESCRIPTIONS[_method])(_factory(_method))
+    register_judge(_method, calls_model=False, description=DESCRIPTIONS[_method],
+                   score_max=SCORE_MAX[_method])(_factory(_method))
 
 
 def corpus_sacrebleu_by_model(judgments: Iterable[Judgment]) -> dict[str, float]:

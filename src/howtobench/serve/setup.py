@@ -15,7 +15,7 @@ from typing import Any
 from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.data.loader import load_items
 from howtobench.data.models import TASKS
-from howtobench.judges.base import Judge
+from howtobench.judges.base import Judge, method_info
 from howtobench.judges.panel import PanelSpec
 from howtobench.llm.client import CacheMode
 from howtobench.llm.types import LLMClient, Usage
@@ -24,10 +24,6 @@ from howtobench.serve.judging import JudgeSet
 from howtobench.serve.samples import ItemIndex
 from howtobench.serve.service import DEFAULT_DEADLINE_S, DEFAULT_MAX_PENDING, FailedReward, RewardService
 from howtobench.session import model_client
-
-SCALES: dict[str, float] = {"tow": 10.0, "single": 10.0, "autoplan": 10.0, "rubric": 10.0, "average": 10.0,
-                            "bleu": 100.0, "sacrebleu": 100.0, "rouge": 1.0}
-"""The top of each method's score, which divides the reward into OpenRLHF's 0-1 `scores`."""
 
 
 @dataclass(frozen=True)
@@ -108,7 +104,7 @@ def service_state(client: LLMClient, settings: ServeSettings, items: ItemIndex) 
     service = RewardService(judges, failed_reward=settings.failed_reward, max_pending=settings.max_pending,
                             deadline_s=settings.deadline_s)
     return ServeState(service, items, tree_names(judges.for_reference(not settings.no_reference)),
-                      SCALES.get(settings.method, 1.0), Health(pool=getattr(client, "pool", None)),
+                      method_info(settings.method).score_max, Health(pool=getattr(client, "pool", None)),
                       judge_calls=lambda: call_counts(client))
 
 
