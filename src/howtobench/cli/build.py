@@ -151,7 +151,7 @@ def classify_cmd(
     no_progress: NoProgressOpt = False,
 ) -> None:
     """Step 2: an LLM gives each text one genre and a reason; correct 02_classify.jsonl by hand if needed."""
-    flags = model_flags(locals())
+    flags = model_flags()
     opts = pipeline.StepOptions(retry_failed=retry_failed, max_failed_rate=max_failed_rate)
     report: ClassifyReport | None = _run("classify", build_dir, opts, flags, prices, dry_run,
                                                 Money(yes, max_cost, confirm_above), not no_progress)
@@ -173,7 +173,7 @@ def filter_cmd(build_dir: DirOpt, min_quality: Annotated[int, typer.Option(
     no_progress: NoProgressOpt = False,
 ) -> None:
     """Step 3: score each text 1-5 against its genre's rubric and keep those at or above --min-quality."""
-    flags = model_flags(locals())
+    flags = model_flags()
     opts = pipeline.StepOptions(threshold=min_quality, retry_failed=retry_failed, max_failed_rate=max_failed_rate)
     table: ScoreTable | None = _run("filter", build_dir, opts, flags, prices, dry_run,
                                                 Money(yes, max_cost, confirm_above), not no_progress)
@@ -216,7 +216,7 @@ def make_cmd(build_dir: DirOpt,
     no_progress: NoProgressOpt = False,
 ) -> None:
     """Step 4: Completion items by blanking 1-10 paragraphs; Guide/Open items by back-construction (S, T, G)."""
-    flags = model_flags(locals())
+    flags = model_flags()
     opts = pipeline.StepOptions(tasks=tuple(task) if task else TASKS, seed=seed, retry_failed=retry_failed,
                                 split=split, max_failed_rate=max_failed_rate)
     report: MakeReport | None = _run("make", build_dir, opts, flags, prices, dry_run,

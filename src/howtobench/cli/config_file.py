@@ -76,18 +76,16 @@ def option_keys(command: Command) -> dict[str, Param]:
     return keys
 
 
-def _all_option_keys() -> set[str]:
-    """Option keys of every command (imports them all: only reached when a key is not this command's)."""
-    import typer
-
-    from howtobench.cli.main import build_app
-
+def _all_option_keys(root: Any) -> set[str]:
+    """Option keys of every command under the root context's group (loads them all: only reached when a key is
+    not this command's). The root comes from click's context, so this module needs no import of the app."""
     keys: set[str] = set()
-    pending: list[Command] = [typer.main.get_command(build_app())]
+    pending: list[Command] = [root.command]
     while pending:
         command = pending.pop()
         keys |= set(option_keys(command))
-        pending += list(getattr(command, "commands", {}).values())
+        if hasattr(command, "list_commands"):
+            pending += [c for name in command.list_commands(root) if (c := command.get_command(root, name))]
     return keys
 
 
@@ -98,8 +96,9 @@ def _value_for(param: Param, value: Any) -> Any:
     return value
 
 
-def config_defaults(path: Path, command: Command) -> dict[str, Any]:
-    """The file's values by parameter name, for `ctx.default_map`; unknown keys are an error."""
+def config_defaults(path: Path, command: Command, root: Any) -> dict[str, Any]:
+    """The file's values by parameter name, for `ctx.default_map`; unknown keys are an error (`root`: the root
+    click context, whose group holds every command a shared file may be meant for)."""
     flat = flatten(load_config_file(path), str(path))
     keys = option_keys(command)
     everywhere: set[str] | None = None
@@ -109,7 +108,7 @@ def config_defaults(path: Path, command: Command) -> dict[str, Any]:
         if param is not None and param.name is not None:
             defaults[param.name] = _value_for(param, value)
             continue
-        everywhere = _all_option_keys() if everywhere is None else everywhere
+        everywhere = _all_option_keys(root) if everywhere is None else everywhere
         if key not in everywhere:
             known = sorted({k for k in keys if "_" in k or k.isalpha()})
             raise ConfigError(f"{path}: {_unknown_key(key, known, section_keys(load_config_file(path)))}; keys "
@@ -145,5 +144,5 @@ def _unknown_key(key: str, known: list[str], written: dict[str, tuple[str, str]]
 def apply_config(ctx: Any, param: Param, value: Path | None) -> Path | None:
     """Eager callback of --config: load the file into the context's default map before other options."""
     if value is not None:
-        ctx.default_map = {**(ctx.default_map or {}), **config_defaults(value, ctx.command)}
+        ctx.default_map = {**(ctx.default_map or {}), **config_defaults(value, ctx.command, ctx.find_root())}
     return value

@@ -54,7 +54,6 @@ from .options import (
     batch_files,
     batch_rounds,
     batch_settings,
-    file_endpoint_params,
     model_flags,
     preflight_plan,
     shard_of,
@@ -149,7 +148,7 @@ def generate(
     embedded local model writes (a smoke run).
     """
     files = batch_files(batch_export, batch_import, batch=batch)
-    flags = model_flags(file_endpoint_params(locals(), "", files))
+    flags = model_flags(files=files)
     if prompt_language not in (None, "zh", "en"):
         raise typer.BadParameter("--prompt-language must be zh or en")
     if prompt_style not in PROMPT_STYLES:

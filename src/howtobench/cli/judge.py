@@ -61,7 +61,6 @@ from .options import (
     batch_settings,
     check_judge,
     check_method,
-    file_endpoint_params,
     model_flags,
     preflight_plan,
     shard_of,
@@ -172,7 +171,7 @@ def judge(
     Every call is cached in the workspace, so a killed run resumes without repeating a finished call.
     """  # noqa: E501
     files = batch_files(batch_export, batch_import, batch=batch)
-    flags = model_flags(file_endpoint_params(locals(), "judge_", files))
+    flags = model_flags(files=files)
     if panel is None:  # a panel names its own judges
         check_judge(flags.judge, method, local_judge, "no judge is given")
     out = out or Path("judgments") / f"{method}.jsonl"

@@ -1,9 +1,10 @@
 """The `howtobench` command: a thin shell over library functions.
 
 Each command lives in its own module `howtobench.cli.<command>` and exposes
-`register(app)`; this file only lists them. A command line names one command, so only
-that module is imported: the analysis commands pull in scipy and matplotlib, and
-`howtobench data stats` should not wait for them. Errors the toolkit raises on purpose
+`register(app)`; this file only lists them. The console entry point's group is lazy (`LazyCommands`): a
+command's module is imported when click asks for that command, so `howtobench data stats` does not wait for
+the analysis commands' scipy and matplotlib, and `howtobench --help` (which lists them all) imports them all.
+Errors the toolkit raises on purpose
 are printed as one clear line, without a traceback, and exit with their class's status (errors.py); so are
 filesystem errors (OSError) that no command turned into an OutputError (status 2). A `--max-failed-rate` stop
 (TooManyFailures, status 4) and a `--max-cost` stop (BudgetExceeded, status 5) are not errors: their line has no
@@ -15,11 +16,12 @@ from __future__ import annotations
 import importlib
 import sys
 import warnings
-from collections.abc import Iterable, Sequence
-from typing import Annotated, TextIO
+from collections.abc import Iterable
+from typing import Annotated, Any, TextIO
 
 import typer
 from rich.console import Console
+from typer.core import TyperGroup
 
 from howtobench import __version__
 from howtobench.cli.status import EXIT_STATUSES
@@ -65,8 +67,24 @@ def _root(
     """Measure how well LLMs write long, human-level text."""
 
 
-def build_app(commands: Iterable[str] = COMMAND_MODULES) -> typer.Typer:
-    """The typer app with the given commands registered (all of them by default)."""
+class LazyCommands(TyperGroup):
+    """The root group of the console entry point: lists every command, builds one when it is asked for."""
+
+    # click's types, as typer vendors them (read by duck typing, like cli/config_file.py does)
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMAND_MODULES)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
+            group = typer.main.get_command(build_app((cmd_name,)))
+            self.commands[cmd_name] = group.commands[cmd_name]  # type: ignore[attr-defined]
+        return self.commands.get(cmd_name)
+
+
+def build_app(commands: Iterable[str] | None = COMMAND_MODULES) -> typer.Typer:
+    """The typer app with the given commands registered (all of them by default); None: the lazy app of the
+    console entry point, whose commands are imported as they are named."""
+    settings: dict[str, Any] = {"cls": LazyCommands} if commands is None else {}
     app = typer.Typer(
         name="howtobench",
         help=HELP,
@@ -74,10 +92,11 @@ def build_app(commands: Iterable[str] = COMMAND_MODULES) -> typer.Typer:
         no_args_is_help=True,
         pretty_exceptions_enable=False,
         rich_markup_mode=None,  # plain click help: docstrings reflow instead of keeping their line breaks
+        **settings,
     )
     # A root callback keeps the app a command group even when one command is registered.
     app.callback()(_root)
-    for name in commands:
+    for name in commands or ():
         importlib.import_module(f"howtobench.cli.{name}").register(app)
     _add_endpoint_settings(app)
     _add_summaries(app)
@@ -154,12 +173,6 @@ def _add_endpoint_settings(app: typer.Typer) -> None:
             _add_endpoint_settings(group.typer_instance)
 
 
-def requested_commands(argv: Sequence[str]) -> tuple[str, ...]:
-    """The one command an argument list names, or every command (for top-level help)."""
-    first = next((arg for arg in argv if not arg.startswith("-")), None)
-    return (first,) if first in COMMAND_MODULES else COMMAND_MODULES
-
-
 def __getattr__(name: str) -> typer.Typer:
     """`from howtobench.cli.main import app` gives the full app (tests, documentation tools)."""
     if name == "app":
@@ -171,7 +184,7 @@ def main() -> None:
     """Console entry point."""
     warnings.showwarning = _one_line_warning
     try:
-        build_app(requested_commands(sys.argv[1:]))()
+        build_app(None)()
     except (TooManyFailures, BudgetExceeded) as exc:  # a limit the user set, not an error: a line of its own
         _fail(str(exc), exc.exit_status, prefix="")
     except HowtobenchError as exc:

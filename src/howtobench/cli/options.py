@@ -367,7 +367,8 @@ RESPONSE_FORMATS = ("json_schema", "json_object", "none")
 _DECLARED = ("base_url", "model", "api_key_env", "concurrency", "rpm", "timeout")
 _SETTINGS = ("max_retries", "reasks", "response_format", "use_max_completion_tokens", "json_object_schema")
 _ENDPOINT_FLAGS = (*_DECLARED, *_SETTINGS)
-_EXTRA_VALUES: ContextVar[Mapping[str, Any] | None] = ContextVar("endpoint_settings", default=None)
+_GIVEN: ContextVar[Mapping[str, Any] | None] = ContextVar("model_command_flags", default=None)
+"""The running model-calling command's flags, by parameter name (set by `add_endpoint_settings`' wrapper)."""
 
 
 def _setting_options(prefix: str) -> dict[str, Any]:
@@ -410,8 +411,9 @@ def add_endpoint_settings(command: Callable[..., Any]) -> Callable[..., Any]:
     """Give a command that declares --base-url (or --judge-base-url) every other endpoint setting as a flag too.
 
     Each EndpointConfig field a config file can hold is then a flag as well, without repeating ten parameters
-    in every model-calling command: the flags are added to the signature typer reads, and their values reach
-    `model_flags` through a context variable while the command runs.
+    in every model-calling command: the flags are added to the signature typer reads, and the command's whole
+    flag set reaches `model_flags()` through a context variable while the command runs (the command itself
+    never passes its flags on).
     """
     signature = inspect.signature(command, eval_str=True)
     prefixes = [p for p in ("", "judge_") if f"{p}base_url" in signature.parameters]
@@ -423,17 +425,18 @@ def add_endpoint_settings(command: Callable[..., Any]) -> Callable[..., Any]:
     if prefixes and "no_preflight" not in signature.parameters:
         extra.append(inspect.Parameter("no_preflight", inspect.Parameter.KEYWORD_ONLY, default=None,
                                        annotation=NoPreflightOpt))
-    if not extra:
+    if not prefixes:
         return command
     names = {p.name for p in extra}
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        token = _EXTRA_VALUES.set({name: kwargs.pop(name) for name in names if name in kwargs})
+        added = {name: kwargs.pop(name) for name in names if name in kwargs}
+        token = _GIVEN.set({**kwargs, **added})
         try:
             return command(*args, **kwargs)
         finally:
-            _EXTRA_VALUES.reset(token)
+            _GIVEN.reset(token)
 
     params = list(signature.parameters.values())
     wrapper.__signature__ = signature.replace(parameters=[*params, *extra])  # type: ignore[attr-defined]
@@ -511,17 +514,22 @@ class ModelFlags:
     preflight: bool = True
 
 
-def model_flags(params: Mapping[str, Any]) -> ModelFlags:
-    """Resolve the shared flags (--config, --workspace, --no-cache, --replay and the endpoint flags) of a command.
+def model_flags(params: Mapping[str, Any] | None = None, *, files: BatchFiles | None = None) -> ModelFlags:
+    """Resolve the shared flags (--config, --workspace, --no-cache, --replay and the endpoint flags) of the running
+    command, as `add_endpoint_settings` handed them over (or of `params`, by parameter name).
 
-    Pass the command's `locals()` as its first statement: typer needs every flag in the signature, and the
-    parameter names (base_url, judge_model, ...) are the same in every command, so reading them by name keeps
+    The parameter names (base_url, judge_model, ...) are the same in every command, so reading them by name keeps
     each command from re-listing all twelve. The writer is read only by commands that declare --base-url, the
     judge only by those that declare --judge-base-url (so a config file's unrelated keys cannot break them).
+    With batch `files`, a model named without a base URL gets one that is never contacted.
     """
-    config_path = params.get("config")
+    given = dict(params if params is not None else _GIVEN.get() or {})
+    if params is None and not given:
+        raise RuntimeError("model_flags() outside a model-calling command: its flags were never handed over")
+    if files is not None:
+        given = file_endpoint_params(file_endpoint_params(given, "", files), "judge_", files)
+    config_path = given.get("config")
     config = flatten(load_config_file(config_path), str(config_path)) if config_path else {}
-    given = {**params, **(_EXTRA_VALUES.get() or {})}
 
     def endpoint(prefix: str) -> EndpointConfig | None:
         if prefix + "base_url" not in given:
@@ -531,8 +539,8 @@ def model_flags(params: Mapping[str, Any]) -> ModelFlags:
     return ModelFlags(
         writer=endpoint(""),
         judge=endpoint("judge_"),
-        workspace=resolve_workspace(params.get("workspace")),
-        cache_mode=cache_mode(bool(params.get("no_cache")), bool(params.get("replay"))),
+        workspace=resolve_workspace(given.get("workspace")),
+        cache_mode=cache_mode(bool(given.get("no_cache")), bool(given.get("replay"))),
         preflight=not given.get("no_preflight"),
     )
 

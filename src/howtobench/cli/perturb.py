@@ -108,7 +108,7 @@ def perturb(
     yet, so a run stopped by --max-cost or killed keeps every rewrite it paid for (the output must hold the same
     kind and seed; failed ones are tried again). With an endpoint, the estimate is shown before the first call.
     """
-    flags = model_flags(locals())
+    flags = model_flags()
     data_root = resolve_data_dir(data)
 
     def plan() -> list[Estimate]:

@@ -129,7 +129,7 @@ def robustness(
     model; LLM judges use the judge endpoint (--judge-base-url/--judge-model), else the local model (a 270M model
     for smoke runs: its numbers mean nothing). Every call is cached in the workspace.
     """
-    flags = model_flags(locals())
+    flags = model_flags()
     suite = SuiteConfig(
         methods=tuple(m.strip() for m in methods.split(",") if m.strip()),
         kinds=parse_kinds(kinds),

@@ -72,7 +72,6 @@ from .options import (
     batch_settings,
     check_judge,
     check_method,
-    file_endpoint_params,
     model_flags,
     preflight_plan,
 )
@@ -278,7 +277,7 @@ def run(
     for a real judge only when asked (--local-writer).
     """
     files = batch_files(batch_export, batch_import, batch=batch)
-    flags = model_flags(file_endpoint_params(file_endpoint_params(locals(), "", files), "judge_", files))
+    flags = model_flags(files=files)
     writer, judge = flags.writer, flags.judge
     spec = panel_spec(panel, method, judge)
     judging = judge if spec is None else spec.judges[0].endpoint  # a panel is a configured judge too

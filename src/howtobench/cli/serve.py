@@ -103,7 +103,7 @@ def serve(
     (reference-free, the prompt as the instruction). Every judge call is cached in the workspace, so a restarted
     server answers what it judged before without calling the judge. See docs/rl.md for the trainer recipes.
     """
-    flags = model_flags(locals())
+    flags = model_flags()
     settings = ServeSettings(
         endpoint=flags.judge, workspace=flags.workspace, data_dir=resolve_data_dir(data) if data else None,
         method=method, no_reference=no_reference, failed_reward=failed_reward, max_pending=max_pending,
