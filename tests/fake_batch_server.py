@@ -41,6 +41,7 @@ class FakeBatchServer:
         self.outcomes: list[str] = []
         self.files: dict[str, bytes] = {}
         self.uploads: list[bytes] = []
+        self.user_agents: list[str | None] = []  # the User-Agent of every upload
         self.batches: dict[str, dict[str, Any]] = {}
         self.created: list[str] = []
         self.ran: list[dict[str, Any]] = []
@@ -100,6 +101,7 @@ class FakeBatchServer:
         file_id = f"file-{next(self._ids)}"
         self.files[file_id] = data
         self.uploads.append(data)
+        self.user_agents.append(request.headers.get("User-Agent"))
         return web.json_response({"id": file_id, "object": "file", "bytes": len(data), "purpose": "batch"})
 
     async def _content(self, request: web.Request) -> web.Response:

@@ -204,3 +204,11 @@ async def test_max_cost_submits_only_what_fits_and_a_rerun_finishes(bench_root: 
     assert [j.status for j in judged] == ["ok"] * 3
     every = [line for upload in server.uploads for line in body_lines(upload)]
     assert len(every) == 24 and len({line["custom_id"] for line in every}) == 24  # nothing submitted twice
+
+
+async def test_the_batch_api_uses_the_toolkits_one_session_factory(
+        batch_server: FakeBatchServer, bench_root: Path, tmp_path: Path) -> None:
+    """The batch API opened its own aiohttp session (aiohttp's User-Agent, its own proxy lookup); it now takes
+    `howtobench.http.new_session` like model calls, the download and health checks (issue 25 point 3)."""
+    await judge_job(job(bench_root, tmp_path, batch_server.base_url))
+    assert batch_server.user_agents == ["howtobench"]

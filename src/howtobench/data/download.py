@@ -46,7 +46,7 @@ from howtobench.data.release import (
     release_files,
 )
 from howtobench.errors import DataError
-from howtobench.llm.transport import classify, new_session
+from howtobench.http import classify, new_session
 from howtobench.redact import redact_url
 
 # No limit on the whole transfer (files are tens of MB); a stalled read or a connect that hangs fails.

@@ -57,12 +57,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
+from howtobench.config import proxy_for
 from howtobench.errors import BudgetExceeded, ConfigError, OutputError, PermanentError, TransientError
+from howtobench.http import CONNECT_TIMEOUT_S, HttpResponse, TransportError, new_session
 from howtobench.llm.accounting import Price
 from howtobench.llm.budget import Budget, active_budget
 from howtobench.llm.pricing import body_bound_usd
 from howtobench.llm.retry import RetryPolicy
-from howtobench.llm.transport import HttpResponse, TransportError
 from howtobench.redact import redact_text, redact_url
 
 DONE_STATES = frozenset({"completed", "expired", "failed", "cancelled"})
@@ -155,8 +156,12 @@ class BatchStore:
         return sorted(found, key=lambda r: r.get("created", 0))
 
 
+BATCH_CALL_TIMEOUT = aiohttp.ClientTimeout(total=600, sock_connect=CONNECT_TIMEOUT_S)  # an upload may be large
+
+
 class BatchAPI:
-    """The four calls of an OpenAI-compatible batch API, over aiohttp."""
+    """The four calls of an OpenAI-compatible batch API, over a session of the toolkit's one factory
+    (`howtobench.http.new_session`: its TLS, User-Agent and connect-timeout rules; the proxy of the base URL)."""
 
     def __init__(self, base: str, headers: Mapping[str, str]) -> None:
         self.base = base
@@ -165,14 +170,14 @@ class BatchAPI:
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None:
-            self._session = aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar(), trust_env=True)
+            self._session = new_session()
         return self._session
 
     async def _call(self, method: str, path: str, **kw: Any) -> bytes:
         url = self.base + path
         try:
-            async with self._client().request(method, url, headers=self._headers,
-                                              timeout=aiohttp.ClientTimeout(total=600), **kw) as resp:
+            async with self._client().request(method, url, headers=self._headers, proxy=proxy_for(url),
+                                              timeout=BATCH_CALL_TIMEOUT, **kw) as resp:
                 body = await resp.read()
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise TransientError(redact_text(f"batch API {method} {url}: {type(exc).__name__}: {exc}")) from exc

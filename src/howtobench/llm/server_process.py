@@ -26,7 +26,7 @@ from pathlib import Path
 import aiohttp
 
 from howtobench.errors import LLMError, ServerDied
-from howtobench.llm.transport import new_session
+from howtobench.http import new_session
 
 WATCH_EVERY_S = 0.1  # how often the watcher looks at the process (a waitpid(WNOHANG) each time)
 TAIL_LINES = 15

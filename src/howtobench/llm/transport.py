@@ -2,9 +2,10 @@
 
 `Transport` is a small Protocol (post JSON bytes, get, close) so the client logic — retries,
 cache, structured output — never touches an HTTP library, and tests can swap the network at
-this one place (as httpx's mock transport does). `AiohttpTransport` is the real one; the dataset
-download and the local server's health check open their sessions with `new_session` too, so every
-request the toolkit makes shares the same TLS, proxy and timeout rules:
+this one place (as httpx's mock transport does). `AiohttpTransport` is the real one; its sessions come from
+`howtobench.http.new_session`, the bottom-layer factory the batch API, the dataset download and the local
+server's health check use too, so every request the toolkit makes shares the same TLS, proxy, timeout and
+User-Agent rules:
 
 - TLS: a default context made when the session opens, so `SSL_CERT_FILE` / `SSL_CERT_DIR` (read by
   OpenSSL) add a private CA, e.g. a self-signed server's certificate.
@@ -31,38 +32,19 @@ a client of our own bought no speed and missed HTTP details (DESIGN.md; `bench/t
 from __future__ import annotations
 
 import asyncio
-import ssl
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Protocol
 
 import aiohttp
 from yarl import URL
 
 from howtobench.config import proxy_for
-from howtobench.redact import redact_text, redact_url
+from howtobench.http import CONNECT_TIMEOUT_S, HttpResponse, TransportError, classify, new_session
+from howtobench.redact import redact_url
 
-CONNECT_TIMEOUT_S = 10.0
-USER_AGENT = "howtobench"
+__all__ = ["AiohttpTransport", "HttpResponse", "Transport", "TransportError", "read_capped"]
+
 MAX_REPLY_BYTES = 16 * 1024 * 1024
-
-
-@dataclass(frozen=True)
-class HttpResponse:
-    """Status, headers (case-insensitive mapping) and the complete body."""
-
-    status: int
-    headers: Mapping[str, str]
-    body: bytes
-
-
-class TransportError(Exception):
-    """The request did not produce a complete HTTP response; `kind` says why (see the module docstring)."""
-
-    def __init__(self, kind: str, detail: str) -> None:
-        self.kind = kind
-        super().__init__(detail)
-
 
 class Transport(Protocol):
     async def post_json(self, url: str, body: bytes, headers: Mapping[str, str], timeout_s: float) -> HttpResponse: ...
@@ -70,43 +52,6 @@ class Transport(Protocol):
     async def get(self, url: str, timeout_s: float) -> HttpResponse: ...
 
     async def close(self) -> None: ...
-
-
-def new_session(*, connect_timeout_s: float = CONNECT_TIMEOUT_S) -> aiohttp.ClientSession:
-    """An aiohttp session with the toolkit's rules (TLS context, no cookies, no env lookups per request).
-
-    Must be called inside the event loop that will use it. Concurrency is bounded by the caller
-    (the client's slot pool), so the connector has no limit of its own.
-    """
-    connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, ssl=ssl.create_default_context())
-    return aiohttp.ClientSession(
-        connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False,
-        headers={"User-Agent": USER_AGENT}, timeout=aiohttp.ClientTimeout(sock_connect=connect_timeout_s),
-    )
-
-
-def classify(exc: BaseException, url: str, timeout_s: float) -> TransportError:
-    """The `TransportError` for an exception raised by an aiohttp request (secrets redacted from the text)."""
-    where = redact_url(url)
-    detail = redact_text(f"{type(exc).__name__}: {exc}")
-    if isinstance(exc, aiohttp.ConnectionTimeoutError):
-        return TransportError("connect", f"no connection to {where} within the connect timeout")
-    if isinstance(exc, (aiohttp.ClientConnectorCertificateError, aiohttp.ClientSSLError)):
-        return TransportError("tls", f"{where}: {detail} (a private CA? point SSL_CERT_FILE at its certificate)")
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        reason = exc.os_error.strerror or str(exc.os_error)
-        return TransportError("connect", f"cannot connect to {where}: {redact_text(reason)}")
-    if isinstance(exc, asyncio.TimeoutError):
-        return TransportError("timeout", f"no complete response from {where} within {timeout_s:g} s")
-    if isinstance(exc, aiohttp.ClientHttpProxyError):
-        return TransportError("proxy", f"the proxy refused the request to {where}: HTTP {exc.status} {exc.message}")
-    if isinstance(exc, (aiohttp.TooManyRedirects, aiohttp.RedirectClientError)):
-        return TransportError("redirect", f"{where}: {detail}")
-    if isinstance(exc, (aiohttp.InvalidURL, aiohttp.NonHttpUrlClientError)):
-        return TransportError("url", f"not a usable http(s) URL: {where}")
-    if isinstance(exc, aiohttp.ClientPayloadError):
-        return TransportError("truncated", f"incomplete body from {where}: {detail}")
-    return TransportError("dropped", f"{where}: {detail}")
 
 
 async def read_capped(resp: aiohttp.ClientResponse, limit: int, url: str) -> bytes:
