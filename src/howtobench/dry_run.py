@@ -9,23 +9,18 @@ per leaf, samples and empty writings are counted as the real run would make them
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from howtobench.config import EndpointConfig
 from howtobench.data.loader import load_items
 from howtobench.data.models import Item, Writing
-from howtobench.errors import DataError, HowtobenchError, JudgeError
+from howtobench.errors import DataError, JudgeError
 from howtobench.generate import GenerateSettings, build_request, read_generated, safe_file_stem
-from howtobench.judges.base import Judge, build_judge, calls_a_model
-from howtobench.judges.runner import read_judgments
+from howtobench.judges.estimate import plan_judge_pairs
 from howtobench.llm.accounting import estimate_tokens
-from howtobench.llm.dryrun import Estimate, RecordingClient, price_plan
+from howtobench.llm.dryrun import Estimate, model_name, price_plan
 from howtobench.llm.expected import reply_sizes
-from howtobench.llm.local import LOCAL_MODEL
 from howtobench.llm.types import Usage
 from howtobench.run import (
     RunSettings,
@@ -37,12 +32,6 @@ from howtobench.run import (
     writer_sampling,
 )
 from howtobench.steps.judge import JudgeJob, select_pairs
-
-
-def model_name(endpoint: EndpointConfig | None) -> str:
-    """The model a call would go to: the endpoint's, else the embedded local model's (not started here)."""
-    return endpoint.model if endpoint is not None else LOCAL_MODEL
-
 
 # ------------------------------------------------------------------ generate
 
@@ -62,40 +51,6 @@ def plan_generate(items: Sequence[Item], out_path: Path, settings: GenerateSetti
 
 
 # ------------------------------------------------------------------ judge
-
-
-async def record_judging(judge: Judge, pairs: Sequence[tuple[Item, Writing]], out_path: Path, *,
-                         redo_failed: bool = False) -> int:
-    """Run `judge` (built on a RecordingClient) over the pairs `run_judge` would judge; returns how many."""
-    done = read_judgments(out_path)
-    todo = list({
-        (judge.method, i.id, w.model): (i, w)
-        for i, w in pairs
-        if (old := done.get((judge.method, i.id, w.model))) is None or (redo_failed and old.status == "failed")
-    }.values())
-
-    async def one(item: Item, writing: Writing) -> None:
-        with contextlib.suppress(HowtobenchError):  # the real run records a failed judgment, no further call
-            await judge.judge(item, writing)
-
-    await asyncio.gather(*(one(i, w) for i, w in todo))
-    return len(todo)
-
-
-async def plan_judge_pairs(method: str, endpoint: EndpointConfig | None, options: dict[str, object],
-                           pairs: Sequence[tuple[Item, Writing]], out_path: Path, *, redo_failed: bool = False,
-                           prices: Path | None = None, workspace: Path | None = None) -> Estimate:
-    """The judge's calls for the pairs not yet judged in `out_path`; expected replies as the judge's earlier ones in
-    `workspace`'s call log, else of a typical size (`llm.expected`)."""
-    model = model_name(endpoint)
-    if not calls_a_model(method):
-        return Estimate(role="judge", model=method, priced=True, notes=[f"{method} calls no model"])
-    client = RecordingClient(model)
-    judge = build_judge(method, client, dict(options))
-    pending = await record_judging(judge, pairs, out_path, redo_failed=redo_failed)
-    estimate = price_plan("judge", model, client.requests, prices, sizes=reply_sizes(workspace, model))
-    estimate.notes.append(f"{pending} of {len(pairs)} writing(s) still to judge")
-    return estimate
 
 
 async def plan_judge(job: JudgeJob, prices: Path | None = None) -> Estimate:

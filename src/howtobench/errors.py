@@ -44,7 +44,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-EXIT_OK = 0
 EXIT_STOPPED = 2
 EXIT_FAILURES_REMAIN = 3
 EXIT_TOO_MANY_FAILURES = 4

@@ -71,7 +71,7 @@ def test_other_commands_run_on_the_built_benchmark(fake_server, tmp_path: Path) 
                  ["export", "--dir", d], ["import", "--dir", d, "--out", str(bench)]):
         result = runner.invoke(main_app, ["build", *args])
         assert result.exit_code == 0, (args, result.output, result.exception)
-    stats = runner.invoke(main_app, ["data", "stats", "--data", str(bench), "--json"])
+    stats = runner.invoke(main_app, ["data", "stats", "--data", str(bench), "--format", "json"])
     assert stats.exit_code == 0, stats.output
     assert '"completion"' in stats.output and '"guide"' in stats.output and '"open"' in stats.output
     writings = tmp_path / "writings.jsonl"

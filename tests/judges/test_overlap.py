@@ -15,8 +15,8 @@ from howtobench.data.models import Item, Writing
 from howtobench.judges.base import JUDGES
 from howtobench.judges.overlap import OverlapJudge, corpus_sacrebleu_by_model, score_overlap
 from howtobench.judges.overlap_metrics import (
+    LcsIndex,
     bleu1,
-    lcs_length,
     rouge_l,
     sacrebleu_corpus,
     sacrebleu_sentence,
@@ -131,6 +131,10 @@ def _dp_lcs(a: list[int], b: list[int]) -> int:
         for j, y in enumerate(b, 1):
             prev, row[j] = row[j], prev + 1 if x == y else max(row[j], row[j - 1])
     return row[-1]
+
+
+def lcs_length(a: list[str], b: list[str]) -> int:
+    return LcsIndex(a).lcs(b)
 
 
 def test_bit_parallel_lcs_equals_dynamic_programming() -> None:

@@ -60,7 +60,8 @@ async def test_usage_per_run_and_purpose(fake_server: FakeServer, endpoint: Endp
 
     from howtobench.cli.main import app
 
-    result = CliRunner().invoke(app, ["llm", "usage", "--workspace", str(tmp_path), "--json", "--run", "run-a"])
+    result = CliRunner().invoke(app, ["llm", "usage", "--workspace", str(tmp_path), "--format", "json",
+                                      "--run", "run-a"])
     assert result.exit_code == 0, result.output
     printed = json.loads(result.output)
     assert {(r["purpose"], r["calls"]) for r in printed} == {("weights", 1), ("leaf:logic", 2)}

@@ -130,7 +130,7 @@ async def test_usage_from_the_log_in_every_mode(fake_server: FakeServer, tmp_pat
 
     from howtobench.cli.main import app
 
-    shown = CliRunner().invoke(app, ["llm", "usage", "--workspace", str(tmp_path), "--json"])
+    shown = CliRunner().invoke(app, ["llm", "usage", "--workspace", str(tmp_path), "--format", "json"])
     assert shown.exit_code == 0, shown.output
     [row] = json.loads(shown.output)
     assert row["cost_by_mode"]["batch"] == pytest.approx((6000 * 2.5 + 4000) / 2e6)
@@ -148,7 +148,7 @@ async def test_a_model_without_a_price_costs_unknown_in_every_mode_not_zero(fake
 
     from howtobench.cli.main import app
 
-    shown = CliRunner().invoke(app, ["llm", "usage", "--workspace", str(tmp_path), "--json"])
+    shown = CliRunner().invoke(app, ["llm", "usage", "--workspace", str(tmp_path), "--format", "json"])
     [row] = json.loads(shown.output)
     assert row["cost_by_mode"] == dict.fromkeys(MODES, None) and row["unpriced_calls"] == 1
 

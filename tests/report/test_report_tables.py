@@ -33,7 +33,7 @@ def test_csv_and_json_keep_values() -> None:
 
 
 def test_rich_text_and_bad_format() -> None:
-    text = render(_table(), "rich")
+    text = render(_table(), "table")
     assert "Demo" in text and "0.93" in text
     with pytest.raises(ValueError):
         render(_table(), "xml")

@@ -24,10 +24,9 @@ from howtobench.construct.quality import SCORES, ScoreTable
 from howtobench.construct.review import export_review, import_review
 from howtobench.construct.workfile import REVIEW, REVIEW_HTML
 from howtobench.data.models import TASKS
-from howtobench.dry_run import model_name
 from howtobench.event_loop import run as run_async
 from howtobench.llm.budget import spending_limit
-from howtobench.llm.dryrun import price_plan
+from howtobench.llm.dryrun import model_name, price_plan
 from howtobench.locks import output_lock
 from howtobench.outputs import output_dir
 

@@ -14,7 +14,7 @@ from howtobench.data.release import ReleaseCheck
 from howtobench.data.stats import BenchStats, GroupStats, benchmark_stats
 from howtobench.report.tables import Table, print_tables
 
-from .options import DataOpt, FormatOpt, JsonOpt, NoProgressOpt, StrictOpt
+from .options import DataOpt, FormatOpt, NoProgressOpt, StrictOpt
 
 data_app = typer.Typer(
     name="data",
@@ -30,12 +30,12 @@ def register(app: typer.Typer) -> None:
 
 
 @data_app.command("stats")
-def stats_cmd(data: DataOpt = None, fmt: FormatOpt = "table", json_out: JsonOpt = False,
+def stats_cmd(data: DataOpt = None, fmt: FormatOpt = "table",
               strict: StrictOpt = False) -> None:
     """Show the shape of the benchmark: instructions and text lengths per task and genre, writings per model."""
     root = resolve_data_dir(data)
     result = benchmark_stats(root, strict=strict)
-    if json_out or fmt == "json":  # the full record, for scripts
+    if fmt == "json":  # the full record, for scripts
         typer.echo(result.model_dump_json(indent=2))
         return
     split = fmt == "csv"  # numbers a spreadsheet can read: mean and median in columns of their own

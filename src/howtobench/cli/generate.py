@@ -12,11 +12,11 @@ from howtobench.cli.help_groups import GroupedCommand
 from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.data.loader import load_items, select_items
 from howtobench.data.models import Item
-from howtobench.dry_run import model_name, plan_generate
+from howtobench.dry_run import plan_generate
 from howtobench.event_loop import run as run_async
 from howtobench.generate import PROMPT_STYLES, GenerateSettings, failures_path
 from howtobench.llm.budget import spending_limit
-from howtobench.llm.dryrun import Estimate
+from howtobench.llm.dryrun import Estimate, model_name
 from howtobench.llm.types import SamplingParams
 from howtobench.steps.generate import GenerateJob, generate_job, generate_out_path
 from howtobench.steps.settings import Execution

@@ -14,7 +14,7 @@ from howtobench.llm.accounting import StopRow, UsageRow, stops_from_log, usage_f
 from howtobench.llm.pricing import MODES, Mode, modes_from_log
 from howtobench.report.tables import Table, print_tables
 
-from .options import FormatOpt, JsonOpt, PricesOpt, WorkspaceOpt
+from .options import FormatOpt, PricesOpt, WorkspaceOpt
 
 llm_app = typer.Typer(
     name="llm",
@@ -34,7 +34,6 @@ def usage_cmd(
     workspace: WorkspaceOpt = None,
     run: Annotated[str | None, typer.Option("--run", help="Only this run id (default: every run).")] = None,
     fmt: FormatOpt = "table",
-    json_out: JsonOpt = False,
     prices: PricesOpt = None,
 ) -> None:
     """Calls, cache hits, failures, retries, tokens and cost per run and purpose, from the workspace's call log, then
@@ -45,7 +44,7 @@ def usage_cmd(
     rows = usage_from_log(resolve_workspace(workspace), run, prices)
     modes = modes_from_log(resolve_workspace(workspace), run, prices)
     stops = stops_from_log(resolve_workspace(workspace), run)
-    if json_out or fmt == "json":
+    if fmt == "json":
         typer.echo(json.dumps([_row_dict(r, modes.get((r.run_id, r.purpose), {}), stops) for r in rows], indent=2))
         return
     tables = [_usage_table(rows), _modes_table(rows, modes)]

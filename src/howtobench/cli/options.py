@@ -61,7 +61,6 @@ StrictOpt = Annotated[
     typer.Option("--strict", rich_help_panel=FILES,
                  help="Stop at the first bad input row instead of skipping and counting bad rows."),
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", hidden=True, help="Same as --format json (older spelling).")]
 
 
 # ------------------------------------------------------------------ names checked when the command line is read
@@ -164,9 +163,7 @@ TABLE_FORMATS: tuple[str, ...] = ("table", "markdown", "csv", "json")
 
 
 def _check_format(value: str) -> str:
-    """One --format vocabulary for every command; "rich" (the older name of the terminal table) still works."""
-    if value == "rich":
-        return "table"
+    """One --format vocabulary for every command."""
     if value not in TABLE_FORMATS:
         raise typer.BadParameter(unknown_name("format", value, TABLE_FORMATS))
     return value

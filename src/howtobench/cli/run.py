@@ -125,9 +125,6 @@ LocalWriterOpt = Annotated[
         "anyway (the offline smoke run); with a judge endpoint and no writer, run stops unless this is given.",
     ),
 ]
-ReleaseModelOpt = Annotated[
-    list[str] | None, typer.Option("--release-model", hidden=True, help="Older spelling of --models.")
-]
 SeedOpt = Annotated[int, typer.Option("--seed", min=0,
                                       help="Seed of the writer's sampling, the bootstrap and --subset.")]
 BootstrapOpt = Annotated[int, typer.Option("--bootstrap", min=0, help="Bootstrap replicates for the 95% intervals.")]
@@ -214,7 +211,6 @@ def run(
     local_judge: LocalJudgeOpt = False,
     release: ReleaseOpt = None,
     models: ModelsOpt = None,
-    release_model: ReleaseModelOpt = None,
     temperature: WriterTemperatureOpt = 0.7,
     max_tokens: WriterMaxTokensOpt = 4096,
     system_prompt: SystemPromptOpt = None,
@@ -303,7 +299,7 @@ def run(
         writings=tuple(writings or ()),
         generate=do_generate,
         release=release,
-        release_models=tuple(models or release_model or ()) or None,
+        release_models=tuple(models or ()) or None,
         sampling=SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed),
         system_prompt=system_prompt,
         seed=seed,

@@ -8,7 +8,7 @@ replaced by a guessed value.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from howtobench.concurrency import gather_or_cancel
@@ -57,6 +57,3 @@ def json_object(properties: dict[str, Any]) -> dict[str, Any]:
     """A closed JSON object schema with every property required, in the given order."""
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
-
-def count_done(rows: Iterable[Any]) -> int:
-    return sum(1 for row in rows if getattr(row, "ok", False))

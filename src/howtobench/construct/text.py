@@ -84,11 +84,6 @@ def shingles(text: str, n: int = 5) -> frozenset[str]:
     return frozenset(flat[i : i + n] for i in range(len(flat) - n + 1))
 
 
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    """|a ∩ b| / |a ∪ b|; 1.0 for two empty sets."""
-    if not a and not b:
-        return 1.0
-    return len(a & b) / len(a | b)
 
 
 def theme_length(theme: str, language: Language) -> int:

@@ -30,7 +30,6 @@ from inspect_ai.solver import TaskState
 
 from howtobench.data.models import Writing
 from howtobench.errors import ConfigError
-from howtobench.generate import split_reasoning
 from howtobench.inspect_eval.client import InspectJudgeClient
 from howtobench.inspect_eval.dataset import item_from_metadata
 from howtobench.inspect_eval.metrics import leaderboard
@@ -46,6 +45,7 @@ from howtobench.judges.base import (
     import_judges,
 )
 from howtobench.judges.runner import judge_or_fail
+from howtobench.llm.replies import split_reasoning
 
 JUDGE_ROLE = "grader"
 
@@ -106,12 +106,6 @@ def judgment_score(judgment: Judgment, empty: EmptyConvention = "exclude") -> Sc
     if counted_score(judgment, empty) is None:
         return Score.unscored(reason="no_response", explanation=explanation(judgment), metadata=metadata)
     return Score(value=judgment.score, explanation=explanation(judgment), metadata=metadata)
-
-
-def judgment_of(score: Score) -> Judgment | None:
-    """The judgment a howtobench Score carries (None for a Score from another scorer)."""
-    record = (score.metadata or {}).get("judgment")
-    return Judgment.model_validate(record) if isinstance(record, dict) else None
 
 
 class _Judges:

@@ -125,11 +125,6 @@ class LcsIndex:
         return self.length - v.bit_count()
 
 
-def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
-    """LCS length of two token sequences."""
-    return LcsIndex(a).lcs(b)
-
-
 @dataclass(frozen=True)
 class RougeL:
     """ROUGE-L of one candidate: precision, recall, F1 and the counts they come from."""

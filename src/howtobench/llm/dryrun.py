@@ -14,12 +14,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from howtobench.config import EndpointConfig
 from howtobench.llm.accounting import estimate, load_prices, price_for
 from howtobench.llm.expected import ReplySizes, basis_text, expected_completions
+from howtobench.llm.local import LOCAL_MODEL
 from howtobench.llm.pricing import MODES, Mode, call_tokens, completion_budget, mode_costs, prompt_tokens
 from howtobench.llm.types import ChatRequest, ChatResult, Usage
 
 NOT_SENT = "dry run: not sent"
+
+
+def model_name(endpoint: EndpointConfig | None) -> str:
+    """The model a call would go to: the endpoint's, else the embedded local model's (not started here)."""
+    return endpoint.model if endpoint is not None else LOCAL_MODEL
 
 
 class RecordingClient:

@@ -150,4 +150,3 @@ class AiohttpTransport:
         self._drop_dead_loops()
 
 
-DefaultTransport = AiohttpTransport

@@ -53,7 +53,6 @@ from howtobench.stats import (
 )
 
 Scores = dict[WritingKey, float]
-LEVELS: tuple[str, ...] = ("system", "sample")
 TASKS: tuple[str, ...] = ("completion", "guide", "open", "all")
 TASK_LABELS: dict[str, str] = {"completion": "Comp", "guide": "Guide", "open": "Open", "all": "All"}
 ITEM_POLICIES: dict[str, str] = {

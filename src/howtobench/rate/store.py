@@ -119,9 +119,6 @@ class StudyStore:
     def meta(self) -> dict[str, str]:
         return {row["key"]: row["value"] for row in self.db.execute("SELECT key, value FROM meta")}
 
-    def is_new(self) -> bool:
-        return not self.meta()
-
     def initialize(
         self, meta: dict[str, str], items: Iterable[tuple[int, Item]], writings: Iterable[StoredWriting]
     ) -> None:

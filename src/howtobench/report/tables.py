@@ -24,7 +24,7 @@ from howtobench.report.fit import Fitted, Grid
 
 Format = Literal["table", "markdown", "csv", "json"]
 FORMATS: tuple[str, ...] = ("table", "markdown", "csv", "json")
-TERMINAL = ("table", "rich")  # "rich" is the older name of the terminal table, still accepted
+TERMINAL = ("table",)
 Cell = Any
 
 

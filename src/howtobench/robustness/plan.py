@@ -14,10 +14,10 @@ from pathlib import Path
 from howtobench.config import EndpointConfig
 from howtobench.data.loader import LoadReport, load_items, load_writings_file
 from howtobench.data.models import Item, Writing
-from howtobench.dry_run import model_name, plan_judge_pairs
 from howtobench.errors import ConfigError
 from howtobench.judges.base import calls_a_model
-from howtobench.llm.dryrun import Estimate, RecordingClient, price_plan
+from howtobench.judges.estimate import plan_judge_pairs
+from howtobench.llm.dryrun import Estimate, RecordingClient, model_name, price_plan
 from howtobench.llm.types import ChatRequest
 from howtobench.robustness.apply import check_kinds, perturb_writings
 from howtobench.robustness.files import Contexts

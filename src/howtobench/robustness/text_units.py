@@ -35,11 +35,6 @@ def separator(text: str) -> str:
     return "\n\n" if re.search(r"\n[ \t\u3000]*\n", text) else "\n"
 
 
-def join_paragraphs(units: list[str], sep: str) -> str:
-    """Rebuild a text from paragraphs with the given separator."""
-    return sep.join(units)
-
-
 def sentences(paragraph: str, language: Language) -> list[str]:
     """Split one paragraph into sentences; each keeps its terminator and trailing spaces.
 

@@ -18,7 +18,7 @@ from importlib import resources
 import jinja2
 
 from howtobench.data.models import Language
-from howtobench.generate import finish_problem, is_truncated
+from howtobench.llm.replies import finish_problem, is_truncated
 from howtobench.llm.types import ChatRequest, LLMClient, SamplingParams
 from howtobench.robustness.perturb import Perturbation, PerturbContext, Perturbed, failed
 
