@@ -61,7 +61,7 @@ def test_output_under_a_file_and_a_directory_as_output(tmp_path: Path, bench_roo
     assert_one_line(under, "cannot write afile/j.jsonl: afile is a file, not a folder")
     folder = howtobench(*JUDGE, "-o", "adir", **env)
     assert_one_line(folder, "cannot write adir: it is a directory; give a file name inside it, such as adir/out.jsonl")
-    run_dir = howtobench("run", "--method", "rouge", "--no-generate", "--release-model", "deepseek-r1", "--task",
+    run_dir = howtobench("run", "--method", "rouge", "--no-generate", "--models", "deepseek-r1", "--task",
                          "guide", "--limit", "1", "--judge-model", "x", "--judge-base-url", "http://127.0.0.1:9/v1",
                          "--run-dir", "afile/run", "--no-progress", **env)
     assert_one_line(run_dir, "cannot write afile/run: afile is a file, not a folder")

@@ -95,7 +95,7 @@ def test_generate_dry_run_counts_the_calls_of_the_real_run(fake_server: FakeServ
 
 def test_run_dry_run_counts_generation_and_judging(fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:
     fake_server.handler = valid_weights
-    args = ["run", "--data", str(bench_root), "--task", "guide", "--limit", "2", "--release-model", MODELS[0],
+    args = ["run", "--data", str(bench_root), "--task", "guide", "--limit", "2", "--models", MODELS[0],
             "--base-url", fake_server.base_url, "--model", "fake-writer", "--judge-base-url", fake_server.base_url,
             "--judge-model", "fake-judge", "--workspace", str(tmp_path / "ws"), "--run-dir", str(tmp_path / "run"),
             "--bootstrap", "10", "--no-progress", "--max-tokens", "200"]

@@ -92,7 +92,7 @@ def test_max_cost_stops_cleanly_and_a_rerun_resumes(fake_server: FakeServer, tmp
     code, out = invoke(args)
     assert code == 0, out
     assert len(fake_server.requests) == 10 and len(out_file.read_text(encoding="utf-8").splitlines()) == 10
-    code, out = invoke(["llm", "usage", "--workspace", str(tmp_path / "ws"), "--json"])
+    code, out = invoke(["llm", "usage", "--workspace", str(tmp_path / "ws"), "--format", "json"])
     assert sum(row["cost_usd"] for row in json.loads(out)) == pytest.approx(0.10)  # user prices on real calls
 
 

@@ -10,21 +10,15 @@ import typer
 from construct_helpers import EN_TEXT, ZH_TEXT, write_inputs
 from typer.testing import CliRunner
 
-from howtobench.cli import build
 from howtobench.cli.main import app as main_app
+from howtobench.cli.main import build_app
 from howtobench.construct.workfile import ITEMS, REVIEW
 from howtobench.data.loader import load_items
 
 
 def _app() -> typer.Typer:
-    app = typer.Typer()
-    build.register(app)
-
-    @app.callback()
-    def root() -> None:
-        """Test root."""
-
-    return app
+    """The build command as the console entry point builds it (endpoint settings and all)."""
+    return build_app(("build",))
 
 
 def test_pipeline_on_fake_server(fake_server, tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ def make_app() -> typer.Typer:
 
 
 def test_acceptance_release_json(bench_root: Path) -> None:
-    result = CliRunner().invoke(make_app(), ["data", "stats", "--data", str(bench_root), "--json"])
+    result = CliRunner().invoke(make_app(), ["data", "stats", "--data", str(bench_root), "--format", "json"])
     assert result.exit_code == 0, result.output
     stats = json.loads(result.output)
     expected = {"completion": 379, "guide": 456, "open": 467}
@@ -98,7 +98,7 @@ def _small_bench(root: Path) -> Path:
 
 def test_skipped_rows_are_reported(tmp_path: Path) -> None:
     path = _small_bench(tmp_path)
-    result = CliRunner().invoke(make_app(), ["data", "stats", "--data", str(tmp_path), "--json"])
+    result = CliRunner().invoke(make_app(), ["data", "stats", "--data", str(tmp_path), "--format", "json"])
     assert result.exit_code == 0, result.output
     stats = json.loads(result.output)
     assert stats["skipped_rows"] == 1

@@ -21,7 +21,7 @@ def _run(server: FakeServer, bench_root: Path, tmp_path: Path) -> subprocess.Com
                "--workspace", str(tmp_path / "ws"), "--data", str(bench_root),
                "--base-url", writer, "--model", "fake-writer",
                "--judge-base-url", judge, "--judge-model", "fake-judge", "--judge-api-key-env", "HTB_JUDGE_KEY",
-               "--limit", "1", "--release-model", "deepseek-r1", "--parallel", "1", "--bootstrap", "50",
+               "--limit", "1", "--models", "deepseek-r1", "--parallel", "1", "--bootstrap", "50",
                "--max-tokens", "64"]
     env = {**os.environ, "HTB_JUDGE_KEY": "envkey-S3CRET", "COLUMNS": "200"}
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
