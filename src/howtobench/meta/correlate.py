@@ -53,6 +53,7 @@ from howtobench.stats import (
 )
 
 Scores = dict[WritingKey, float]
+LEVELS: tuple[str, ...] = ("system", "sample")
 TASKS: tuple[str, ...] = ("completion", "guide", "open", "all")
 TASK_LABELS: dict[str, str] = {"completion": "Comp", "guide": "Guide", "open": "Open", "all": "All"}
 ITEM_POLICIES: dict[str, str] = {
