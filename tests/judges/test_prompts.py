@@ -181,3 +181,20 @@ def test_template_folder_renders_what_jinja_renders_and_stays_strict(tmp_path: P
         folder.render("t", n=1)  # `text` missing: StrictUndefined still applies
     with pytest.raises(JudgeError, match="nope.j2"):
         folder.render("nope")
+
+
+def test_english_and_chinese_prompts_carry_the_same_criteria_and_bands() -> None:
+    """English is the default prompt language (the authors'), Chinese the option: every leaf's criteria have as
+    many lines in both, every band has both texts, and each rendered leaf prompt has the same line structure."""
+    tree = default_tree()
+    en, zh = Prompts(tree, "en"), Prompts(tree, "zh")
+    for node in tree.nodes:
+        for leaf in node.leaves:
+            assert len(leaf.criteria.en.splitlines()) == len(leaf.criteria.zh.splitlines()), leaf.id
+            assert all(band.en.strip() and band.zh.strip() for band in leaf.bands), leaf.id
+            if not leaf.is_llm:
+                continue
+            english = en.leaf_messages(ITEM, WRITING, leaf)[1]["content"].splitlines()
+            chinese = zh.leaf_messages(ITEM, WRITING, leaf)[1]["content"].splitlines()
+            assert len(english) == len(chinese), leaf.id
+            assert [line == "" for line in english] == [line == "" for line in chinese], leaf.id
