@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -50,8 +49,8 @@ class LineProgress(Progress):
         now = clock()
         if done or now - self._last >= LINE_EVERY_S:
             self._last = now
-            sys.stderr.write(progress_line(task) + "\n")
-            sys.stderr.flush()
+            # wrapped between words at the width of the log (80 columns, or $COLUMNS), like every other line
+            Console(stderr=True, highlight=False).print(progress_line(task), markup=False)
 
 
 def progress_line(task: Task) -> str:
