@@ -12,7 +12,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from howtobench.concurrency import gather_or_cancel
-from howtobench.llm.types import ChatRequest, LLMClient
+from howtobench.llm.reask import ask_until_accepted
+from howtobench.llm.types import ChatRequest, ChatResult, LLMClient
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -23,21 +24,29 @@ Check = Callable[[dict[str, Any]], str | None]
 async def ask(client: LLMClient, request: ChatRequest, check: Check | None = None, *, reasks: int = 1
               ) -> tuple[dict[str, Any] | None, str | None]:
     """(data, None) for a valid reply, else (None, reason). `check` returns a problem or None."""
-    messages = list(request.messages)
-    problem = "no reply"
-    for _ in range(reasks + 1):
-        result = await client.chat(request.model_copy(update={"messages": tuple(messages)}))
-        if not result.ok or result.data is None:
-            return None, result.error or "the reply was not a JSON object"
-        problem_or_none = check(result.data) if check else None
-        if problem_or_none is None:
-            return result.data, None
-        problem = problem_or_none
-        messages += [
-            {"role": "assistant", "content": result.text or ""},
-            {"role": "user", "content": f"The answer is not acceptable: {problem}. Answer again, fixing that."},
-        ]
-    return None, f"rejected after {reasks + 1} asks: {problem}"
+
+    async def send(extra: list[dict[str, str]]) -> ChatResult:
+        return await client.chat(request.model_copy(update={"messages": (*request.messages, *extra)}))
+
+    async def refusal_of(result: ChatResult) -> tuple[str, str] | None:
+        if not result.ok or result.data is None or check is None:
+            return None
+        problem = check(result.data)
+        return None if problem is None else (result.text or "", problem)
+
+    asked = await ask_until_accepted(send, refusal_of, reasks, follow_up=_not_acceptable)
+    result = asked.reply
+    if not result.ok or result.data is None:
+        return None, result.error or "the reply was not a JSON object"
+    if asked.refusal is not None:
+        return None, f"rejected after {asked.asks} asks: {asked.refusal[1]}"
+    return result.data, None
+
+
+def _not_acceptable(text: str, problem: str) -> list[dict[str, str]]:
+    """The follow-up of a reply that fits the schema but not a check the schema cannot express."""
+    return [{"role": "assistant", "content": text},
+            {"role": "user", "content": f"The answer is not acceptable: {problem}. Answer again, fixing that."}]
 
 
 async def run_all(jobs: Sequence[T], work: Callable[[T], Awaitable[R]],

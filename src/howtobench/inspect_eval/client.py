@@ -35,7 +35,8 @@ from inspect_ai.util import JSONSchema
 
 from howtobench.llm import structured
 from howtobench.llm.accounting import Price, load_prices, price_for
-from howtobench.llm.client import cache_key, canonical_json
+from howtobench.llm.keys import cache_key, canonical_json
+from howtobench.llm.reask import ask_until_accepted
 from howtobench.llm.types import ChatRequest, ChatResult, Usage
 
 WEIGHTS_PURPOSE = "weights"
@@ -127,24 +128,32 @@ class InspectJudgeClient:
         messages, config = to_inspect_messages(request.messages), generate_config(request)
         schema = request.response_schema
         schema_key = canonical_json(schema) if schema is not None else ""
-        usage, problem, content = Usage(calls=1), "", ""
-        for ask in range(1, self._reasks + 2):
-            output = await self._generate(messages, config, weights=request.purpose == WEIGHTS_PURPOSE)
-            usage = usage + usage_of(output, self._price)
-            content = output.completion
-            base: dict[str, Any] = {"cache_key": key, "attempts": ask, "usage": usage, "endpoint": self.model}
-            failure = output_failure(output)
-            if failure is not None:
-                return ChatResult(ok=False, error=failure, raw_text=content or None, **base)
-            text, think = structured.split_reasoning(content)
+        outputs: list[ModelOutput] = []
+        read: dict[int, tuple[str, str | None, dict[str, Any] | None]] = {}  # per output: text, reasoning, data
+
+        async def send(extra: list[dict[str, str]]) -> ModelOutput:
+            outputs.append(await self._generate(messages + to_inspect_messages(extra), config,
+                                                weights=request.purpose == WEIGHTS_PURPOSE))
+            return outputs[-1]
+
+        async def refusal_of(output: ModelOutput) -> tuple[str, str] | None:
+            if output_failure(output) is not None:
+                return None
+            text, think = structured.split_reasoning(output.completion)
             reasoning = "\n".join(r for r in (reasoning_of(output), think) if r) or None
-            if schema is None:
-                return ChatResult(ok=True, text=text, reasoning=reasoning, raw_text=content, **base)
-            data, why = structured.parse_reply(text, schema, schema_key)
-            if why is None:
-                return ChatResult(ok=True, text=text, data=data, reasoning=reasoning, raw_text=content, **base)
-            problem = why
-            messages = messages + to_inspect_messages(structured.reask_messages(text, why))
-        error = f"BadResponse: no valid reply after {self._reasks + 1} asks (last: {problem})"
-        return ChatResult(ok=False, error=error, raw_text=content, cache_key=key, attempts=self._reasks + 1,
-                          usage=usage, endpoint=self.model)
+            data, why = structured.parse_reply(text, schema, schema_key) if schema is not None else (None, None)
+            read[id(output)] = (text, reasoning, data)
+            return None if why is None else (text, why)
+
+        asked = await ask_until_accepted(send, refusal_of, self._reasks)
+        output, content = asked.reply, asked.reply.completion
+        usage = sum((usage_of(o, self._price) for o in outputs), Usage(calls=1))
+        base: dict[str, Any] = {"cache_key": key, "attempts": asked.asks, "usage": usage, "endpoint": self.model}
+        failure = output_failure(output)
+        if failure is not None:
+            return ChatResult(ok=False, error=failure, raw_text=content or None, **base)
+        if asked.refusal is not None:
+            error = f"BadResponse: no valid reply after {asked.asks} asks (last: {asked.refusal[1]})"
+            return ChatResult(ok=False, error=error, raw_text=content, **base)
+        text, reasoning, data = read[id(output)]
+        return ChatResult(ok=True, text=text, data=data, reasoning=reasoning, raw_text=content, **base)

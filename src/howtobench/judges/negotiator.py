@@ -36,7 +36,7 @@ from howtobench.judges.prompts import (
     weights_schema,
 )
 from howtobench.judges.tree import Node, Tree, default_tree
-from howtobench.llm.structured import reask_messages
+from howtobench.llm.reask import ask_until_accepted
 from howtobench.llm.types import ChatRequest, ChatResult, LLMClient, SamplingParams, Usage
 
 SUM_TOLERANCE = 0.011
@@ -212,24 +212,25 @@ class Negotiator:
             return Negotiation(weights={}, sample_index=sample_index)
         prompts = self.prompts
         messages = list(prompts.weights_messages(item, nodes))
-        keys: list[str] = []
-        usage = Usage()
-        result: ChatResult | None = None
-        broken: list[str] = []
-        for _ in range(self.reasks + 1):
-            result = await self._ask(nodes, messages, prompts.hash, sample_index, sampling)
-            keys.append(result.cache_key)
-            usage = usage + result.usage
+        sent: list[ChatResult] = []
+
+        async def send(extra: list[dict[str, str]]) -> ChatResult:
+            sent.append(await self._ask(nodes, [*messages, *extra], prompts.hash, sample_index, sampling))
+            return sent[-1]
+
+        async def refusal_of(result: ChatResult) -> tuple[str, str] | None:
             if not result.ok or result.data is None:
-                return Negotiation(None, error=f"weights: {result.error}", raw_text=result.raw_text,
-                                   cache_keys=tuple(keys), usage=usage, sample_index=sample_index)
+                return None  # no weights at all: recorded below, not asked again
             broken = [p for node in nodes for p in problems(node, result.data.get(node.id))]
-            if not broken:
-                break
-            messages += reask_messages(result.text or "", "; ".join(broken))
-        assert result is not None and result.data is not None
-        weights, repairs = self._settle(nodes, result.data, bool(broken))
-        return Negotiation(weights, tuple(repairs), raw_text=result.raw_text, cache_keys=tuple(keys),
+            return (result.text or "", "; ".join(broken)) if broken else None
+
+        asked = await ask_until_accepted(send, refusal_of, self.reasks)
+        result, keys, usage = asked.reply, tuple(r.cache_key for r in sent), sum((r.usage for r in sent), Usage())
+        if not result.ok or result.data is None:
+            return Negotiation(None, error=f"weights: {result.error}", raw_text=result.raw_text,
+                               cache_keys=keys, usage=usage, sample_index=sample_index)
+        weights, repairs = self._settle(nodes, result.data, asked.refusal is not None)
+        return Negotiation(weights, tuple(repairs), raw_text=result.raw_text, cache_keys=keys,
                            usage=usage, sample_index=sample_index)
 
     def _settle(self, nodes: tuple[Node, ...], data: dict[str, Any], broken: bool) -> tuple[Weights, list[str]]:
