@@ -74,6 +74,9 @@ async def _results(tasks: Sequence[asyncio.Future[T]]) -> AsyncGenerator[T, None
         try:
             yield await next_done
         except StopAfterSiblings as exc:
+            # its traceback holds every frame it passed (a writing's prompts and request bodies), and the finished
+            # task keeps it: dropped, thousands of stopped writings hold no memory (the stop needs no traceback)
+            exc.__traceback__ = None
             stopped = stopped or exc
     if stopped is not None:
         raise stopped
