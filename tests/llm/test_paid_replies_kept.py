@@ -60,3 +60,18 @@ async def test_no_cache_mode_asks_again(fake_server: FakeServer, tmp_path: Path)
     async with open_client(ep, workspace=tmp_path, retry=FAST_RETRY, cache_mode="off") as client:
         await client.chat(req(response_schema=SCORE_SCHEMA))
     assert [len(b["messages"]) for b in fake_server.requests] == [1, 3, 1, 3]
+
+
+async def test_a_call_whose_chain_ended_asks_again_on_redo(fake_server: FakeServer, tmp_path: Path) -> None:
+    """--redo-failed: a call that failed after its re-asks is asked afresh; its kept replies are not replayed."""
+    ep = EndpointConfig(model="m", base_urls=(fake_server.base_url,), timeout_s=60, reasks=1)
+    fake_server.handler = lambda body: Reply.json(INVALID)
+    async with open_client(ep, workspace=tmp_path, retry=FAST_RETRY) as client:
+        failed = await client.chat(req(response_schema=SCORE_SCHEMA))
+    assert not failed.ok and len(fake_server.requests) == 2
+    fake_server.handler = scored(hang_on_reask=False)
+    async with open_client(ep, workspace=tmp_path, retry=FAST_RETRY) as client:
+        result = await client.chat(req(response_schema=SCORE_SCHEMA))
+    assert result.ok and [len(b["messages"]) for b in fake_server.requests] == [1, 3, 1, 3]
+    db = sqlite3.connect(tmp_path / "calls.sqlite")
+    assert db.execute("SELECT COUNT(*) FROM answers").fetchone()[0] == 0  # forgotten once each chain ended

@@ -57,8 +57,11 @@ class Sender:
 
     def __init__(self, endpoint: EndpointConfig, transport: Transport, *, targets: tuple[str, ...],
                  public: tuple[str, ...], headers: dict[str, str], retry: RetryPolicy, price: Price | None,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, holds_budget: bool = True) -> None:
         self.endpoint, self.targets, self.public = endpoint, targets, public
+        # False under a batch transport (or batch files): it holds --max-cost for what it submits, and a hold per
+        # call would keep the batch queue from forming
+        self._holds_budget = holds_budget
         self._transport, self._headers, self._retry, self._price = transport, headers, retry, price
         self._rng = random.Random(seed)
         self.pool = SlotPool(endpoint.base_urls, endpoint.concurrency, labels=public)
@@ -74,18 +77,16 @@ class Sender:
         Returns an answer: a reply, or a failure that is a fact about this prompt. Raises when the
         endpoint is unusable (see the module docstring). `only`: send to that base URL alone (preflight).
         """
-        retry, attempt, reserved = Retry("transient", ""), 0, 0.0
+        retry, attempt = Retry("transient", ""), 0
         for attempt in range(1, self.endpoint.max_retries + 2):  # noqa: B007 - `attempt` is reported after
             if self._rpm:
                 await self._rpm.wait()
             slot = await self.pool.acquire(only)
-            if attempt == 1 and only is None:
-                reserved = await self._reserve_holding(slot, payload)
+            reserved = await self._reserve_holding(slot, payload) if only is None else 0.0  # every attempt may cost
             try:
                 answer, retry = await self._attempt(slot, payload, attempt)
             finally:
                 release(reserved)  # charged with the real cost when the answer was read (or nothing was spent)
-                reserved = 0.0
             if answer is not None:
                 return answer
             if only is not None and self.pool.circuits[only].open_until:
@@ -158,7 +159,7 @@ class Sender:
         """--max-cost again once a slot is ours, and the call's upper-bound cost held until its answer is charged:
         a call that waited for a slot while others spent is refused before it is sent, and calls wait while those
         in flight may use up the limit (so it is passed by at most one call). Returns what to release."""
-        if active_budget() is None:
+        if active_budget() is None or not self._holds_budget:
             return 0.0
         try:
             return await reserve(body_bound_usd(self._price, payload.body()) if self._price else 0.0)

@@ -204,6 +204,11 @@ class CallStore:
         """Keep one reply under its ask's key (see `_m002_answers`); returns once it is committed."""
         await self._enqueue(_INSERT_ANSWER, (key, _dumps(response), utc_now()))
 
+    async def drop_answers(self, keys: list[str]) -> None:
+        """Forget the replies kept for a call whose chain has ended (its row is logged): a later call with the same
+        key — `--redo-failed`, or `--no-cache`'s fresh ask — must ask again, not replay the invalid replies."""
+        await asyncio.gather(*(self._enqueue("DELETE FROM answers WHERE key = ?", (key,)) for key in keys))
+
     async def _enqueue(self, sql: str, row: _Row) -> None:
         if self._writer is None:
             self._writer = threading.Thread(target=self._write_loop, name="howtobench-call-log", daemon=True)

@@ -97,7 +97,7 @@ class OpenAIClient:
 
     def __init__(self, endpoint: EndpointConfig, store: CallStore, transport: Transport, *,
                  cache_mode: CacheMode, run_id: str, retry: RetryPolicy, price: Price | None,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, batch_rates: bool = False) -> None:
         self.endpoint = endpoint
         self.run_id = run_id
         self._store = store
@@ -107,7 +107,8 @@ class OpenAIClient:
         targets = tuple(api_url(check_base_url(u), "/chat/completions") for u in endpoint.base_urls)
         headers = auth_headers(endpoint) if cache_mode != "replay" else {}  # replay never calls out: no key needed
         self._sender = Sender(endpoint, transport, targets=targets, public=self._public, headers=headers,
-                              retry=retry, price=price, seed=seed)
+                              retry=retry, price=price, seed=seed,
+                              holds_budget=not batch_rates)  # a batch transport holds --max-cost itself
         self._pool = self._sender.pool
         self._inflight: dict[str, asyncio.Future[ChatResult]] = {}
         self._answers_kept = store.has_answers()  # replies kept by an earlier run (read once: ours need no lookup)
@@ -194,8 +195,9 @@ class OpenAIClient:
         started, t0 = utc_now(), time.perf_counter()
         as_is = messages if not adds_schema_instruction(self.endpoint, request) else None
         payload = Payload(lambda: wire_body(self.endpoint, request), as_is)
+        kept: list[str] = []  # the asks whose replies are kept until this call's row is logged
         try:
-            result, asks, interrupted = await self._ask_until_valid(request, payload, key, only)
+            result, asks, interrupted = await self._ask_until_valid(request, payload, key, kept, only)
         except HowtobenchError as exc:
             if not isinstance(exc, StopAfterSiblings):  # --max-cost, or a call for a batch file: no endpoint fact
                 await self._record_stop(request, key, exc, started, payload, time.perf_counter() - t0)
@@ -212,6 +214,8 @@ class OpenAIClient:
             prompt_tokens=result.usage.prompt_tokens, completion_tokens=result.usage.completion_tokens,
             cached_tokens=result.usage.cached_tokens, cost_usd=result.usage.cost_usd, latency_s=result.latency_s,
         ))
+        if kept:  # the chain has ended: a later call with this key (--redo-failed) asks afresh
+            await self._store.drop_answers(kept)
         if interrupted:
             raise asyncio.CancelledError
         return result
@@ -242,13 +246,14 @@ class OpenAIClient:
                                       status=_status(stored), started_at=now, finished_at=now, from_cache=True))
         return stored.model_copy(update={"from_cache": True, "cache_key": key, "usage": usage, "latency_s": 0.0})
 
-    async def _ask_until_valid(self, request: ChatRequest, payload: Payload, key: str,
+    async def _ask_until_valid(self, request: ChatRequest, payload: Payload, key: str, kept: list[str],
                                only: int | None = None) -> tuple[ChatResult, int, bool]:
         """Ask; if the reply must match a schema and does not, re-ask with the reason, up to `reasks` times.
 
-        A reply that fails validation is kept at once (`_keep_answer`), before its re-ask: a run killed during the
-        chain finds it again and does not pay for it twice. Returns the result, the number of asks, and whether the
-        task was cancelled once the last reply was in (`_fresh` logs the call, then stops)."""
+        A reply that fails validation is kept at once (`_keep_answer`, its ask's key added to `kept`), before its
+        re-ask: a run killed during the chain finds it again and does not pay for it twice. Returns the result, the
+        number of asks, and whether the task was cancelled once the last reply was in (`_fresh` logs the call, then
+        stops)."""
         spent = _Spent()
         schema = request.response_schema
         schema_key = canonical_json(schema) if schema is not None else ""
@@ -270,6 +275,7 @@ class OpenAIClient:
             reply.data, why = structured.parse_reply(reply.text, schema, schema_key)
             if why is None:
                 return None
+            kept.append(reply.key)
             await self._keep_answer(reply.key, reply.answer)
             if reply.answer.interrupted:
                 raise asyncio.CancelledError
@@ -356,7 +362,7 @@ async def open_client(
     try:
         client = OpenAIClient(
             endpoint, store, net, cache_mode=cache_mode, run_id=run_id or new_run_id(), retry=retry or RetryPolicy(),
-            price=_price(endpoint.model, prices, batch_rates), seed=seed,
+            price=_price(endpoint.model, prices, batch_rates), seed=seed, batch_rates=batch_rates,
         )
         yield client
     finally:
