@@ -20,7 +20,7 @@ def _run(server: FakeServer, bench_root: Path, tmp_path: Path, *flags: str) -> s
                "--workspace", str(tmp_path / "ws"), "--data", str(bench_root),
                "--base-url", server.base_url, "--model", "fake-writer",
                "--judge-base-url", server.base_url, "--judge-model", "fake-judge",
-               "--limit", "1", "--release-model", "deepseek-r1", "--bootstrap", "50", *flags]
+               "--limit", "1", "--models", "deepseek-r1", "--bootstrap", "50", *flags]
     env = {k: v for k, v in os.environ.items() if k != "HTB_UNSET_KEY"}
     return subprocess.run(command, env={**env, "COLUMNS": "200"}, capture_output=True, text=True, timeout=300)
 
