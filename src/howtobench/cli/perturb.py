@@ -9,24 +9,15 @@ import typer
 from rich.console import Console
 
 from howtobench.cli.options import (
-    ApiKeyEnvOpt,
-    BaseUrlOpt,
-    ConcurrencyOpt,
-    ConfigOpt,
     DataOpt,
     DryRunOpt,
-    ModelOpt,
-    NoCacheOpt,
     NoProgressOpt,
     PricesOpt,
-    ReplayOpt,
-    RpmOpt,
-    TimeoutOpt,
-    WorkspaceOpt,
     model_flags,
     preflight_plan,
     run_preflight,
 )
+from howtobench.cli.params import CALL_FILES, WRITER_ENDPOINT, flags
 from howtobench.config import resolve_data_dir
 from howtobench.errors import DataError
 from howtobench.event_loop import run as run_async
@@ -67,22 +58,13 @@ OutOpt = Annotated[
 ]
 
 
+@flags(WRITER_ENDPOINT, CALL_FILES, after="data")
 def perturb(
     source: InputArg,
     kind: KindOpt,
     output: OutOpt,
     seed: SeedOpt = 0,
     data: DataOpt = None,
-    base_url: BaseUrlOpt = None,
-    model: ModelOpt = None,
-    api_key_env: ApiKeyEnvOpt = None,
-    concurrency: ConcurrencyOpt = None,
-    rpm: RpmOpt = None,
-    timeout: TimeoutOpt = None,
-    config: ConfigOpt = None,
-    workspace: WorkspaceOpt = None,
-    no_cache: NoCacheOpt = False,
-    replay: ReplayOpt = False,
     dry_run: DryRunOpt = False,
     prices: PricesOpt = None,
     yes: YesOpt = False,

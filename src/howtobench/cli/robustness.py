@@ -11,33 +11,18 @@ import typer
 
 from howtobench.cli.help_groups import GroupedCommand
 from howtobench.cli.options import (
-    ApiKeyEnvOpt,
-    BaseUrlOpt,
-    ConcurrencyOpt,
-    ConfigOpt,
     DataOpt,
     DryRunOpt,
     EmptyOpt,
     FormatOpt,
-    JudgeApiKeyEnvOpt,
-    JudgeBaseUrlOpt,
-    JudgeConcurrencyOpt,
-    JudgeModelOpt,
-    JudgeRpmOpt,
-    JudgeTimeoutOpt,
     MaxFailedRateOpt,
-    ModelOpt,
-    NoCacheOpt,
     NoProgressOpt,
     PricesOpt,
-    ReplayOpt,
-    RpmOpt,
     TaskOpt,
-    TimeoutOpt,
-    WorkspaceOpt,
     model_flags,
     preflight_plan,
 )
+from howtobench.cli.params import CALL_FILES, JUDGE_ENDPOINT, WRITER_ENDPOINT, flags
 from howtobench.config import resolve_data_dir
 from howtobench.event_loop import run as run_async
 from howtobench.llm.budget import spending_limit
@@ -84,6 +69,7 @@ def parse_kinds(value: str) -> tuple[str, ...]:
     return tuple(k.strip() for k in value.split(",") if k.strip())
 
 
+@flags(JUDGE_ENDPOINT, WRITER_ENDPOINT, CALL_FILES, after="data")
 def robustness(
     run_dir: RunDirOpt,
     methods: MethodsOpt = "bleu,rouge,tow",
@@ -95,22 +81,6 @@ def robustness(
     bootstrap: BootOpt = 1000,
     empty: EmptyOpt = "exclude",
     data: DataOpt = None,
-    judge_base_url: JudgeBaseUrlOpt = None,
-    judge_model: JudgeModelOpt = None,
-    judge_api_key_env: JudgeApiKeyEnvOpt = None,
-    judge_concurrency: JudgeConcurrencyOpt = None,
-    judge_rpm: JudgeRpmOpt = None,
-    judge_timeout: JudgeTimeoutOpt = None,
-    base_url: BaseUrlOpt = None,
-    model: ModelOpt = None,
-    api_key_env: ApiKeyEnvOpt = None,
-    concurrency: ConcurrencyOpt = None,
-    rpm: RpmOpt = None,
-    timeout: TimeoutOpt = None,
-    config: ConfigOpt = None,
-    workspace: WorkspaceOpt = None,
-    no_cache: NoCacheOpt = False,
-    replay: ReplayOpt = False,
     fmt: FormatOpt = "table",
     max_failed_rate: MaxFailedRateOpt = None,
     dry_run: DryRunOpt = False,

@@ -1,0 +1,94 @@
+"""Groups of flags that many commands declare alike, added to a command's signature by one decorator line.
+
+Every model-calling command takes the same six endpoint flags for the model under test, the same six for the
+judge and the same four about files and the call cache (--config, --workspace, --no-cache, --replay). Their
+bodies never read them as parameters: `options.model_flags()` reads the whole flag set of the running command
+(handed over by `options.add_endpoint_settings`). So each group is written once here, and `flags(...)` inserts
+it into the signature typer reads, at the place the command names (its --help keeps the order it always had),
+and drops the group's values before calling the command.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from howtobench.cli.options import (
+    ApiKeyEnvOpt,
+    BaseUrlOpt,
+    ConcurrencyOpt,
+    ConfigOpt,
+    JudgeApiKeyEnvOpt,
+    JudgeBaseUrlOpt,
+    JudgeConcurrencyOpt,
+    JudgeModelOpt,
+    JudgeRpmOpt,
+    JudgeTimeoutOpt,
+    ModelOpt,
+    NoCacheOpt,
+    ReplayOpt,
+    RpmOpt,
+    TimeoutOpt,
+    WorkspaceOpt,
+)
+
+Group = tuple[tuple[str, Any, Any], ...]
+"""(parameter name, annotation, default) of each flag of a group, in --help order."""
+
+WRITER_ENDPOINT: Group = (
+    ("base_url", BaseUrlOpt, None),
+    ("model", ModelOpt, None),
+    ("api_key_env", ApiKeyEnvOpt, None),
+    ("concurrency", ConcurrencyOpt, None),
+    ("rpm", RpmOpt, None),
+    ("timeout", TimeoutOpt, None),
+)
+JUDGE_ENDPOINT: Group = (
+    ("judge_base_url", JudgeBaseUrlOpt, None),
+    ("judge_model", JudgeModelOpt, None),
+    ("judge_api_key_env", JudgeApiKeyEnvOpt, None),
+    ("judge_concurrency", JudgeConcurrencyOpt, None),
+    ("judge_rpm", JudgeRpmOpt, None),
+    ("judge_timeout", JudgeTimeoutOpt, None),
+)
+CALL_FILES: Group = (
+    ("config", ConfigOpt, None),
+    ("workspace", WorkspaceOpt, None),
+    ("no_cache", NoCacheOpt, False),
+    ("replay", ReplayOpt, False),
+)
+
+
+def flags(*groups: Group, after: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Add `groups` to the command's signature right after its parameter `after`.
+
+    Decorators stack: an outer one may name a parameter an inner one added. The command must not declare a
+    group's parameter itself (that would be two flags of one name)."""
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        signature = inspect.signature(command, eval_str=True)
+        params = list(signature.parameters.values())
+        names = [p.name for p in params]
+        added = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+                 for group in groups for name, annotation, default in group]
+        clash = {p.name for p in added} & set(names)
+        if clash:
+            raise TypeError(f"{command.__name__} declares {sorted(clash)} itself and through flags()")
+        if after not in names:
+            raise TypeError(f"{command.__name__} has no parameter {after!r} to put the flags after")
+        at = names.index(after) + 1
+        dropped = {p.name for p in added}
+
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return command(*args, **{k: v for k, v in kwargs.items() if k not in dropped})
+
+        # typer passes every flag by name, so all may be keyword-only (which lets a flag with a default stand
+        # before an argument without one, as in the command's own list)
+        every = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in [*params[:at], *added, *params[at:]]]
+        wrapper.__signature__ = signature.replace(parameters=every)  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate
