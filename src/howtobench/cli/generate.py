@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from howtobench.cli.help_groups import GroupedCommand
+from howtobench.cli.params import CALL_FILES, WRITER_ENDPOINT, flags
 from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.data.loader import load_items, select_items
 from howtobench.data.models import Item
@@ -23,32 +24,22 @@ from howtobench.steps.settings import Execution
 
 from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, YesOpt, estimate_first
 from .options import (
-    ApiKeyEnvOpt,
-    BaseUrlOpt,
     BatchExportOpt,
     BatchImportOpt,
     BatchOpt,
     BatchPollOpt,
-    ConcurrencyOpt,
-    ConfigOpt,
     DataOpt,
     DryRunOpt,
     GenreOpt,
     IdsOpt,
     LimitOpt,
     MaxFailedRateOpt,
-    ModelOpt,
-    NoCacheOpt,
     NoProgressOpt,
     PricesOpt,
-    ReplayOpt,
-    RpmOpt,
     ShardOpt,
     SubsetOpt,
     SystemPromptOpt,
     TaskOpt,
-    TimeoutOpt,
-    WorkspaceOpt,
     WriterMaxTokensOpt,
     WriterTemperatureOpt,
     batch_files,
@@ -98,6 +89,7 @@ def _plan(endpoint: EndpointConfig | None, items: list[Item], out: Path | None, 
     return plan_generate(items, generate_out_path(out, settings, model), settings, model, prices, workspace)[0]
 
 
+@flags(WRITER_ENDPOINT, CALL_FILES, after="name")
 def generate(
     out: OutOpt = None,
     data: DataOpt = None,
@@ -114,16 +106,6 @@ def generate(
     prompt_style: StyleOpt = "release",
     prompt_language: LanguageOpt = None,
     name: NameOpt = None,
-    base_url: BaseUrlOpt = None,
-    model: ModelOpt = None,
-    api_key_env: ApiKeyEnvOpt = None,
-    concurrency: ConcurrencyOpt = None,
-    rpm: RpmOpt = None,
-    timeout: TimeoutOpt = None,
-    config: ConfigOpt = None,
-    workspace: WorkspaceOpt = None,
-    no_cache: NoCacheOpt = False,
-    replay: ReplayOpt = False,
     no_progress: NoProgressOpt = False,
     max_failed_rate: MaxFailedRateOpt = None,
     dry_run: DryRunOpt = False,

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from howtobench.cli.help_groups import GroupedCommand
 from howtobench.cli.length_options import LengthControlOpt
+from howtobench.cli.params import CALL_FILES, JUDGE_ENDPOINT, WRITER_ENDPOINT, flags
 from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.dry_run import plan_run
 from howtobench.errors import ConfigError
@@ -26,45 +27,29 @@ from howtobench.run import RunSettings, run_benchmark
 from .judge_panel import PanelOpt, panel_spec
 from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, YesOpt, estimate_first
 from .options import (
-    ApiKeyEnvOpt,
-    BaseUrlOpt,
     BatchExportOpt,
     BatchImportOpt,
     BatchOpt,
     BatchPollOpt,
-    ConcurrencyOpt,
-    ConfigOpt,
     DataOpt,
     DryRunOpt,
     EmptyOpt,
     GenreOpt,
     IdsOpt,
-    JudgeApiKeyEnvOpt,
-    JudgeBaseUrlOpt,
-    JudgeConcurrencyOpt,
     JudgeMaxTokensOpt,
-    JudgeModelOpt,
-    JudgeRpmOpt,
-    JudgeTimeoutOpt,
     LimitOpt,
     LocalJudgeOpt,
     MaxFailedRateOpt,
-    ModelOpt,
     ModelsOpt,
-    NoCacheOpt,
     NoProgressOpt,
     ParallelOpt,
     PricesOpt,
     PromptLanguageOpt,
     ReferenceFromOpt,
-    ReplayOpt,
-    RpmOpt,
     StrictOpt,
     SubsetOpt,
     SystemPromptOpt,
     TaskOpt,
-    TimeoutOpt,
-    WorkspaceOpt,
     WriterMaxTokensOpt,
     WriterTemperatureOpt,
     batch_files,
@@ -195,6 +180,8 @@ def _in_flight(settings: RunSettings) -> dict[str, int]:
             "judge (shipped models, --release)": judge, **panel}
 
 
+@flags(WRITER_ENDPOINT, JUDGE_ENDPOINT, after="panel")
+@flags(CALL_FILES, after="parallel")
 def run(
     name: NameOpt = None,
     run_dir: RunDirOpt = None,
@@ -220,26 +207,10 @@ def run(
     empty: EmptyOpt = "exclude",
     length_control: LengthControlOpt = False,
     panel: PanelOpt = None,
-    base_url: BaseUrlOpt = None,
-    model: ModelOpt = None,
-    api_key_env: ApiKeyEnvOpt = None,
-    concurrency: ConcurrencyOpt = None,
-    rpm: RpmOpt = None,
-    timeout: TimeoutOpt = None,
-    judge_base_url: JudgeBaseUrlOpt = None,
-    judge_model: JudgeModelOpt = None,
-    judge_api_key_env: JudgeApiKeyEnvOpt = None,
-    judge_concurrency: JudgeConcurrencyOpt = None,
-    judge_rpm: JudgeRpmOpt = None,
-    judge_timeout: JudgeTimeoutOpt = None,
     judge_max_tokens: JudgeMaxTokensOpt = None,
     prompt_language: PromptLanguageOpt = None,
     reference_from: ReferenceFromOpt = None,
     parallel: ParallelOpt = None,
-    config: ConfigOpt = None,
-    workspace: WorkspaceOpt = None,
-    no_cache: NoCacheOpt = False,
-    replay: ReplayOpt = False,
     strict: StrictOpt = False,
     no_progress: NoProgressOpt = False,
     max_failed_rate: MaxFailedRateOpt = None,
