@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from howtobench.cli.help_groups import GroupedCommand
+from howtobench.cli.params import CALL_FILES, JUDGE_ENDPOINT, flags
 from howtobench.config import resolve_data_dir
 from howtobench.dry_run import plan_judges
 from howtobench.event_loop import run as run_async
@@ -28,34 +29,24 @@ from .options import (
     BatchImportOpt,
     BatchOpt,
     BatchPollOpt,
-    ConfigOpt,
     DataOpt,
     DryRunOpt,
     GenreOpt,
     IdsOpt,
-    JudgeApiKeyEnvOpt,
-    JudgeBaseUrlOpt,
-    JudgeConcurrencyOpt,
     JudgeMaxTokensOpt,
-    JudgeModelOpt,
-    JudgeRpmOpt,
-    JudgeTimeoutOpt,
     LimitOpt,
     LocalJudgeOpt,
     MaxFailedRateOpt,
     ModelsOpt,
-    NoCacheOpt,
     NoProgressOpt,
     ParallelOpt,
     PricesOpt,
     PromptLanguageOpt,
     ReferenceFromOpt,
-    ReplayOpt,
     ShardOpt,
     StrictOpt,
     SubsetOpt,
     TaskOpt,
-    WorkspaceOpt,
     batch_files,
     batch_rounds,
     batch_settings,
@@ -116,6 +107,8 @@ def _summary(judgments: list[Judgment], out: Path) -> None:
                   highlight=False)
 
 
+@flags(JUDGE_ENDPOINT, after="prompt_language")
+@flags(CALL_FILES, after="parallel")
 def judge(
     out: OutOpt = None,
     method: MethodOpt = "tow",
@@ -135,18 +128,8 @@ def judge(
     from_: FromOpt = None,
     judge_max_tokens: JudgeMaxTokensOpt = None,
     prompt_language: PromptLanguageOpt = None,
-    judge_base_url: JudgeBaseUrlOpt = None,
-    judge_model: JudgeModelOpt = None,
-    judge_api_key_env: JudgeApiKeyEnvOpt = None,
-    judge_concurrency: JudgeConcurrencyOpt = None,
-    judge_rpm: JudgeRpmOpt = None,
-    judge_timeout: JudgeTimeoutOpt = None,
     local_judge: LocalJudgeOpt = False,
     parallel: ParallelOpt = None,
-    config: ConfigOpt = None,
-    workspace: WorkspaceOpt = None,
-    no_cache: NoCacheOpt = False,
-    replay: ReplayOpt = False,
     redo_failed: RedoFailedOpt = False,
     reference_from: ReferenceFromOpt = None,
     strict: StrictOpt = False,

@@ -19,21 +19,12 @@ from howtobench.serve.setup import ServeSettings
 from .judge import MethodOpt, NoReferenceOpt, RenormalizeOpt, TreeOpt
 from .judge_panel import PanelOpt, panel_spec
 from .options import (
-    ConfigOpt,
     DataOpt,
-    JudgeApiKeyEnvOpt,
-    JudgeBaseUrlOpt,
-    JudgeConcurrencyOpt,
     JudgeMaxTokensOpt,
-    JudgeModelOpt,
-    JudgeRpmOpt,
-    JudgeTimeoutOpt,
-    NoCacheOpt,
     PromptLanguageOpt,
-    ReplayOpt,
-    WorkspaceOpt,
     model_flags,
 )
+from .params import CALL_FILES, JUDGE_ENDPOINT, flags
 
 console = Console(stderr=True)
 
@@ -70,6 +61,7 @@ DeadlineOpt = Annotated[float, typer.Option(
     "default stays under OpenRLHF's 180 s client timeout.")]
 
 
+@flags(JUDGE_ENDPOINT, CALL_FILES, after="judge_max_tokens")
 def serve(
     host: HostOpt = DEFAULT_HOST,
     port: PortOpt = DEFAULT_PORT,
@@ -83,16 +75,6 @@ def serve(
     deadline: DeadlineOpt = DEFAULT_DEADLINE_S,
     data: DataOpt = None,
     judge_max_tokens: JudgeMaxTokensOpt = None,
-    judge_base_url: JudgeBaseUrlOpt = None,
-    judge_model: JudgeModelOpt = None,
-    judge_api_key_env: JudgeApiKeyEnvOpt = None,
-    judge_concurrency: JudgeConcurrencyOpt = None,
-    judge_rpm: JudgeRpmOpt = None,
-    judge_timeout: JudgeTimeoutOpt = None,
-    config: ConfigOpt = None,
-    workspace: WorkspaceOpt = None,
-    no_cache: NoCacheOpt = False,
-    replay: ReplayOpt = False,
     panel: PanelOpt = None,
 ) -> None:
     """Serve rewards over HTTP: POST /get_reward (OpenRLHF's remote reward contract), POST /v1/score (every node,
