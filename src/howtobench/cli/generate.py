@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 
 from howtobench.cli.help_groups import GroupedCommand
-from howtobench.cli.params import CALL_FILES, WRITER_ENDPOINT, flags
+from howtobench.cli.params import ASK, CALL_FILES, MONEY_FLAGS, WRITER_ENDPOINT, bundled, flags
 from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.data.loader import load_items, select_items
 from howtobench.data.models import Item
@@ -22,7 +22,7 @@ from howtobench.llm.types import SamplingParams
 from howtobench.steps.generate import GenerateJob, generate_job, generate_out_path
 from howtobench.steps.settings import Execution
 
-from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, YesOpt, estimate_first
+from .money import Money, estimate_first
 from .options import (
     BatchExportOpt,
     BatchImportOpt,
@@ -90,6 +90,7 @@ def _plan(endpoint: EndpointConfig | None, items: list[Item], out: Path | None, 
 
 
 @flags(WRITER_ENDPOINT, CALL_FILES, after="name")
+@bundled("money", Money, MONEY_FLAGS)
 def generate(
     out: OutOpt = None,
     data: DataOpt = None,
@@ -115,9 +116,7 @@ def generate(
     batch_export: BatchExportOpt = None,
     batch_import: BatchImportOpt = None,
     shard: ShardOpt = None,
-    yes: YesOpt = False,
-    max_cost: MaxCostOpt = None,
-    confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
+    money: Money = ASK,
 ) -> None:
     """Have the model under test write the benchmark: W = LLM(instruction, grounding).
 
@@ -147,7 +146,7 @@ def generate(
     planned = items if part is None else part.pick(items, lambda item: item.id)
     if not estimate_first("generate", lambda: [_plan(flags.writer, planned, out, settings, prices,
                                                          flags.workspace)],
-                          {"writer": flags.writer.capacity if flags.writer else 1}, Money(yes, max_cost, confirm_above),
+                          {"writer": flags.writer.capacity if flags.writer else 1}, money,
                           dry_run=dry_run,
                           pays=flags.writer is not None and flags.cache_mode != "replay" and files is None,
                           preflight=preflight_plan(flags, batch=batch or bool(files), writer=flags.writer),
@@ -159,7 +158,7 @@ def generate(
                           report=lambda line: console.print(line, highlight=False, soft_wrap=True), files=files)
     job = GenerateJob(flags.writer, items, generate_out_path(out, settings, model_name(flags.writer)), settings,
                       execution, part)
-    with spending_limit(max_cost), batch_rounds(console):
+    with spending_limit(money.max_cost), batch_rounds(console):
         summary = run_async(generate_job(job))
     console.print(
         f"{summary.model}: {summary.written} written ({summary.empty} empty, {summary.truncated} truncated), "

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 from howtobench.cli.help_groups import GroupedCommand
-from howtobench.cli.params import CALL_FILES, JUDGE_ENDPOINT, flags
+from howtobench.cli.params import ASK, CALL_FILES, JUDGE_ENDPOINT, MONEY_FLAGS, bundled, flags
 from howtobench.config import resolve_data_dir
 from howtobench.dry_run import plan_judges
 from howtobench.event_loop import run as run_async
@@ -23,7 +23,7 @@ from howtobench.report.leaderboard import build_leaderboard
 from howtobench.steps.judge import JudgeJob, judge_job
 
 from .judge_panel import PanelOpt, panel_spec
-from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, YesOpt, estimate_first
+from .money import Money, estimate_first
 from .options import (
     BatchExportOpt,
     BatchImportOpt,
@@ -109,6 +109,7 @@ def _summary(judgments: list[Judgment], out: Path) -> None:
 
 @flags(JUDGE_ENDPOINT, after="prompt_language")
 @flags(CALL_FILES, after="parallel")
+@bundled("money", Money, MONEY_FLAGS)
 def judge(
     out: OutOpt = None,
     method: MethodOpt = "tow",
@@ -142,9 +143,7 @@ def judge(
     batch_export: BatchExportOpt = None,
     batch_import: BatchImportOpt = None,
     shard: ShardOpt = None,
-    yes: YesOpt = False,
-    max_cost: MaxCostOpt = None,
-    confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
+    money: Money = ASK,
     panel: PanelOpt = None,
 ) -> None:
     """Judge writings and append one judgment per (method, item, model) to --out.
@@ -195,10 +194,10 @@ def judge(
     checked = preflight_plan(flags, batch=batch or bool(files), **job.judge_endpoints) if calls_a_model(method) else {}
     if not estimate_first("judge", lambda: run_async(plan_judges(job, prices)),
                           {lane: ep.capacity if ep else 1 for lane, ep in job.judge_endpoints.items()},
-                          Money(yes, max_cost, confirm_above), dry_run=dry_run, pays=pays, preflight=checked,
+                          money, dry_run=dry_run, pays=pays, preflight=checked,
                           prices=prices, batch=batch):
         return
-    with spending_limit(max_cost), batch_rounds(console):
+    with spending_limit(money.max_cost), batch_rounds(console):
         judgments = run_async(judge_job(job))
     _summary(judgments, out)
     closing = closing_lines(judgments, seed, not no_progress)

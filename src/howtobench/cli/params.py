@@ -5,7 +5,9 @@ judge and the same four about files and the call cache (--config, --workspace, -
 bodies never read them as parameters: `options.model_flags()` reads the whole flag set of the running command
 (handed over by `options.add_endpoint_settings`). So each group is written once here, and `flags(...)` inserts
 it into the signature typer reads, at the place the command names (its --help keeps the order it always had),
-and drops the group's values before calling the command.
+and drops the group's values before calling the command. Flags the body does read (--yes, --max-cost,
+--confirm-above) come as one object instead: `bundled(...)` puts the group where the command declares that
+object, and hands the command the object built from the flags' values.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from howtobench.cli.money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, YesOpt
 from howtobench.cli.options import (
     ApiKeyEnvOpt,
     BaseUrlOpt,
@@ -60,6 +63,15 @@ CALL_FILES: Group = (
     ("replay", ReplayOpt, False),
 )
 
+MONEY_FLAGS: Group = (
+    ("yes", YesOpt, False),
+    ("max_cost", MaxCostOpt, None),
+    ("confirm_above", ConfirmAboveOpt, DEFAULT_CONFIRM_ABOVE),
+)
+"""--yes, --max-cost and --confirm-above, handed to the command as one `money.Money`."""
+ASK = Money()
+"""The default of a command's `money: Money` parameter (what the three flags' defaults make)."""
+
 
 def flags(*groups: Group, after: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Add `groups` to the command's signature right after its parameter `after`.
@@ -88,6 +100,32 @@ def flags(*groups: Group, after: str) -> Callable[[Callable[..., Any]], Callable
         # typer passes every flag by name, so all may be keyword-only (which lets a flag with a default stand
         # before an argument without one, as in the command's own list)
         every = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in [*params[:at], *added, *params[at:]]]
+        wrapper.__signature__ = signature.replace(parameters=every)  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate
+
+
+def bundled(name: str, kind: Callable[..., Any], group: Group) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Replace the command's parameter `name` by the flags of `group`, at its place, and call the command with
+    `name=kind(**the flags' values)` (the group's names are `kind`'s fields)."""
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        signature = inspect.signature(command, eval_str=True)
+        params = list(signature.parameters.values())
+        names = [p.name for p in params]
+        if name not in names:
+            raise TypeError(f"{command.__name__} has no parameter {name!r} to put the flags in")
+        at = names.index(name)
+        added = [inspect.Parameter(flag, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+                 for flag, annotation, default in group]
+
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            values = {flag: kwargs.pop(flag) for flag, _, _ in group if flag in kwargs}
+            return command(*args, **kwargs, **{name: kind(**values)})
+
+        every = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in [*params[:at], *added, *params[at + 1:]]]
         wrapper.__signature__ = signature.replace(parameters=every)  # type: ignore[attr-defined]
         return wrapper
 

@@ -17,7 +17,7 @@ from howtobench.cli.options import (
     preflight_plan,
     run_preflight,
 )
-from howtobench.cli.params import CALL_FILES, WRITER_ENDPOINT, flags
+from howtobench.cli.params import ASK, CALL_FILES, MONEY_FLAGS, WRITER_ENDPOINT, bundled, flags
 from howtobench.config import resolve_data_dir
 from howtobench.errors import DataError
 from howtobench.event_loop import run as run_async
@@ -28,7 +28,7 @@ from howtobench.robustness.perturb_file import perturb_file
 from howtobench.robustness.plan import plan_perturb
 from howtobench.robustness.transfer import TRANSFER_KINDS
 
-from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, YesOpt, estimate_first
+from .money import Money, estimate_first
 from .status import EXIT_STATUSES, finish
 
 KIND_HELP = (
@@ -59,6 +59,7 @@ OutOpt = Annotated[
 
 
 @flags(WRITER_ENDPOINT, CALL_FILES, after="data")
+@bundled("money", Money, MONEY_FLAGS)
 def perturb(
     source: InputArg,
     kind: KindOpt,
@@ -67,9 +68,7 @@ def perturb(
     data: DataOpt = None,
     dry_run: DryRunOpt = False,
     prices: PricesOpt = None,
-    yes: YesOpt = False,
-    max_cost: MaxCostOpt = None,
-    confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
+    money: Money = ASK,
     no_progress: NoProgressOpt = False,
 ) -> None:
     """Perturb every writing of INPUT with one kind and write them in the release layout.
@@ -100,12 +99,12 @@ def perturb(
     pays = kind in TRANSFER_KINDS and flags.writer is not None and flags.cache_mode != "replay"
     in_flight = {"writer": flags.writer.capacity if flags.writer else 1}
     checked = preflight_plan(flags, writer=flags.writer) if kind in TRANSFER_KINDS else {}
-    if not estimate_first("perturb", plan, in_flight, Money(yes, max_cost, confirm_above), dry_run=dry_run,
+    if not estimate_first("perturb", plan, in_flight, money, dry_run=dry_run,
                           pays=pays, preflight=checked, prices=prices):
         return
     if kind in TRANSFER_KINDS:
         run_preflight(flags, writer=flags.writer)
-    with spending_limit(max_cost):
+    with spending_limit(money.max_cost):
         summary = run_async(
             perturb_file(source, kind, seed, output, data_root=data_root, endpoint=flags.writer,
                          workspace=flags.workspace, cache_mode=flags.cache_mode, progress=not no_progress,

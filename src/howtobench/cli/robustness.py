@@ -22,7 +22,7 @@ from howtobench.cli.options import (
     model_flags,
     preflight_plan,
 )
-from howtobench.cli.params import CALL_FILES, JUDGE_ENDPOINT, WRITER_ENDPOINT, flags
+from howtobench.cli.params import ASK, CALL_FILES, JUDGE_ENDPOINT, MONEY_FLAGS, WRITER_ENDPOINT, bundled, flags
 from howtobench.config import resolve_data_dir
 from howtobench.event_loop import run as run_async
 from howtobench.llm.budget import spending_limit
@@ -33,7 +33,7 @@ from howtobench.robustness.plan import plan_robustness
 from howtobench.robustness.suite import SuiteConfig, failures_left, needs, run_suite
 from howtobench.robustness.table import as_table
 
-from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, YesOpt, estimate_first
+from .money import Money, estimate_first
 from .status import EXIT_STATUSES, finish
 
 MethodsOpt = Annotated[
@@ -70,6 +70,7 @@ def parse_kinds(value: str) -> tuple[str, ...]:
 
 
 @flags(JUDGE_ENDPOINT, WRITER_ENDPOINT, CALL_FILES, after="data")
+@bundled("money", Money, MONEY_FLAGS)
 def robustness(
     run_dir: RunDirOpt,
     methods: MethodsOpt = "bleu,rouge,tow",
@@ -85,9 +86,7 @@ def robustness(
     max_failed_rate: MaxFailedRateOpt = None,
     dry_run: DryRunOpt = False,
     prices: PricesOpt = None,
-    yes: YesOpt = False,
-    max_cost: MaxCostOpt = None,
-    confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
+    money: Money = ASK,
     no_progress: NoProgressOpt = False,
 ) -> None:
     """Sample writings (per model, seeded), perturb them, judge originals and perturbed sets, print Table 7.
@@ -123,10 +122,10 @@ def robustness(
                                            writer_endpoint=flags.writer, prices=prices))
 
     checked = preflight_plan(flags, writer=writer if need_writer else None, judge=flags.judge if need_judge else None)
-    if not estimate_first("robustness", plan, in_flight, Money(yes, max_cost, confirm_above), dry_run=dry_run,
+    if not estimate_first("robustness", plan, in_flight, money, dry_run=dry_run,
                           pays=pays, preflight=checked, prices=prices):
         return
-    with spending_limit(max_cost):
+    with spending_limit(money.max_cost):
         table = run_async(
             run_suite(
                 suite, data_root=data_root, run_dir=run_dir, workspace=flags.workspace,

@@ -10,7 +10,7 @@ from rich.console import Console
 
 from howtobench.cli.help_groups import GroupedCommand
 from howtobench.cli.length_options import LengthControlOpt
-from howtobench.cli.params import CALL_FILES, JUDGE_ENDPOINT, WRITER_ENDPOINT, flags
+from howtobench.cli.params import ASK, CALL_FILES, JUDGE_ENDPOINT, MONEY_FLAGS, WRITER_ENDPOINT, bundled, flags
 from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.dry_run import plan_run
 from howtobench.errors import ConfigError
@@ -25,7 +25,7 @@ from howtobench.report.render import to_rich
 from howtobench.run import RunSettings, run_benchmark
 
 from .judge_panel import PanelOpt, panel_spec
-from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, YesOpt, estimate_first
+from .money import Money, estimate_first
 from .options import (
     BatchExportOpt,
     BatchImportOpt,
@@ -182,6 +182,7 @@ def _in_flight(settings: RunSettings) -> dict[str, int]:
 
 @flags(WRITER_ENDPOINT, JUDGE_ENDPOINT, after="panel")
 @flags(CALL_FILES, after="parallel")
+@bundled("money", Money, MONEY_FLAGS)
 def run(
     name: NameOpt = None,
     run_dir: RunDirOpt = None,
@@ -220,9 +221,7 @@ def run(
     batch_poll: BatchPollOpt = 30.0,
     batch_export: BatchExportOpt = None,
     batch_import: BatchImportOpt = None,
-    yes: YesOpt = False,
-    max_cost: MaxCostOpt = None,
-    confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE,
+    money: Money = ASK,
 ) -> None:
     """Write the benchmark with your model, judge it (ToW by default), tabulate it next to the paper's Table 4.
 
@@ -294,10 +293,10 @@ def run(
     checked = preflight_plan(flags, batch=batch or bool(files), writer=settings.writer if settings.generate else None,
                              **(settings.judge_endpoints if calls_a_model(settings.method) else {}))
     if not estimate_first("run", lambda: run_async(plan_run(settings, prices)), _in_flight(settings),
-                          Money(yes, max_cost, confirm_above), dry_run=dry_run, pays=_pays(settings),
+                          money, dry_run=dry_run, pays=_pays(settings),
                           preflight=checked, prices=prices, batch=batch):
         return
-    with spending_limit(max_cost), batch_rounds(Console(stderr=True)):
+    with spending_limit(money.max_cost), batch_rounds(Console(stderr=True)):
         result = run_async(run_benchmark(settings))
     console = Console()
     console.print(to_rich(result.leaderboard, headline=False))
