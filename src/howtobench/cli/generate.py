@@ -9,7 +9,17 @@ import typer
 from rich.console import Console
 
 from howtobench.cli.help_groups import GroupedCommand
-from howtobench.cli.params import ASK, CALL_FILES, MONEY_FLAGS, WRITER_ENDPOINT, bundled, flags
+from howtobench.cli.params import (
+    ASK,
+    BATCH_FLAGS,
+    CALL_FILES,
+    LIVE,
+    MONEY_FLAGS,
+    WRITER_ENDPOINT,
+    Batching,
+    bundled,
+    flags,
+)
 from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.data.loader import load_items, select_items
 from howtobench.data.models import Item
@@ -24,10 +34,6 @@ from howtobench.steps.settings import Execution
 
 from .money import Money, estimate_first
 from .options import (
-    BatchExportOpt,
-    BatchImportOpt,
-    BatchOpt,
-    BatchPollOpt,
     DataOpt,
     DryRunOpt,
     GenreOpt,
@@ -42,9 +48,7 @@ from .options import (
     TaskOpt,
     WriterMaxTokensOpt,
     WriterTemperatureOpt,
-    batch_files,
     batch_rounds,
-    batch_settings,
     model_flags,
     preflight_plan,
     shard_of,
@@ -91,6 +95,7 @@ def _plan(endpoint: EndpointConfig | None, items: list[Item], out: Path | None, 
 
 @flags(WRITER_ENDPOINT, CALL_FILES, after="name")
 @bundled("money", Money, MONEY_FLAGS)
+@bundled("batching", Batching, BATCH_FLAGS)
 def generate(
     out: OutOpt = None,
     data: DataOpt = None,
@@ -111,10 +116,7 @@ def generate(
     max_failed_rate: MaxFailedRateOpt = None,
     dry_run: DryRunOpt = False,
     prices: PricesOpt = None,
-    batch: BatchOpt = False,
-    batch_poll: BatchPollOpt = 30.0,
-    batch_export: BatchExportOpt = None,
-    batch_import: BatchImportOpt = None,
+    batching: Batching = LIVE,
     shard: ShardOpt = None,
     money: Money = ASK,
 ) -> None:
@@ -128,7 +130,7 @@ def generate(
     <out>.failed.jsonl, never written as a writing, and retried by the next run. Without --base-url/--model the
     embedded local model writes (a smoke run).
     """
-    files = batch_files(batch_export, batch_import, batch=batch)
+    files = batching.files()
     flags = model_flags(files=files)
     if prompt_language not in (None, "zh", "en"):
         raise typer.BadParameter("--prompt-language must be zh or en")
@@ -149,11 +151,11 @@ def generate(
                           {"writer": flags.writer.capacity if flags.writer else 1}, money,
                           dry_run=dry_run,
                           pays=flags.writer is not None and flags.cache_mode != "replay" and files is None,
-                          preflight=preflight_plan(flags, batch=batch or bool(files), writer=flags.writer),
-                          prices=prices, batch=batch):
+                          preflight=preflight_plan(flags, batch=batching.batch or bool(files), writer=flags.writer),
+                          prices=prices, batch=batching.batch):
         return
     execution = Execution(workspace=flags.workspace, cache_mode=flags.cache_mode, prices=prices,
-                          batch=batch_settings(batch, batch_poll), preflight=flags.preflight,
+                          batch=batching.settings(), preflight=flags.preflight,
                           progress=not no_progress, max_failed_rate=max_failed_rate,
                           report=lambda line: console.print(line, highlight=False, soft_wrap=True), files=files)
     job = GenerateJob(flags.writer, items, generate_out_path(out, settings, model_name(flags.writer)), settings,

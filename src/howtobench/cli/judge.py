@@ -10,7 +10,17 @@ import typer
 from rich.console import Console
 
 from howtobench.cli.help_groups import GroupedCommand
-from howtobench.cli.params import ASK, CALL_FILES, JUDGE_ENDPOINT, MONEY_FLAGS, bundled, flags
+from howtobench.cli.params import (
+    ASK,
+    BATCH_FLAGS,
+    CALL_FILES,
+    JUDGE_ENDPOINT,
+    LIVE,
+    MONEY_FLAGS,
+    Batching,
+    bundled,
+    flags,
+)
 from howtobench.config import resolve_data_dir
 from howtobench.dry_run import plan_judges
 from howtobench.event_loop import run as run_async
@@ -25,10 +35,6 @@ from howtobench.steps.judge import JudgeJob, judge_job
 from .judge_panel import PanelOpt, panel_spec
 from .money import Money, estimate_first
 from .options import (
-    BatchExportOpt,
-    BatchImportOpt,
-    BatchOpt,
-    BatchPollOpt,
     DataOpt,
     DryRunOpt,
     GenreOpt,
@@ -47,9 +53,7 @@ from .options import (
     StrictOpt,
     SubsetOpt,
     TaskOpt,
-    batch_files,
     batch_rounds,
-    batch_settings,
     check_judge,
     check_method,
     model_flags,
@@ -110,6 +114,7 @@ def _summary(judgments: list[Judgment], out: Path) -> None:
 @flags(JUDGE_ENDPOINT, after="prompt_language")
 @flags(CALL_FILES, after="parallel")
 @bundled("money", Money, MONEY_FLAGS)
+@bundled("batching", Batching, BATCH_FLAGS)
 def judge(
     out: OutOpt = None,
     method: MethodOpt = "tow",
@@ -138,10 +143,7 @@ def judge(
     no_progress: NoProgressOpt = False,
     dry_run: DryRunOpt = False,
     prices: PricesOpt = None,
-    batch: BatchOpt = False,
-    batch_poll: BatchPollOpt = 30.0,
-    batch_export: BatchExportOpt = None,
-    batch_import: BatchImportOpt = None,
+    batching: Batching = LIVE,
     shard: ShardOpt = None,
     money: Money = ASK,
     panel: PanelOpt = None,
@@ -152,7 +154,7 @@ def judge(
 
     Every call is cached in the workspace, so a killed run resumes without repeating a finished call.
     """  # noqa: E501
-    files = batch_files(batch_export, batch_import, batch=batch)
+    files = batching.files()
     flags = model_flags(files=files)
     if panel is None:  # a panel names its own judges
         check_judge(flags.judge, method, local_judge, "no judge is given")
@@ -179,7 +181,7 @@ def judge(
         progress=not no_progress,
         redo_failed=redo_failed,
         reference_from=reference_from,
-        batch=batch_settings(batch, batch_poll),
+        batch=batching.settings(),
         report=lambda line: console.print(line, highlight=False, soft_wrap=True),
         strict=strict,
         max_failed_rate=max_failed_rate,
@@ -191,11 +193,12 @@ def judge(
     )
     pays = (any(job.judge_endpoints.values()) and calls_a_model(method) and job.cache_mode != "replay"
             and not files)
-    checked = preflight_plan(flags, batch=batch or bool(files), **job.judge_endpoints) if calls_a_model(method) else {}
+    checked = (preflight_plan(flags, batch=batching.batch or bool(files), **job.judge_endpoints)
+               if calls_a_model(method) else {})
     if not estimate_first("judge", lambda: run_async(plan_judges(job, prices)),
                           {lane: ep.capacity if ep else 1 for lane, ep in job.judge_endpoints.items()},
                           money, dry_run=dry_run, pays=pays, preflight=checked,
-                          prices=prices, batch=batch):
+                          prices=prices, batch=batching.batch):
         return
     with spending_limit(money.max_cost), batch_rounds(console):
         judgments = run_async(judge_job(job))

@@ -15,12 +15,18 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from howtobench.cli.money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, YesOpt
 from howtobench.cli.options import (
     ApiKeyEnvOpt,
     BaseUrlOpt,
+    BatchExportOpt,
+    BatchImportOpt,
+    BatchOpt,
+    BatchPollOpt,
     ConcurrencyOpt,
     ConfigOpt,
     JudgeApiKeyEnvOpt,
@@ -35,7 +41,11 @@ from howtobench.cli.options import (
     RpmOpt,
     TimeoutOpt,
     WorkspaceOpt,
+    batch_files,
+    batch_settings,
 )
+from howtobench.llm.batch import BatchSettings
+from howtobench.steps.batch_files import BatchFiles
 
 Group = tuple[tuple[str, Any, Any], ...]
 """(parameter name, annotation, default) of each flag of a group, in --help order."""
@@ -71,6 +81,37 @@ MONEY_FLAGS: Group = (
 """--yes, --max-cost and --confirm-above, handed to the command as one `money.Money`."""
 ASK = Money()
 """The default of a command's `money: Money` parameter (what the three flags' defaults make)."""
+
+
+
+@dataclass(frozen=True)
+class Batching:
+    """How a command's model calls go out: --batch (the endpoint's batch API, polled every --batch-poll
+    seconds), --batch-export / --batch-import (files for your own engine), or live (all unset)."""
+
+    batch: bool = False
+    batch_poll: float = 30.0
+    batch_export: Path | None = None
+    batch_import: list[Path] | None = None
+
+    def files(self) -> BatchFiles | None:
+        """The batch files (None: the calls are sent); --batch with them is an error."""
+        return batch_files(self.batch_export, self.batch_import, batch=self.batch)
+
+    def settings(self) -> BatchSettings | None:
+        """The batch-API settings (None: live calls)."""
+        return batch_settings(self.batch, self.batch_poll)
+
+
+BATCH_FLAGS: Group = (
+    ("batch", BatchOpt, False),
+    ("batch_poll", BatchPollOpt, 30.0),
+    ("batch_export", BatchExportOpt, None),
+    ("batch_import", BatchImportOpt, None),
+)
+"""--batch, --batch-poll, --batch-export and --batch-import, handed to the command as one `Batching`."""
+LIVE = Batching()
+"""The default of a command's `batching: Batching` parameter (what the four flags' defaults make)."""
 
 
 def flags(*groups: Group, after: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

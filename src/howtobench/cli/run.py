@@ -10,7 +10,18 @@ from rich.console import Console
 
 from howtobench.cli.help_groups import GroupedCommand
 from howtobench.cli.length_options import LengthControlOpt
-from howtobench.cli.params import ASK, CALL_FILES, JUDGE_ENDPOINT, MONEY_FLAGS, WRITER_ENDPOINT, bundled, flags
+from howtobench.cli.params import (
+    ASK,
+    BATCH_FLAGS,
+    CALL_FILES,
+    JUDGE_ENDPOINT,
+    LIVE,
+    MONEY_FLAGS,
+    WRITER_ENDPOINT,
+    Batching,
+    bundled,
+    flags,
+)
 from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.dry_run import plan_run
 from howtobench.errors import ConfigError
@@ -27,10 +38,6 @@ from howtobench.run import RunSettings, run_benchmark
 from .judge_panel import PanelOpt, panel_spec
 from .money import Money, estimate_first
 from .options import (
-    BatchExportOpt,
-    BatchImportOpt,
-    BatchOpt,
-    BatchPollOpt,
     DataOpt,
     DryRunOpt,
     EmptyOpt,
@@ -52,9 +59,7 @@ from .options import (
     TaskOpt,
     WriterMaxTokensOpt,
     WriterTemperatureOpt,
-    batch_files,
     batch_rounds,
-    batch_settings,
     check_judge,
     check_method,
     model_flags,
@@ -183,6 +188,7 @@ def _in_flight(settings: RunSettings) -> dict[str, int]:
 @flags(WRITER_ENDPOINT, JUDGE_ENDPOINT, after="panel")
 @flags(CALL_FILES, after="parallel")
 @bundled("money", Money, MONEY_FLAGS)
+@bundled("batching", Batching, BATCH_FLAGS)
 def run(
     name: NameOpt = None,
     run_dir: RunDirOpt = None,
@@ -217,10 +223,7 @@ def run(
     max_failed_rate: MaxFailedRateOpt = None,
     dry_run: DryRunOpt = False,
     prices: PricesOpt = None,
-    batch: BatchOpt = False,
-    batch_poll: BatchPollOpt = 30.0,
-    batch_export: BatchExportOpt = None,
-    batch_import: BatchImportOpt = None,
+    batching: Batching = LIVE,
     money: Money = ASK,
 ) -> None:
     """Write the benchmark with your model, judge it (ToW by default), tabulate it next to the paper's Table 4.
@@ -242,7 +245,7 @@ def run(
     --model) nor --writings, run stops before loading anything and says what to give: the embedded model writes
     for a real judge only when asked (--local-writer).
     """
-    files = batch_files(batch_export, batch_import, batch=batch)
+    files = batching.files()
     flags = model_flags(files=files)
     writer, judge = flags.writer, flags.judge
     spec = panel_spec(panel, method, judge)
@@ -287,14 +290,15 @@ def run(
         max_failed_rate=max_failed_rate,
         preflight=flags.preflight,
         prices=prices,
-        batch=batch_settings(batch, batch_poll),
+        batch=batching.settings(),
         files=files,
     )
-    checked = preflight_plan(flags, batch=batch or bool(files), writer=settings.writer if settings.generate else None,
+    checked = preflight_plan(flags, batch=batching.batch or bool(files),
+                             writer=settings.writer if settings.generate else None,
                              **(settings.judge_endpoints if calls_a_model(settings.method) else {}))
     if not estimate_first("run", lambda: run_async(plan_run(settings, prices)), _in_flight(settings),
                           money, dry_run=dry_run, pays=_pays(settings),
-                          preflight=checked, prices=prices, batch=batch):
+                          preflight=checked, prices=prices, batch=batching.batch):
         return
     with spending_limit(money.max_cost), batch_rounds(Console(stderr=True)):
         result = run_async(run_benchmark(settings))
