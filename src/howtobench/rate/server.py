@@ -6,14 +6,10 @@ warning, since sign-in has no password. Port 0 picks a free port; the printed UR
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
-import signal
 from collections.abc import Callable
 
-from aiohttp import web
-
-from howtobench.errors import OutputError
+from howtobench.listen import listening
 from howtobench.rate.app import build_app
 from howtobench.rate.study import Study
 
@@ -40,22 +36,7 @@ def exposure_warning(host: str) -> str | None:
 
 async def serve(study: Study, host: str, port: int, say: Callable[[str], None]) -> None:
     """Serve until cancelled or signalled; every rating is committed as it arrives, so stopping loses nothing."""
-    runner = web.AppRunner(build_app(study), access_log=None)
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, host, port).start()
-    except OSError as exc:
-        await runner.cleanup()
-        raise OutputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    bound_host, bound_port = runner.addresses[0][:2]
-    shown = f"[{bound_host}]" if ":" in str(bound_host) else bound_host
-    say(f"rating app for study {study.folder}: http://{shown}:{bound_port}/")
-    say("stop it with Ctrl-C; every rating is saved the moment it is made")
-    try:
+    async with listening(build_app(study), host, port) as (url, stop):
+        say(f"rating app for study {study.folder}: {url}/")
+        say("stop it with Ctrl-C; every rating is saved the moment it is made")
         await stop.wait()
-    finally:
-        await runner.cleanup()

@@ -9,13 +9,11 @@ server with one line, a judge not answering yet (a vLLM still loading) is asked 
 from __future__ import annotations
 
 import asyncio
-import signal
 from collections.abc import Callable
 
-from aiohttp import web
-
-from howtobench.errors import EndpointError, OutputError, PermanentError, TransientError
+from howtobench.errors import EndpointError, PermanentError, TransientError
 from howtobench.event_loop import loaded_data_frozen
+from howtobench.listen import listening
 from howtobench.llm.types import LLMClient
 from howtobench.rate.server import is_loopback
 from howtobench.redact import redact_text
@@ -59,27 +57,14 @@ async def serve(settings: ServeSettings, host: str, port: int, *, say: Callable[
     """Serve until cancelled or signalled; every judged call is committed to the workspace's cache as it lands.
 
     `say` gets the status lines, `announce` the URL alone (the CLI prints it on stdout, for scripts to read)."""
-    async with open_service(settings) as (state, client):
-        runner = web.AppRunner(build_app(state), access_log=None)
-        await runner.setup()
-        try:
-            await web.TCPSite(runner, host, port).start()
-        except OSError as exc:
-            await runner.cleanup()
-            raise OutputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        bound_host, bound_port = runner.addresses[0][:2]
-        shown = f"[{bound_host}]" if ":" in str(bound_host) else bound_host
+    async with open_service(settings) as (state, client), listening(build_app(state), host, port) as (url, stop):
         warning = exposure_warning(host)
         if warning:
             say(warning)
         items = f"{len(state.items)} benchmark items" if len(state.items) else "no benchmark items (--data)"
         say(f"howtobench serve: {settings.method} judge {client.model}, {items}; OpenRLHF: --reward.remote_url "
-            f"http://{shown}:{bound_port}/get_reward")
-        announce(f"http://{shown}:{bound_port}")
+            f"{url}/get_reward")
+        announce(url)
         if not settings.preflight:
             state.health.ready, state.health.reason = True, ""
         checking = asyncio.ensure_future(preflight(client, state.health, say, retry_s) if settings.preflight
@@ -94,4 +79,3 @@ async def serve(settings: ServeSettings, host: str, port: int, *, say: Callable[
         finally:
             for task in (checking, waiting):
                 task.cancel()
-            await runner.cleanup()
