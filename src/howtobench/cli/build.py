@@ -30,26 +30,23 @@ from howtobench.llm.dryrun import model_name, price_plan
 from howtobench.locks import output_lock
 from howtobench.outputs import output_dir
 
-from .money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, YesOpt, estimate_first
+from .money import Money, estimate_first
 from .options import (
     ApiKeyEnvOpt,
     BaseUrlOpt,
     ConcurrencyOpt,
-    ConfigOpt,
     DryRunOpt,
     MaxFailedRateOpt,
     ModelFlags,
     ModelOpt,
-    NoCacheOpt,
     NoProgressOpt,
     PricesOpt,
-    ReplayOpt,
-    WorkspaceOpt,
     check_task,
     model_flags,
     preflight_plan,
     run_preflight,
 )
+from .params import ASK, CALL_FILES, MONEY_FLAGS, Group, bundled, flags
 from .status import EXIT_STATUSES, finish
 
 console = Console()
@@ -66,6 +63,13 @@ RetryOpt = Annotated[bool, typer.Option("--retry-failed", help="Ask again for te
                                         "for it add --no-cache.")]
 
 RETRY_HINT = "their rows carry the error; re-run with --retry-failed (and --no-cache for rejected replies) to ask again"
+STEP_ENDPOINT: Group = (
+    ("model", ModelOpt, None),
+    ("base_url", BaseUrlOpt, None),
+    ("api_key_env", ApiKeyEnvOpt, None),
+    ("concurrency", ConcurrencyOpt, None),
+)
+"""The endpoint flags of the steps that call a model (classify, filter, make), in their --help order."""
 
 
 def build_lock(build_dir: Path) -> contextlib.AbstractContextManager[None]:
@@ -141,19 +145,17 @@ def _print_ingest(report: IngestReport) -> None:
             console.print(f"  {line}", markup=False, highlight=False)
 
 
+@flags(STEP_ENDPOINT, CALL_FILES, after="build_dir")
+@bundled("money", Money, MONEY_FLAGS)
 def classify_cmd(
-    build_dir: DirOpt, model: ModelOpt = None, base_url: BaseUrlOpt = None, api_key_env: ApiKeyEnvOpt = None,
-    concurrency: ConcurrencyOpt = None, config: ConfigOpt = None, workspace: WorkspaceOpt = None,
-    no_cache: NoCacheOpt = False, replay: ReplayOpt = False, prices: PricesOpt = None,
-    retry_failed: RetryOpt = False, dry_run: DryRunOpt = False, yes: YesOpt = False, max_cost: MaxCostOpt = None,
-    confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE, max_failed_rate: MaxFailedRateOpt = None,
-    no_progress: NoProgressOpt = False,
+    build_dir: DirOpt, prices: PricesOpt = None, retry_failed: RetryOpt = False, dry_run: DryRunOpt = False,
+    money: Money = ASK, max_failed_rate: MaxFailedRateOpt = None, no_progress: NoProgressOpt = False,
 ) -> None:
     """Step 2: an LLM gives each text one genre and a reason; correct 02_classify.jsonl by hand if needed."""
     flags = model_flags()
     opts = pipeline.StepOptions(retry_failed=retry_failed, max_failed_rate=max_failed_rate)
     report: ClassifyReport | None = _run("classify", build_dir, opts, flags, prices, dry_run,
-                                                Money(yes, max_cost, confirm_above), not no_progress)
+                                                money, not no_progress)
     if report is not None:
         genres = ", ".join(f"{g} {n}" for g, n in sorted(report.by_genre.items()))
         console.print(f"classified {report.classified} texts ({genres}); {report.failed} failed (genre null, "
@@ -161,21 +163,19 @@ def classify_cmd(
         finish(report.failed, report.classified + report.failed, "classifications", RETRY_HINT)
 
 
+@flags(STEP_ENDPOINT, CALL_FILES, after="min_quality")
+@bundled("money", Money, MONEY_FLAGS)
 def filter_cmd(build_dir: DirOpt, min_quality: Annotated[int, typer.Option(
                    "--min-quality", min=1, max=5, help="Keep texts scoring at least this (1-5; the paper uses 4). "
                    "Changing it re-applies without new calls.")] = 4,
-    model: ModelOpt = None, base_url: BaseUrlOpt = None, api_key_env: ApiKeyEnvOpt = None,
-    concurrency: ConcurrencyOpt = None, config: ConfigOpt = None, workspace: WorkspaceOpt = None,
-    no_cache: NoCacheOpt = False, replay: ReplayOpt = False, prices: PricesOpt = None,
-    retry_failed: RetryOpt = False, dry_run: DryRunOpt = False, yes: YesOpt = False, max_cost: MaxCostOpt = None,
-    confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE, max_failed_rate: MaxFailedRateOpt = None,
-    no_progress: NoProgressOpt = False,
+    prices: PricesOpt = None, retry_failed: RetryOpt = False, dry_run: DryRunOpt = False, money: Money = ASK,
+    max_failed_rate: MaxFailedRateOpt = None, no_progress: NoProgressOpt = False,
 ) -> None:
     """Step 3: score each text 1-5 against its genre's rubric and keep those at or above --min-quality."""
     flags = model_flags()
     opts = pipeline.StepOptions(threshold=min_quality, retry_failed=retry_failed, max_failed_rate=max_failed_rate)
     table: ScoreTable | None = _run("filter", build_dir, opts, flags, prices, dry_run,
-                                                Money(yes, max_cost, confirm_above), not no_progress)
+                                                money, not no_progress)
     if table is not None:
         console.print(score_table(table))
         failed = sum(table.failed.values())
@@ -198,6 +198,8 @@ def score_table(table: ScoreTable) -> Table:
     return out
 
 
+@flags(STEP_ENDPOINT, CALL_FILES, after="split")
+@bundled("money", Money, MONEY_FLAGS)
 def make_cmd(build_dir: DirOpt,
              task: Annotated[list[str] | None, typer.Option("--task", callback=check_task, help="Make items for "
                              "these tasks only (completion, guide, open); repeatable. Default: all three.")] = None,
@@ -207,19 +209,15 @@ def make_cmd(build_dir: DirOpt,
              split: Annotated[bool, typer.Option("--split", help="Make each text into ONE task, drawn per text "
                                                  "(disjoint references, as in the release) instead of one item "
                                                  "per task.")] = False,
-    model: ModelOpt = None, base_url: BaseUrlOpt = None, api_key_env: ApiKeyEnvOpt = None,
-    concurrency: ConcurrencyOpt = None, config: ConfigOpt = None, workspace: WorkspaceOpt = None,
-    no_cache: NoCacheOpt = False, replay: ReplayOpt = False, prices: PricesOpt = None,
-    retry_failed: RetryOpt = False, dry_run: DryRunOpt = False, yes: YesOpt = False, max_cost: MaxCostOpt = None,
-    confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE, max_failed_rate: MaxFailedRateOpt = None,
-    no_progress: NoProgressOpt = False,
+    prices: PricesOpt = None, retry_failed: RetryOpt = False, dry_run: DryRunOpt = False, money: Money = ASK,
+    max_failed_rate: MaxFailedRateOpt = None, no_progress: NoProgressOpt = False,
 ) -> None:
     """Step 4: Completion items by blanking 1-10 paragraphs; Guide/Open items by back-construction (S, T, G)."""
     flags = model_flags()
     opts = pipeline.StepOptions(tasks=tuple(task) if task else TASKS, seed=seed, retry_failed=retry_failed,
                                 split=split, max_failed_rate=max_failed_rate)
     report: MakeReport | None = _run("make", build_dir, opts, flags, prices, dry_run,
-                                                Money(yes, max_cost, confirm_above), not no_progress)
+                                                money, not no_progress)
     if report is not None:
         made = ", ".join(f"{t} {n}" for t, n in report.made.items()) or "none"
         failed = ", ".join(f"{t} {n}" for t, n in report.failed.items()) or "none"
