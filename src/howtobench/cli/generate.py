@@ -8,18 +8,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from howtobench.cli import params
 from howtobench.cli.help_groups import GroupedCommand
-from howtobench.cli.params import (
-    ASK,
-    BATCH_FLAGS,
-    CALL_FILES,
-    LIVE,
-    MONEY_FLAGS,
-    WRITER_ENDPOINT,
-    Batching,
-    bundled,
-    flags,
-)
 from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.data.loader import load_items, select_items
 from howtobench.data.models import Item
@@ -93,9 +83,9 @@ def _plan(endpoint: EndpointConfig | None, items: list[Item], out: Path | None, 
     return plan_generate(items, generate_out_path(out, settings, model), settings, model, prices, workspace)[0]
 
 
-@flags(WRITER_ENDPOINT, CALL_FILES, after="name")
-@bundled("money", Money, MONEY_FLAGS)
-@bundled("batching", Batching, BATCH_FLAGS)
+@params.flags(params.WRITER_ENDPOINT, params.CALL_FILES, after="name")
+@params.bundled("money", Money, params.MONEY_FLAGS)
+@params.bundled("batching", params.Batching, params.BATCH_FLAGS)
 def generate(
     out: OutOpt = None,
     data: DataOpt = None,
@@ -116,9 +106,9 @@ def generate(
     max_failed_rate: MaxFailedRateOpt = None,
     dry_run: DryRunOpt = False,
     prices: PricesOpt = None,
-    batching: Batching = LIVE,
+    batching: params.Batching = params.LIVE,
     shard: ShardOpt = None,
-    money: Money = ASK,
+    money: Money = params.ASK,
 ) -> None:
     """Have the model under test write the benchmark: W = LLM(instruction, grounding).
 

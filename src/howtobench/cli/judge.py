@@ -9,18 +9,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from howtobench.cli import params
 from howtobench.cli.help_groups import GroupedCommand
-from howtobench.cli.params import (
-    ASK,
-    BATCH_FLAGS,
-    CALL_FILES,
-    JUDGE_ENDPOINT,
-    LIVE,
-    MONEY_FLAGS,
-    Batching,
-    bundled,
-    flags,
-)
 from howtobench.config import resolve_data_dir
 from howtobench.dry_run import plan_judges
 from howtobench.event_loop import run as run_async
@@ -111,10 +101,10 @@ def _summary(judgments: list[Judgment], out: Path) -> None:
                   highlight=False)
 
 
-@flags(JUDGE_ENDPOINT, after="prompt_language")
-@flags(CALL_FILES, after="parallel")
-@bundled("money", Money, MONEY_FLAGS)
-@bundled("batching", Batching, BATCH_FLAGS)
+@params.flags(params.JUDGE_ENDPOINT, after="prompt_language")
+@params.flags(params.CALL_FILES, after="parallel")
+@params.bundled("money", Money, params.MONEY_FLAGS)
+@params.bundled("batching", params.Batching, params.BATCH_FLAGS)
 def judge(
     out: OutOpt = None,
     method: MethodOpt = "tow",
@@ -143,9 +133,9 @@ def judge(
     no_progress: NoProgressOpt = False,
     dry_run: DryRunOpt = False,
     prices: PricesOpt = None,
-    batching: Batching = LIVE,
+    batching: params.Batching = params.LIVE,
     shard: ShardOpt = None,
-    money: Money = ASK,
+    money: Money = params.ASK,
     panel: PanelOpt = None,
 ) -> None:
     """Judge writings and append one judgment per (method, item, model) to --out.

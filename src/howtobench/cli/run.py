@@ -8,20 +8,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from howtobench.cli import params
 from howtobench.cli.help_groups import GroupedCommand
 from howtobench.cli.length_options import LengthControlOpt
-from howtobench.cli.params import (
-    ASK,
-    BATCH_FLAGS,
-    CALL_FILES,
-    JUDGE_ENDPOINT,
-    LIVE,
-    MONEY_FLAGS,
-    WRITER_ENDPOINT,
-    Batching,
-    bundled,
-    flags,
-)
 from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.dry_run import plan_run
 from howtobench.errors import ConfigError
@@ -185,10 +174,10 @@ def _in_flight(settings: RunSettings) -> dict[str, int]:
             "judge (shipped models, --release)": judge, **panel}
 
 
-@flags(WRITER_ENDPOINT, JUDGE_ENDPOINT, after="panel")
-@flags(CALL_FILES, after="parallel")
-@bundled("money", Money, MONEY_FLAGS)
-@bundled("batching", Batching, BATCH_FLAGS)
+@params.flags(params.WRITER_ENDPOINT, params.JUDGE_ENDPOINT, after="panel")
+@params.flags(params.CALL_FILES, after="parallel")
+@params.bundled("money", Money, params.MONEY_FLAGS)
+@params.bundled("batching", params.Batching, params.BATCH_FLAGS)
 def run(
     name: NameOpt = None,
     run_dir: RunDirOpt = None,
@@ -223,8 +212,8 @@ def run(
     max_failed_rate: MaxFailedRateOpt = None,
     dry_run: DryRunOpt = False,
     prices: PricesOpt = None,
-    batching: Batching = LIVE,
-    money: Money = ASK,
+    batching: params.Batching = params.LIVE,
+    money: Money = params.ASK,
 ) -> None:
     """Write the benchmark with your model, judge it (ToW by default), tabulate it next to the paper's Table 4.
 
