@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from howtobench.cli.help_groups import command_group
 from howtobench.config import resolve_data_dir
 from howtobench.meta.correlate_table import empty_note
 from howtobench.meta.human import average_scores, load_ratings
@@ -32,11 +33,9 @@ from howtobench.report.tables import print_tables
 
 from .options import DataOpt, EmptyOpt, FormatOpt, NoProgressOpt, StrictOpt, TaskOpt
 
-analyze_app = typer.Typer(
-    name="analyze",
-    help="Analyses of writings and stored judgments: length effects, edge weights, judge-vs-judge agreement.",
-    no_args_is_help=True,
-    rich_markup_mode=None,
+analyze_app = command_group(
+    "analyze",
+    "Analyses of writings and stored judgments: length effects, edge weights, judge-vs-judge agreement.",
 )
 
 OutOpt = Annotated[

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from howtobench.cli.help_groups import command_group
 from howtobench.config import resolve_data_dir, user_cache_dir
 from howtobench.data.genres import GENRES
 from howtobench.data.release import ReleaseCheck
@@ -16,12 +17,7 @@ from howtobench.report.tables import Table, print_tables
 
 from .options import DataOpt, FormatOpt, NoProgressOpt, StrictOpt
 
-data_app = typer.Typer(
-    name="data",
-    help="The HoWToBench data: where it is, what is in it, how to fetch it.",
-    no_args_is_help=True,
-    rich_markup_mode=None,
-)
+data_app = command_group("data", "The HoWToBench data: where it is, what is in it, how to fetch it.")
 
 
 def register(app: typer.Typer) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import typer
 from typer.core import TyperCommand
 
 SELECTION = "What to judge"
@@ -29,3 +30,9 @@ class GroupedCommand(TyperCommand):
             if records:
                 with formatter.section(title):
                     formatter.write_dl(records)
+
+
+def command_group(name: str, help: str) -> typer.Typer:
+    """A command made of sub-commands (`howtobench data ...`): bare, it prints its --help; its help is plain click
+    help, like the root's (docstrings reflow)."""
+    return typer.Typer(name=name, help=help, no_args_is_help=True, rich_markup_mode=None)

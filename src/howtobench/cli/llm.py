@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from howtobench.cli.help_groups import command_group
 from howtobench.config import resolve_workspace
 from howtobench.event_loop import run as run_async
 from howtobench.llm.accounting import StopRow, UsageRow, stops_from_log, usage_from_log
@@ -16,12 +17,7 @@ from howtobench.report.tables import Table, print_tables
 
 from .options import FormatOpt, PricesOpt, WorkspaceOpt
 
-llm_app = typer.Typer(
-    name="llm",
-    help="The model-call layer: usage and cost from the call log, and the embedded local model.",
-    no_args_is_help=True,
-    rich_markup_mode=None,
-)
+llm_app = command_group("llm", "The model-call layer: usage and cost from the call log, and the embedded local model.")
 
 
 def register(app: typer.Typer) -> None:

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from howtobench.cli.help_groups import command_group
 from howtobench.errors import DataError
 from howtobench.judges.base import EmptyConvention
 from howtobench.meta.ablation import ablation_rows, unreproduced_roots
@@ -34,11 +35,9 @@ from howtobench.report.tables import Table, print_tables
 
 from .options import EmptyOpt, FormatOpt, StrictOpt
 
-meta_app = typer.Typer(
-    name="meta",
-    help="Meta-evaluation: compare judges with human ratings (no model calls; reads stored judgments).",
-    no_args_is_help=True,
-    rich_markup_mode=None,
+meta_app = command_group(
+    "meta",
+    "Meta-evaluation: compare judges with human ratings (no model calls; reads stored judgments).",
 )
 
 HumanOpt = Annotated[

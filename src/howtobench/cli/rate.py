@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from howtobench.cli.help_groups import command_group
 from howtobench.config import resolve_data_dir
 from howtobench.event_loop import run as run_async
 from howtobench.rate.server import DEFAULT_HOST, DEFAULT_PORT, exposure_warning, serve
@@ -17,12 +18,10 @@ from howtobench.report.tables import print_tables
 
 from .options import DataOpt, FormatOpt
 
-rate_app = typer.Typer(
-    name="rate",
-    help="Collect human ratings of writings in a local web app (the paper's MetaEditor protocol by default), "
+rate_app = command_group(
+    "rate",
+    "Collect human ratings of writings in a local web app (the paper's MetaEditor protocol by default), "
     "then export them for `meta correlate` / `meta agreement`.",
-    no_args_is_help=True,
-    rich_markup_mode=None,
 )
 
 StudyOpt = Annotated[
