@@ -1,0 +1,46 @@
+"""cli/params: the flag groups a command gets by one decorator line, at the place it names, with their values
+dropped (@flags) or handed over as one object (@bundled)."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import pytest
+
+from howtobench.cli.money import DEFAULT_CONFIRM_ABOVE, Money
+from howtobench.cli.params import ASK, BATCH_FLAGS, CALL_FILES, LIVE, MONEY_FLAGS, Batching, bundled, flags
+
+
+def _command(first: int = 1, money: Money = ASK, last: int = 2, **seen: Any) -> dict[str, Any]:
+    return {"first": first, "money": money, "last": last, **seen}
+
+
+def test_flags_go_right_after_the_named_parameter_and_are_dropped_before_the_call() -> None:
+    command = flags(CALL_FILES, after="first")(_command)
+    assert list(inspect.signature(command).parameters) == [
+        "first", "config", "workspace", "no_cache", "replay", "money", "last", "seen"]
+    assert command(first=3, config=None, workspace=None, no_cache=True, replay=False, last=4) == {
+        "first": 3, "money": ASK, "last": 4}
+
+
+def test_bundled_puts_the_group_in_place_of_the_object_and_builds_it_from_the_flags() -> None:
+    command = bundled("money", Money, MONEY_FLAGS)(_command)
+    params = inspect.signature(command).parameters
+    assert list(params) == ["first", "yes", "max_cost", "confirm_above", "last", "seen"]
+    assert [params[n].default for n in ("yes", "max_cost", "confirm_above")] == [False, None, DEFAULT_CONFIRM_ABOVE]
+    assert command(first=1, yes=True, max_cost=2.5, confirm_above=9.0, last=2)["money"] == Money(True, 2.5, 9.0)
+
+
+def test_the_defaults_objects_are_what_the_flags_defaults_make() -> None:
+    assert Money(**{name: default for name, _, default in MONEY_FLAGS}) == ASK
+    assert Batching(**{name: default for name, _, default in BATCH_FLAGS}) == LIVE
+
+
+def test_a_flag_declared_twice_or_a_missing_place_is_a_programming_error() -> None:
+    with pytest.raises(TypeError, match=r"declares \['config'\] itself"):
+        flags(CALL_FILES, after="first")(lambda first=0, config=None: None)
+    with pytest.raises(TypeError, match="no parameter 'nowhere'"):
+        flags(CALL_FILES, after="nowhere")(_command)
+    with pytest.raises(TypeError, match="no parameter 'batching'"):
+        bundled("batching", Batching, BATCH_FLAGS)(_command)
