@@ -33,7 +33,9 @@ async def test_tow_on_two_release_writings_with_the_local_model(bench_root: Path
     async with local_endpoint(quiet=True) as local:
         endpoint = local.model_copy(update={"reasks": 0})  # bounded: 1 weights call + 10 leaf calls
         async with open_client(endpoint, workspace=tmp_path) as client:
-            judge = TreeOfWriting(client, max_tokens=112, reasks=0)
+            # the smoke judge's cap on the reason: score-first leaves put the reason after the score, and the
+            # 270M model's uncapped reason runs past any small max_tokens (SMOKE_JUDGE_OPTIONS caps it the same way)
+            judge = TreeOfWriting(client, max_tokens=112, reasks=0, analysis_max_chars=60)
             judgments = await run_judge(judge, [(items[ITEM], w) for w in writings], tmp_path / "tow.jsonl",
                                         progress=False)
             weight_calls = client.usage_by_purpose()["weights"].calls

@@ -37,7 +37,7 @@ async def test_run_on_the_local_model_is_labelled_smoke(bench_root: Path, tmp_pa
     written = json.loads((settings.run_dir / "writings" / "gemma-3-270m-local.jsonl").read_text(encoding="utf-8"))
     assert written["generation"]["sampling"]["max_tokens"] == 128  # the local writer is capped for smoke runs
     markdown = (settings.run_dir / "leaderboard.md").read_text(encoding="utf-8")
-    assert "SMOKE JUDGE" in markdown and "deepseek-r1 (paper, gpt-4o judge)" in markdown
+    assert "SMOKE JUDGE" in markdown and "deepseek-r1 (paper, gpt-4o judge, not comparable)" in markdown
     manifest = result.manifest
     assert manifest["smoke"] is True and manifest["judge"]["embedded_local_model"] is True
     assert manifest["usage"]["weights"]["calls"] == 1 and manifest["usage"]["generation"]["calls"] == 1
