@@ -58,12 +58,20 @@ from urllib.parse import urlsplit, urlunsplit
 import aiohttp
 
 from howtobench.config import proxy_for
-from howtobench.errors import BudgetExceeded, ConfigError, OutputError, PermanentError, TransientError
+from howtobench.errors import (
+    BudgetExceeded,
+    ConfigError,
+    OutputError,
+    PermanentError,
+    ReplyTooLarge,
+    TransientError,
+)
 from howtobench.http import CONNECT_TIMEOUT_S, HttpResponse, TransportError, new_session
 from howtobench.llm.accounting import Price
 from howtobench.llm.budget import Budget, active_budget
 from howtobench.llm.pricing import body_bound_usd
 from howtobench.llm.retry import RetryPolicy
+from howtobench.llm.transport import MAX_REPLY_BYTES, read_capped
 from howtobench.redact import redact_text, redact_url
 
 DONE_STATES = frozenset({"completed", "expired", "failed", "cancelled"})
@@ -157,6 +165,9 @@ class BatchStore:
 
 
 BATCH_CALL_TIMEOUT = aiohttp.ClientTimeout(total=600, sock_connect=CONNECT_TIMEOUT_S)  # an upload may be large
+# A batch's output file holds every answer of one submission (OpenAI takes input files up to 200 MB, and the
+# answers of a judge are smaller than its prompts): past this the endpoint misbehaves, so reading stops.
+MAX_BATCH_FILE_BYTES = 1024 * 1024 * 1024
 
 
 class BatchAPI:
@@ -173,12 +184,16 @@ class BatchAPI:
             self._session = new_session()
         return self._session
 
-    async def _call(self, method: str, path: str, **kw: Any) -> bytes:
+    async def _call(self, method: str, path: str, *, limit: int = MAX_REPLY_BYTES, **kw: Any) -> bytes:
+        """The body of one batch API call, read up to `limit` bytes: a bigger one stops the run (ReplyTooLarge),
+        as a model reply over the transport's limit does."""
         url = self.base + path
         try:
             async with self._client().request(method, url, headers=self._headers, proxy=proxy_for(url),
                                               timeout=BATCH_CALL_TIMEOUT, **kw) as resp:
-                body = await resp.read()
+                body = await read_capped(resp, limit, url)
+        except TransportError as exc:
+            raise ReplyTooLarge(redact_text(f"batch API {method} {url}: {exc}")) from exc
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise TransientError(redact_text(f"batch API {method} {url}: {type(exc).__name__}: {exc}")) from exc
         said = redact_text(f"batch API {method} {url} answered HTTP {resp.status}: {body[:300]!r}")
@@ -217,7 +232,7 @@ class BatchAPI:
             after = str(batches[-1]["id"])
 
     async def content(self, file_id: str) -> bytes:
-        return await self._call("GET", f"/files/{file_id}/content")
+        return await self._call("GET", f"/files/{file_id}/content", limit=MAX_BATCH_FILE_BYTES)
 
     async def close(self) -> None:
         if self._session is not None:
