@@ -25,8 +25,9 @@ from typing import Any, Protocol, TypeVar
 
 import aiohttp
 
-from howtobench.config import REWARD_URL_ENV, EndpointConfig, env, resolve_workspace
+from howtobench.config import REWARD_URL_ENV, EndpointConfig, env, proxy_for, resolve_workspace
 from howtobench.errors import ConfigError, EndpointError
+from howtobench.http import new_session
 from howtobench.judges.job import judge_options, prompt_language_for
 from howtobench.redact import redact_text, redact_url
 from howtobench.serve.answers import score_answer
@@ -99,6 +100,9 @@ async def _close(scorers: list[Scorer]) -> None:
         await scorer.close()
 
 
+REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=DEFAULT_DEADLINE_S * 4)  # past the server's own deadline
+
+
 class RemoteScorer:
     """`POST /v1/score` on a running `howtobench serve`; 429 is waited out (Retry-After), up to `MAX_WAIT_S`."""
 
@@ -108,16 +112,18 @@ class RemoteScorer:
 
     async def score(self, samples: list[dict[str, Any]]) -> dict[str, Any]:
         if self._http is None:
-            self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=DEFAULT_DEADLINE_S * 4))
+            self._http = new_session()  # the toolkit's one factory: its TLS, User-Agent and connect-timeout rules
+        url = self.url + "/v1/score"
         until = time.monotonic() + MAX_WAIT_S
         while True:
             try:
-                async with self._http.post(self.url + "/v1/score", json={"samples": samples}) as resp:
+                async with self._http.post(url, json={"samples": samples}, proxy=proxy_for(url),
+                                           timeout=REQUEST_TIMEOUT) as resp:
                     if resp.status == 200:
                         return dict(await resp.json())
                     text = (await resp.text()).strip()
                     wait = float(resp.headers.get("Retry-After", "1"))
-            except aiohttp.ClientError as exc:
+            except (aiohttp.ClientError, TimeoutError) as exc:
                 raise RewardServerError(f"the scoring server at {redact_url(self.url)} cannot be reached: "
                                         f"{exc}") from exc
             if resp.status != 429 or time.monotonic() + wait > until:
