@@ -114,18 +114,12 @@ async def ascore(
                 client = await stack.enter_async_context(_client(member.endpoint, workspace))
                 judges[member.name] = TreeOfWriting(client, tree=tree, with_reference=with_reference,
                                                     prompt_language=prompt_language, **options)
-            return _sourced(with_lengths(await PanelJudge(spec, judges).judge(item, text), item, text), item)
+            return with_lengths(await PanelJudge(spec, judges).judge(item, text), item, text)
     endpoint = judge_endpoint(judge, base_url, model, api_key_env)
     async with _client(endpoint, workspace) as client:
         judge_ = TreeOfWriting(client, tree=tree, with_reference=with_reference, prompt_language=prompt_language,
                                **options)
-        return _sourced(with_lengths(await judge_.judge(item, text), item, text), item)
-
-
-def _sourced(judgment: Judgment, item: Item) -> Judgment:
-    """The judgment with the source of the reference it was judged against (None without a reference)."""
-    source = item.reference_source if item.reference.strip() else None
-    return judgment.model_copy(update={"reference_source": source})
+        return with_lengths(await judge_.judge(item, text), item, text)
 
 
 def score(instruction: str, writing: str, reference: str | None = None, **kwargs: Any) -> Judgment:

@@ -56,7 +56,7 @@ def test_no_reference_sends_no_reference(fake_server: FakeServer, tmp_path: Path
     first = json.loads((bench_root / "guide" / "aligned.jsonl").open(encoding="utf-8").readline())
     snippet = first["reference"][:40]
     rows = run(fake_server, bench_root, tmp_path, "--no-reference")
-    assert rows and all(r["meta"]["reference"] is False for r in rows)
+    assert rows and all(r["meta"]["reference"] is False and r["reference_source"] is None for r in rows)
     assert not any(snippet in json.dumps(r["messages"], ensure_ascii=False) for r in fake_server.requests)
 
 

@@ -64,6 +64,9 @@ async def test_average_judge_reads_a_tow_file_and_runs_without_a_model(tmp_path:
     out = await run_judge(judge, pairs, tmp_path / "average.jsonl", progress=False)
     assert out[0].score == pytest.approx(sum(GUIDE.values()) / 8)
     assert out[1].status == "failed" and "no ToW judgment for item i2" in out[1].failures[0]
+    assert out[0].reference_source is None  # the stored ToW judgment read no reference: neither did its average
+    sourced = tow("i1", "guide", GUIDE).model_copy(update={"reference_source": "model:deepseek-chat"})
+    assert average_from_tow(sourced).reference_source == "model:deepseek-chat"
     with pytest.raises(JudgeError, match="--from"):
         JUDGES["average"](client=None)
 

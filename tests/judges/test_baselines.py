@@ -53,6 +53,7 @@ async def test_single_parses_one_score_and_sends_an_enum_schema(fake_server: Fak
     assert (judgment.method, judgment.status, judgment.score) == ("single", "ok", 4.0)
     assert judgment.leaves[0].name == "overall" and judgment.leaves[0].reason == "意境不足"
     assert judgment.judge_model == "fake-judge" and judgment.usage.calls == 1 and len(judgment.cache_keys) == 1
+    assert judgment.reference_source == "human"
     request = fake_server.requests[0]
     assert schema_of(request)["properties"]["score"]["enum"] == list(range(1, 11))
     assert request["temperature"] == 0.0
@@ -67,7 +68,7 @@ async def test_reference_free_prompt_has_no_reference(fake_server: FakeServer, t
     user = fake_server.requests[0]["messages"][-1]["content"]
     assert REFERENCE not in user and "Human reference" not in user and "<<<REFERENCE>>>" not in user
     assert "Scores are whole numbers from 1 to 10: 1-2" in user
-    assert judgment.meta["reference"] is False
+    assert judgment.meta["reference"] is False and judgment.reference_source is None
 
 
 @pytest.mark.parametrize("reply", [Reply.json({"reason": "x", "score": 42}), Reply.text("七分吧"),

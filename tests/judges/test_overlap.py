@@ -164,6 +164,7 @@ async def test_judges_are_registered_and_score_one_writing() -> None:
     rouge = await OverlapJudge("rouge").judge(item, writing)
     assert rouge.score == _rouge_chinese_f(ZH_CAND, ZH_REF)
     assert rouge.meta["lcs"] == 5 and rouge.usage.calls == 0
+    assert bleu.reference_source == rouge.reference_source == "human"
 
 
 async def test_empty_writing_and_missing_reference_are_flagged() -> None:
@@ -171,7 +172,7 @@ async def test_empty_writing_and_missing_reference_are_flagged() -> None:
     assert (empty.status, empty.score, empty.failures) == ("empty", 0.0, [])
     no_ref = await OverlapJudge("bleu").judge(_item(""), Writing(infer_id="i1", model="m", output=ZH_CAND))
     assert (no_ref.status, no_ref.score) == ("failed", None)
-    assert no_ref.failures == ["item has no reference text"]
+    assert no_ref.failures == ["item has no reference text"] and no_ref.reference_source is None
 
 
 def test_equal_to_rouge_chinese_on_release_writings(bench_root: Path) -> None:

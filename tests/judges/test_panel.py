@@ -118,7 +118,7 @@ def test_panel_of_two_fake_judges_scores_the_mean_of_their_own_roots(tmp_path: P
             assert [members[n]["judge_model"] for n in ("a", "b")] == ["judge-a", "judge-b"]
             assert all(len(m["leaves"]) == 8 and m["weights"] for m in members.values())
             assert row["score"] == pytest.approx(statistics.fmean(m["score"] for m in members.values()))
-            assert row["status"] == "ok" and row["writing_chars"] > 0
+            assert row["status"] == "ok" and row["writing_chars"] > 0 and row["reference_source"] == "human"
         # each judge ran its own weight plan: their weights differ, one negotiation per item per judge
         first = rows[0]["panel"]["members"]
         assert first["a"]["weights"] != first["b"]["weights"]

@@ -45,6 +45,7 @@ async def test_guide_judgment_matches_hand_computation(fake_server: FakeServer, 
     assert leaves["formatting"].score == 10.0 and leaves["formatting"].cache_key is None
     assert judgment.weights == {**GUIDE_WEIGHTS["content"], **GUIDE_WEIGHTS["format"]}
     assert judgment.judge_model == "fake-judge" and judgment.tree_hash == default_tree().hash
+    assert judgment.reference_source == "human"
     assert len(judgment.cache_keys) == 8  # 7 LLM leaves + 1 weights call
     assert judgment.usage.calls == 8
     assert len(leaf_requests(fake_server)) == 7
@@ -132,7 +133,7 @@ async def test_reference_free_sends_no_reference(fake_server: FakeServer, tmp_pa
         judgment = await TreeOfWriting(client, with_reference=False).judge(item(), writing(text=headed))
     bodies = [str(r["messages"]) for r in fake_server.requests]
     assert bodies and not any("落霞与孤鹜" in b or "参考范文" in b for b in bodies)
-    assert judgment.meta["reference"] is False
+    assert judgment.meta["reference"] is False and judgment.reference_source is None  # read none: says so
     # formatting judges the writing's own headings (section 3.2): consistent -> 10, reference or not
     assert next(x for x in judgment.leaves if x.name == "formatting").score == 10.0
 

@@ -88,10 +88,12 @@ class Judgment(BaseModel):
     tree_hash: str | None = None
     prompt_hash: str | None = None
     prompt_language: str | None = None
-    reference_source: str | None = None
-    """Whose writing was the reference: "human" (the release's) or "model:NAME" / "file:NAME" (`--reference-from`,
-    Appendix B.3); None in files written before it was recorded."""
     """The language of the judge's prompts (en: the authors'; zh: `--prompt-language zh`); None for no prompt."""
+    reference_source: str | None = None
+    """Whose writing the judge read as the reference: "human" (the release's) or "model:NAME" / "file:NAME"
+    (`--reference-from`, Appendix B.3); None when it read none (`--no-reference`, an item without one, a writing
+    that failed before any judging) and in files written before it was recorded. Set by the judge itself, which
+    alone knows (`source_if_read`)."""
     usage: Usage = Field(default_factory=Usage)
     cache_keys: list[str] = Field(default_factory=list)
     meta: dict[str, Any] = Field(default_factory=dict)
@@ -119,6 +121,12 @@ Judgment.model_rebuild()
 def with_lengths(judgment: Judgment, item: Item, writing: Writing) -> Judgment:
     """The judgment with the character counts of its writing and of the item's reference recorded."""
     return judgment.model_copy(update={"writing_chars": len(writing.output), "reference_chars": len(item.reference)})
+
+
+def source_if_read(item: Item, read: bool) -> str | None:
+    """The reference source a judge records: the item's when the judge `read` the item's (non-empty) reference,
+    None when it judged without one."""
+    return item.reference_source if read and item.reference.strip() else None
 
 
 def check_empty(empty: str) -> EmptyConvention:

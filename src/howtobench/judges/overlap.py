@@ -27,7 +27,7 @@ import jieba
 import sacrebleu
 
 from howtobench.data.models import Item, Language, Writing
-from howtobench.judges.base import Judge, Judgment, register_judge
+from howtobench.judges.base import Judge, Judgment, register_judge, source_if_read
 from howtobench.judges.overlap_metrics import (
     BleuIndex,
     LcsIndex,
@@ -99,7 +99,8 @@ DESCRIPTIONS: dict[str, str] = {
 def overlap_judgment(method: str, item: Item, writing: Writing, ref: PreparedReference | None,
                      hyp: TextTokens | None) -> Judgment:
     """One judgment from prepared tokens (None tokens are allowed for empty writings / missing references)."""
-    base = Judgment(method=method, item_id=item.id, model=writing.model, task=item.task, genre=item.genre)
+    base = Judgment(method=method, item_id=item.id, model=writing.model, task=item.task, genre=item.genre,
+                    reference_source=source_if_read(item, ref is not None))
     if ref is None:
         return base.model_copy(update={"status": "failed", "failures": ["item has no reference text"]})
     if writing.is_empty or hyp is None:

@@ -139,6 +139,7 @@ def combine(spec: PanelSpec, members: dict[str, Judgment]) -> Judgment:
         judge_model="panel(" + ", ".join(f"{n}={j.judge_model}" for n, j in members.items()) + ")",
         tree_hash=_shared(j.tree_hash for j in members.values()),
         prompt_hash=_shared(j.prompt_hash for j in members.values()),
+        reference_source=_shared(s for j in members.values() if (s := j.reference_source) is not None),
         usage=sum((j.usage for j in members.values()), Usage()),
         cache_keys=[k for j in members.values() for k in j.cache_keys],
         panel=PanelRecord(aggregate=spec.aggregate, missing=spec.missing, rule=spec.rule, members=members),

@@ -131,9 +131,7 @@ async def run_judge(
             # A judge that never waits (BLEU / ROUGE are CPU-only) would otherwise run every writing before the
             # loop below sees one finish, leaving the bar at 0 until the end: hand the loop back once per writing.
             await asyncio.sleep(0)
-        stamped = {"reference_source": item.reference_source, **({"writing_truncated": True} if writing.truncated
-                                                                 else {})}
-        return judgment.model_copy(update=stamped)
+        return judgment.model_copy(update={"writing_truncated": True}) if writing.truncated else judgment
 
     usage, budget = Usage(), FailureBudget(len(todo), max_failed_rate, "judgments")
     with AppendOnly(out_path) as handle, stats_progress(progress) as bar:

@@ -21,7 +21,7 @@ from howtobench.concurrency import cancel_and_wait, drain, gather_or_cancel
 from howtobench.data.models import Item, Writing
 from howtobench.errors import JudgeError, StopAfterSiblings
 from howtobench.judges.aggregate import Aggregate, NodeWeights, aggregate, mean_root
-from howtobench.judges.base import Judgment, LeafResult, SampleResult, Status, register_judge
+from howtobench.judges.base import Judgment, LeafResult, SampleResult, Status, register_judge, source_if_read
 from howtobench.judges.negotiator import Negotiation, Negotiator
 from howtobench.judges.prompts import (
     ANALYSIS,
@@ -172,6 +172,7 @@ class TreeOfWriting:
             weight_repairs=[r for n in negotiations for r in n.repairs], failures=failures, samples=samples,
             judge_model=self.client.model, tree_hash=self.tree.hash, prompt_hash=self.prompts.hash,
             prompt_language=self.prompts.language, usage=usage,
+            reference_source=source_if_read(item, self.prompts.sees_reference(item)),
             cache_keys=[x.cache_key for x in leaves if x.cache_key] + [k for n in negotiations for k in n.cache_keys],
             meta={"reference": self.with_reference and bool(item.reference.strip()), "language": item.language,
                   "weights_shared": not fresh, "renormalize": self.renormalize,

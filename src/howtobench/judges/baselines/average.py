@@ -46,6 +46,7 @@ def average_from_tow(judgment: Judgment, tree: Tree | None = None, *, renormaliz
         weights={leaf: w for ws in uniform_weights(spec, judgment.task).values() for leaf, w in ws.items()},
         failures=list(result.notes), judge_model=judgment.judge_model, tree_hash=spec.hash,
         prompt_hash=judgment.prompt_hash, usage=Usage(), cache_keys=judgment.cache_keys,
+        reference_source=judgment.reference_source,  # the re-used leaves were judged against it
         meta={"from_tow_score": judgment.score, "renormalize": renormalize, **reused_usage(judgment)},
     )
 

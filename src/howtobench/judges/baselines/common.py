@@ -28,7 +28,7 @@ from typing import Any
 from howtobench.concurrency import gather_or_cancel
 from howtobench.data.models import Item, Writing
 from howtobench.errors import JudgeError
-from howtobench.judges.base import Judgment, LeafResult, SampleResult, Status
+from howtobench.judges.base import Judgment, LeafResult, SampleResult, Status, source_if_read
 from howtobench.judges.prompts import (
     AUTHORS_MAX_TOKENS,
     DEFAULT_PROMPT_LANGUAGE,
@@ -207,6 +207,7 @@ class LLMBaseline:
             status=status, leaves=leaves, samples=kept, usage=usage, judge_model=self.client.model,
             failures=[f"sample {s.index}: {s.error}" for s in kept if s.status == "failed"],
             prompt_hash=self.prompts.hash, prompt_language=self.prompt_language,
+            reference_source=source_if_read(item, self.has_reference(item)),
             cache_keys=[s.cache_key for s in kept if s.cache_key],
             meta=meta,
         )
