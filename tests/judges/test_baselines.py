@@ -185,3 +185,31 @@ async def test_single_pass_lists_the_authors_four_dimensions_without_a_cap(
     assert all(d in tail for d in dimensions) and judgment.prompt_language == (language or "en")
     assert "60 words" not in tail and "80" not in tail
     assert "maxLength" not in json.dumps(fake_server.requests[0]["response_format"])
+
+
+def test_reply_schemas_are_closed_objects_with_reason_before_score() -> None:
+    """The schemas are part of every cache key (llm/keys.py): their exact shape, key order included, is pinned."""
+    class NoCalls:
+        model = "m"
+
+    score = {"type": "integer", "enum": list(range(1, 11))}
+    entry = {"type": "object", "properties": {"reason": {"type": "string"}, "score": score},
+             "required": ["reason", "score"], "additionalProperties": False}
+    assert json.dumps(SingleJudge(NoCalls()).schema(item())) == json.dumps(entry)  # type: ignore[arg-type]
+    aspect = {"type": "object", "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 40},
+                                               "reason": {"type": "string"}, "score": score},
+              "required": ["name", "reason", "score"], "additionalProperties": False}
+    assert json.dumps(AutoPlanJudge(NoCalls()).schema(item())) == json.dumps(  # type: ignore[arg-type]
+        {"type": "object", "properties": {"dimensions": {"type": "array", "items": aspect, "minItems": 2,
+                                                         "maxItems": 6},
+                                          "combination": {"type": "string"},
+                                          "score": {**score, "description": "overall score S"}},
+         "required": ["dimensions", "combination", "score"], "additionalProperties": False})
+    rubric = RubricJudge(NoCalls())  # type: ignore[arg-type]
+    ids = [d.id for d in rubric.rubric(item()).dimensions]
+    assert json.dumps(rubric.schema(item())) == json.dumps(
+        {"type": "object", "properties": {"dimensions": {"type": "object", "properties": {i: entry for i in ids},
+                                                         "required": ids, "additionalProperties": False},
+                                          "reason": {"type": "string"},
+                                          "score": {**score, "description": "overall score"}},
+         "required": ["dimensions", "reason", "score"], "additionalProperties": False})

@@ -11,15 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from howtobench.data.models import Item
-from howtobench.judges.base import LeafResult, register_judge
-from howtobench.judges.baselines.common import (
-    BaselinePrompts,
-    LLMBaseline,
-    Parsed,
-    ReplyError,
-    score_schema,
-    valid_score,
-)
+from howtobench.judges.base import register_judge
+from howtobench.judges.baselines.common import BaselinePrompts, LLMBaseline, Parsed
+from howtobench.judges.baselines.replies import ReplyError, dimensions_reply, reasoned_score, scored_leaf, valid_score
 from howtobench.llm.types import LLMClient
 
 MIN_DIMENSIONS, MAX_DIMENSIONS = 2, 6
@@ -36,40 +30,23 @@ class AutoPlanJudge(LLMBaseline):
         return prompts.render("baseline_autoplan", min_dims=MIN_DIMENSIONS, max_dims=MAX_DIMENSIONS, **context)
 
     def schema(self, item: Item) -> dict[str, Any]:
-        aspect = {
-            "type": "object",
-            "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 40},
-                           "reason": {"type": "string"}, "score": score_schema()},
-            "required": ["name", "reason", "score"],
-            "additionalProperties": False,
-        }
-        return {
-            "type": "object",
-            "properties": {
-                "dimensions": {"type": "array", "items": aspect, "minItems": MIN_DIMENSIONS,
-                               "maxItems": MAX_DIMENSIONS},
-                "combination": {"type": "string"},
-                "score": score_schema("overall score S"),
-            },
-            "required": ["dimensions", "combination", "score"],
-            "additionalProperties": False,
-        }
+        aspect = reasoned_score(name={"type": "string", "minLength": 1, "maxLength": 40})
+        aspects = {"type": "array", "items": aspect, "minItems": MIN_DIMENSIONS, "maxItems": MAX_DIMENSIONS}
+        return dimensions_reply(aspects, "combination", "overall score S")
 
     def parse(self, data: dict[str, Any], item: Item) -> Parsed:
         total = valid_score(data.get("score"), "overall")
         aspects = data.get("dimensions")
         if not isinstance(aspects, list) or not MIN_DIMENSIONS <= len(aspects) <= MAX_DIMENSIONS:
             raise ReplyError(f"expected {MIN_DIMENSIONS}-{MAX_DIMENSIONS} dimensions, got {aspects!r}")
-        leaves, values = [], []
+        leaves = []
         for k, aspect in enumerate(aspects):
             if not isinstance(aspect, dict) or not str(aspect.get("name", "")).strip():
                 raise ReplyError(f"dimension {k} has no name: {aspect!r}")
-            value = valid_score(aspect.get("score"), f"dimension {aspect['name']!r}")
-            values.append(value)
-            leaves.append(LeafResult(name=str(aspect["name"]).strip(), node=NODE, score=float(value), raw_score=value,
-                                     reason=str(aspect.get("reason", ""))))
-        meta = {"combination": str(data.get("combination", "")), "ratios": [v / total for v in values]}
-        return Parsed(score=float(total), leaves=leaves, meta=meta)
+            leaves.append(scored_leaf(aspect, str(aspect["name"]).strip(), f"dimension {aspect['name']!r}", NODE))
+        ratios = [aspect["score"] / total for aspect in aspects]  # each score checked by scored_leaf
+        return Parsed(score=float(total), leaves=leaves, meta={"combination": str(data.get("combination", "")),
+                                                               "ratios": ratios})
 
 
 @register_judge("autoplan", takes=AutoPlanJudge, scorer=True, description="one call: the judge plans its own "

@@ -1,7 +1,8 @@
 """What every one-call LLM baseline shares: prompt rendering, self-consistency sampling, the judgment record.
 
 A baseline says three things: the tail of its prompt (`tail`), the reply schema (`schema`, scores as
-enums of 1..10) and how a validated reply becomes a score (`parse`). `LLMBaseline.judge` does the rest:
+enums of 1..10) and how a validated reply becomes a score (`parse`), both built from the pieces in
+`replies.py`. `LLMBaseline.judge` does the rest:
 
 * the prompt is `[system, prefix + tail]`; the prefix (the writing instructions = `Item.task_prompt`, the
   instruction and its information joined by a blank line as the authors' judges read them; the reference; the
@@ -29,6 +30,7 @@ from howtobench.concurrency import gather_or_cancel
 from howtobench.data.models import Item, Writing
 from howtobench.errors import JudgeError
 from howtobench.judges.base import Judgment, LeafResult, SampleResult, Status, source_if_read
+from howtobench.judges.baselines.replies import LOWEST, ReplyError
 from howtobench.judges.prompts import (
     AUTHORS_MAX_TOKENS,
     DEFAULT_PROMPT_LANGUAGE,
@@ -39,15 +41,9 @@ from howtobench.judges.prompts import (
 )
 from howtobench.llm.types import ChatRequest, ChatResult, LLMClient, SamplingParams, Usage
 
-SCORES: tuple[int, ...] = tuple(range(1, 11))
-LOWEST = float(SCORES[0])
 SAMPLE_TEMPERATURE = 0.7
 REFERENCE_ANCHOR = 6  # the same anchor as the default ToW tree, so baselines and ToW read the reference alike
 Messages = tuple[dict[str, str], ...]
-
-
-class ReplyError(ValueError):
-    """A schema-valid reply that still cannot be used (e.g. a score outside the scale); the sample fails."""
 
 
 @dataclass(frozen=True)
@@ -57,21 +53,6 @@ class Parsed:
     score: float
     leaves: list[LeafResult] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
-
-
-def score_schema(description: str = "") -> dict[str, Any]:
-    """A 1-10 integer score as an enum, so grammar-constrained servers cannot leave the scale."""
-    schema: dict[str, Any] = {"type": "integer", "enum": list(SCORES)}
-    if description:
-        schema["description"] = description
-    return schema
-
-
-def valid_score(value: Any, where: str) -> int:
-    """The score if it is an integer of the scale; otherwise a ReplyError naming where it was."""
-    if isinstance(value, bool) or not isinstance(value, int) or value not in SCORES:
-        raise ReplyError(f"{where}: score {value!r} is not one of 1..10")
-    return value
 
 
 class BaselinePrompts:

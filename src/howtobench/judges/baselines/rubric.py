@@ -14,13 +14,14 @@ from typing import Any
 from howtobench.data.genres import GENRES
 from howtobench.data.models import Item
 from howtobench.judges.base import LeafResult, register_judge
-from howtobench.judges.baselines.common import (
+from howtobench.judges.baselines.common import BaselinePrompts, LLMBaseline, Parsed
+from howtobench.judges.baselines.replies import (
     LOWEST,
-    BaselinePrompts,
-    LLMBaseline,
-    Parsed,
     ReplyError,
-    score_schema,
+    closed_object,
+    dimensions_reply,
+    reasoned_score,
+    scored_leaf,
     valid_score,
 )
 from howtobench.judges.baselines.rubric_files import RUBRICS_DIR, Rubric, rubric_for
@@ -49,21 +50,9 @@ class RubricJudge(LLMBaseline):
         return prompts.render("baseline_rubric", genre_label=label, dimensions=dims, **context)
 
     def schema(self, item: Item) -> dict[str, Any]:
-        ids = [d.id for d in self.rubric(item).dimensions]
-        one = {"type": "object", "properties": {"reason": {"type": "string"},
-                                                "score": score_schema()},
-               "required": ["reason", "score"], "additionalProperties": False}
-        return {
-            "type": "object",
-            "properties": {
-                "dimensions": {"type": "object", "properties": {i: one for i in ids}, "required": ids,
-                               "additionalProperties": False},
-                "reason": {"type": "string"},
-                "score": score_schema("overall score"),
-            },
-            "required": ["dimensions", "reason", "score"],
-            "additionalProperties": False,
-        }
+        one = reasoned_score()
+        return dimensions_reply(closed_object({d.id: one for d in self.rubric(item).dimensions}), "reason",
+                                "overall score")
 
     def parse(self, data: dict[str, Any], item: Item) -> Parsed:
         overall = valid_score(data.get("score"), "overall")
@@ -71,13 +60,12 @@ class RubricJudge(LLMBaseline):
         if not isinstance(given, dict):
             raise ReplyError(f"dimensions must be an object, got {given!r}")
         leaves = []
-        for dim in self.rubric(item).dimensions:
+        rubric = self.rubric(item)
+        for dim in rubric.dimensions:
             entry = given.get(dim.id)
             if not isinstance(entry, dict):
                 raise ReplyError(f"dimension {dim.id!r} is missing")
-            value = valid_score(entry.get("score"), f"dimension {dim.id!r}")
-            leaves.append(LeafResult(name=dim.id, node=self.rubric(item).genre, score=float(value), raw_score=value,
-                                     reason=str(entry.get("reason", ""))))
+            leaves.append(scored_leaf(entry, dim.id, f"dimension {dim.id!r}", rubric.genre))
         return Parsed(score=float(overall), leaves=leaves, meta={"overall_reason": str(data.get("reason", ""))})
 
     def empty_leaves(self, item: Item) -> list[LeafResult]:

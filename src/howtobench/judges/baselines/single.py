@@ -6,7 +6,8 @@ from typing import Any
 
 from howtobench.data.models import Item
 from howtobench.judges.base import LeafResult, register_judge
-from howtobench.judges.baselines.common import BaselinePrompts, LLMBaseline, Parsed, score_schema, valid_score
+from howtobench.judges.baselines.common import BaselinePrompts, LLMBaseline, Parsed
+from howtobench.judges.baselines.replies import reasoned_score, valid_score
 from howtobench.llm.types import LLMClient
 
 
@@ -20,12 +21,7 @@ class SingleJudge(LLMBaseline):
         return prompts.render("baseline_single", **context)
 
     def schema(self, item: Item) -> dict[str, Any]:
-        return {
-            "type": "object",
-            "properties": {"reason": {"type": "string"}, "score": score_schema()},
-            "required": ["reason", "score"],
-            "additionalProperties": False,
-        }
+        return reasoned_score()
 
     def parse(self, data: dict[str, Any], item: Item) -> Parsed:
         score = valid_score(data.get("score"), "overall")
