@@ -59,6 +59,20 @@ def test_json_objects_with_line_numbers_and_row_errors(tmp_path: Path) -> None:
         list(iter_json_objects(path))
 
 
+def test_json_object_names_what_the_caller_expected(tmp_path: Path) -> None:
+    """Ingest names the fields it wants; the line's own JSON error comes first either way."""
+    from howtobench.data.rows import json_object
+
+    path = tmp_path / "in.jsonl"
+    assert json_object(path, 4, '{"text": "t"}', "a JSON object with text") == {"text": "t"}
+    with pytest.raises(RowError) as info:
+        json_object(path, 4, '"just a string"', "a JSON object with text, source, license")
+    assert str(info.value) == f"{path}:4: expected a JSON object with text, source, license"
+    with pytest.raises(RowError) as info:
+        json_object(path, 5, "{", "a JSON object with text")
+    assert str(info.value) == f"{path}:5: not valid JSON (Expecting property name enclosed in double quotes)"
+
+
 def test_appended_rows_cut_a_torn_last_line_and_continue_cleanly(tmp_path: Path) -> None:
     path = tmp_path / "out.jsonl"
     path.write_bytes(b'{"a": 1}\n{"a": 2}\n{"a": 3, "b"')

@@ -15,7 +15,6 @@ Re-running ingest adds new texts to an existing build directory and skips known 
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -26,6 +25,7 @@ from howtobench.construct import text as tx
 from howtobench.construct.records import SourceText
 from howtobench.construct.workfile import INGEST, read_existing, write_rows
 from howtobench.data.models import Language
+from howtobench.data.rows import json_object
 from howtobench.errors import DataError, RowError
 
 NEAR_DUP_JACCARD = 0.9
@@ -104,12 +104,7 @@ def _parse_row(path: Path, number: int, raw_line: bytes) -> tuple[str, str, str]
         raise RowError(path, number, f"not UTF-8 ({exc.reason})") from exc
     if not line.strip():
         return None
-    try:
-        row = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise RowError(path, number, f"not valid JSON ({exc.msg})") from exc
-    if not isinstance(row, dict):
-        raise RowError(path, number, "expected a JSON object with text, source, license")
+    row = json_object(path, number, line, "a JSON object with text, source, license")
     for name in ("text", "source"):
         if not isinstance(row.get(name), str) or not row[name].strip():
             raise RowError(path, number, f"missing or empty string field {name!r}")

@@ -54,15 +54,20 @@ def iter_json_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"cannot read {path}: {read_cause(exc)}") from exc
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise RowError(path, number, f"not valid JSON ({exc.msg})") from exc
-        if not isinstance(row, dict):
-            raise RowError(path, number, "expected a JSON object")
-        yield number, row
+        if line.strip():
+            yield number, json_object(path, number, line)
+
+
+def json_object(path: Path, number: int, line: str, expected: str = "a JSON object") -> dict[str, Any]:
+    """Line `number` of `path` as a JSON object; anything else is a RowError ("not valid JSON (...)", or
+    "expected <expected>" for JSON that is not an object: callers name the fields they want)."""
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise RowError(path, number, f"not valid JSON ({exc.msg})") from exc
+    if not isinstance(row, dict):
+        raise RowError(path, number, f"expected {expected}")
+    return row
 
 
 def _reason(exc: ValueError) -> str:
