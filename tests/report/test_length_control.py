@@ -43,9 +43,9 @@ def test_hand_computed_regression() -> None:
     assert board.length_control is not None
     (f,) = board.length_control.fits
     assert f.beta == pytest.approx(1.5 / math.log(2))
-    assert (f.n_obs, f.n_items, f.n_models) == (6, 3, 2)
+    assert (f.quality.n_obs, f.quality.n_items, f.n_models) == (6, 3, 2)
     # residuals of d: -1/6, 1/3, -1/6, split half to each writing: RSS = (1/36 + 1/9 + 1/36) / 2 = 1/12
-    assert f.rmse == pytest.approx(math.sqrt(1 / 12 / 6))
+    assert f.quality.rmse == pytest.approx(math.sqrt(1 / 12 / 6))
     for row in ("guide", "all"):
         assert board.cell(LENGTH_CONTROLLED, row, "A").mean == pytest.approx(6.0)  # type: ignore[union-attr]
         assert board.cell(LENGTH_CONTROLLED, row, "B").mean == pytest.approx(17 / 3)  # type: ignore[union-attr]
@@ -73,7 +73,7 @@ def test_fit_matches_a_dense_least_squares_with_item_dummies() -> None:
     assert result.beta == pytest.approx(theta[models - 1])
     np.testing.assert_allclose(result.controlled, alpha + theta[models:].mean())
     resid = y - dense @ theta
-    assert result.r2 == pytest.approx(1 - resid @ resid / ((y - y.mean()) ** 2).sum())
+    assert result.quality.r2 == pytest.approx(1 - resid @ resid / ((y - y.mean()) ** 2).sum())
 
 
 def crafted(seed: int = 0) -> tuple[list[Judgment], list[str]]:
@@ -131,7 +131,7 @@ def test_a_scored_empty_writing_is_left_out_of_the_fit_and_said() -> None:
     board = build_leaderboard(judgments, by="task", n_boot=0, length_controlled=True)
     assert board.length_control is not None and board.length_control.excluded == {"A": 0, "B": 1}
     assert any("B: 1 scored writings have no positive length" in w for w in board.warnings)
-    assert board.length_control.fits[0].n_obs == 7
+    assert board.length_control.fits[0].quality.n_obs == 7
 
 
 def test_nodes_get_their_own_fits_and_views_carry_the_metric() -> None:

@@ -28,7 +28,7 @@ import numpy as np
 from howtobench.data.models import TASKS, Item, Writing
 from howtobench.errors import DataError
 from howtobench.judges.base import Judgment
-from howtobench.report.length_fit import Observations, bootstrap, fit, identified, interval
+from howtobench.report.length_fit import FitQuality, Observations, bootstrap, fit, identified, interval
 from howtobench.stats import FloatArray, rng_for
 
 LENGTH_CONTROLLED = "length_controlled"
@@ -66,12 +66,7 @@ class FitSummary:
     task: str
     beta: float
     beta_ci: tuple[float, float] | None
-    r2: float
-    r2_within: float
-    partial_r2_length: float
-    rmse: float
-    n_obs: int
-    n_items: int
+    quality: FitQuality
     n_models: int
 
 
@@ -162,10 +157,9 @@ def _fit_task(metric: str, task: str, y: FloatArray, x: FloatArray, seed: int, n
     n_obs = np.zeros(n_cols)
     n_obs[cols] = np.bincount(obs.model, minlength=obs.n_models)
     summary = FitSummary(metric=metric, task=task, beta=point.beta,
-                         beta_ci=interval(reps.beta) if reps is not None else None, r2=point.r2,
-                         r2_within=point.r2_within, partial_r2_length=point.partial_r2_length, rmse=point.rmse,
-                         n_obs=point.n_obs, n_items=point.n_items, n_models=obs.n_models)
-    return _TaskFit(summary, controlled, replicates, point.n_items, n_obs)
+                         beta_ci=interval(reps.beta) if reps is not None else None, quality=point.quality,
+                         n_models=obs.n_models)
+    return _TaskFit(summary, controlled, replicates, point.quality.n_items, n_obs)
 
 
 def _cell(value: float, replicates: FloatArray, n: float) -> ControlledCell:

@@ -58,6 +58,19 @@ class _ItemSums:
 
 
 @dataclass(frozen=True)
+class FitQuality:
+    """How well a fit explains the scores, and on how much data: R² of all variation, within-item R², length's
+    partial R², RMSE, writings and items (the leaderboard prints and stores these as they are)."""
+
+    r2: float
+    r2_within: float
+    partial_r2_length: float
+    rmse: float
+    n_obs: int
+    n_items: int
+
+
+@dataclass(frozen=True)
 class FitResult:
     """The point fit: α per model (NaN when the data cannot say), β, each item's δ, and the fit's quality."""
 
@@ -65,12 +78,7 @@ class FitResult:
     beta: float
     delta: FloatArray
     controlled: FloatArray
-    r2: float
-    r2_within: float
-    partial_r2_length: float
-    rmse: float
-    n_obs: int
-    n_items: int
+    quality: FitQuality
 
 
 def _design(obs: Observations, reference: int, with_length: bool = True) -> FloatArray:
@@ -182,9 +190,10 @@ def fit(obs: Observations) -> FitResult:
     _, delta0, _ = _controlled(_item_sums(obs, short), theta0, ones, ref, obs.n_models)
     resid0 = obs.y - short @ theta0[0] - delta0[0][obs.item]
     r2, r2w, partial, rmse = _quality(obs, design, theta[0], delta[0], float(resid0 @ resid0))
-    return FitResult(alpha=alpha[0], beta=float(theta[0, -1]), delta=delta[0], controlled=controlled[0], r2=r2,
-                     r2_within=r2w, partial_r2_length=partial, rmse=rmse, n_obs=int(obs.y.size),
-                     n_items=int((np.bincount(obs.item, minlength=obs.n_items) > 0).sum()))
+    quality = FitQuality(r2=r2, r2_within=r2w, partial_r2_length=partial, rmse=rmse, n_obs=int(obs.y.size),
+                         n_items=int((np.bincount(obs.item, minlength=obs.n_items) > 0).sum()))
+    return FitResult(alpha=alpha[0], beta=float(theta[0, -1]), delta=delta[0], controlled=controlled[0],
+                     quality=quality)
 
 
 @dataclass(frozen=True)

@@ -28,24 +28,25 @@ def fits_grid(lc: LengthControl) -> tuple[list[str], list[list[str]]]:
               "length partial R²", "RMSE", "writings", "items", "models"]
     body = []
     for f in lc.fits:
-        beta = f"{f.beta:+.3f}" + (f" [{f.beta_ci[0]:+.3f}, {f.beta_ci[1]:+.3f}]" if f.beta_ci else "")
-        body.append([f.metric, TASK_LABELS.get(f.task, f.task), beta, _g(f.r2), _g(f.r2_within),
-                     _g(f.partial_r2_length), _g(f.rmse), str(f.n_obs), str(f.n_items), str(f.n_models)])
+        beta, q = f"{f.beta:+.3f}" + (f" [{f.beta_ci[0]:+.3f}, {f.beta_ci[1]:+.3f}]" if f.beta_ci else ""), f.quality
+        body.append([f.metric, TASK_LABELS.get(f.task, f.task), beta, _g(q.r2), _g(q.r2_within),
+                     _g(q.partial_r2_length), _g(q.rmse), str(q.n_obs), str(q.n_items), str(f.n_models)])
     return header, body
 
 
 def _fit_json(f: FitSummary) -> dict[str, Any]:
+    q = f.quality
     return {
         "metric": f.metric,
         "task": f.task,
         "beta": round(f.beta, 6),
         "beta_ci": [round(v, 6) for v in f.beta_ci] if f.beta_ci else None,
-        "r2": round(f.r2, 6),
-        "r2_within": round(f.r2_within, 6),
-        "partial_r2_length": round(f.partial_r2_length, 6),
-        "rmse": round(f.rmse, 6),
-        "n_obs": f.n_obs,
-        "n_items": f.n_items,
+        "r2": round(q.r2, 6),
+        "r2_within": round(q.r2_within, 6),
+        "partial_r2_length": round(q.partial_r2_length, 6),
+        "rmse": round(q.rmse, 6),
+        "n_obs": q.n_obs,
+        "n_items": q.n_items,
         "n_models": f.n_models,
     }
 
