@@ -24,3 +24,12 @@ def bench_root() -> Path:
     root = Path(os.environ.get("HOWTOBENCH_DATA", "/work/shared/howtobench-data"))
     assert (root / "completion" / "aligned.jsonl").is_file(), f"benchmark data not found at {root}"
     return root
+
+
+@pytest.fixture(scope="session")
+def paper_path() -> Path:
+    """The paper's markdown ($HOWTOBENCH_PAPER; tests check our data against its appendices); fails loudly when it
+    is missing."""
+    path = Path(os.environ.get("HOWTOBENCH_PAPER", "/work/shared/spec/howtobench-paper.md"))
+    assert path.is_file(), f"paper not found at {path} (set HOWTOBENCH_PAPER)"
+    return path

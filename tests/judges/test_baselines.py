@@ -147,7 +147,27 @@ async def test_rubric_scores_the_genre_dimensions(fake_server: FakeServer, tmp_p
     assert (judgment.score, judgment.status, judgment.meta["rubric"]) == (7.0, "ok", "official")
     assert [(x.name, x.score) for x in judgment.leaves] == [(d.id, k + 3.0) for k, d in enumerate(official.dimensions)]
     user = fake_server.requests[0]["messages"][-1]["content"]
-    assert all(d.description.en in user for d in official.dimensions)
+    assert all(f"{d.label.en} ({d.id})" in user for d in official.dimensions)
+
+
+@pytest.mark.parametrize(("language", "numbering"), [(None, "{k}) {label}: "), ("zh", "{k}）{label}：")])
+async def test_rubric_prompt_carries_every_sub_criterion(
+    fake_server: FakeServer, tmp_path: Path, language: str | None, numbering: str
+) -> None:
+    fake_server.handler = rubric_reply
+    fiction = load_rubric("fiction")
+    options = {"prompt_language": language} if language else {}
+    async with client_for(fake_server, tmp_path) as client:
+        judgment = await RubricJudge(client, **options).judge(item("小说", "fiction"), writing())
+    assert judgment.status == "ok"
+    user = fake_server.requests[0]["messages"][-1]["content"]
+    lang = language or "en"  # English prompts by default, as the authors'
+    rubric_part = user[user.index(fiction.dimensions[0].label.get(lang)):]
+    for dim in fiction.dimensions:
+        for k, crit in enumerate(dim.criteria, start=1):
+            line = numbering.format(k=k, label=crit.label.get(lang)) + crit.description.get(lang)
+            assert line in rubric_part, line
+    assert sum(len(d.criteria) for d in fiction.dimensions) == 16  # Appendix H.7: 3+3+3+3+2+2
 
 
 async def test_rubric_reply_missing_a_dimension_fails(fake_server: FakeServer, tmp_path: Path) -> None:

@@ -45,8 +45,7 @@ class RubricJudge(LLMBaseline):
         rubric, lang = self.rubric(item), self.prompt_language
         genre = GENRES.get(rubric.genre)
         label = (genre.en if lang == "en" else genre.zh) if genre else rubric.genre
-        dims = [{"id": d.id, "label": d.label.get(lang), "description": d.description.get(lang)}
-                for d in rubric.dimensions]
+        dims = [d.in_language(lang) for d in rubric.dimensions]
         return prompts.render("baseline_rubric", genre_label=label, dimensions=dims, **context)
 
     def schema(self, item: Item) -> dict[str, Any]:

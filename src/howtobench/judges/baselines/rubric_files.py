@@ -1,10 +1,11 @@
 """Genre rubrics for the elaborated-rubric baseline, as data (`judges/rubrics/<genre>.yaml`).
 
-One file per genre of the data mapping (`howtobench.data.genres.GENRES`): a handful of dimensions, each
-with a Chinese and an English label and description, written in our own words in the spirit of the
-paper's Appendix H. A judge picks the rubric of the item's finest genre (`detail_genre_for(sub_task)`,
-e.g. 公文 -> official rather than its Table 4 row "others"); a genre without a file uses `others.yaml`,
-the general-document rubric, and the judgment records which rubric was used.
+One file per section of the paper's Appendix H (`appendix_h: H.n` names it): every dimension of the
+section, in its order, and under each dimension every sub-criterion with the content of all its questions,
+as a Chinese and an English label and description written in our own words. A judge picks the rubric of
+the item's finest genre (`detail_genre_for(sub_task)`, e.g. 公文 -> official rather than its Table 4 row
+"others"); a genre without a file (application and regulation, which Appendix H has no section for) uses
+`others.yaml`, H.14's general-document rubric, and the judgment records which rubric was used.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -24,14 +26,29 @@ from howtobench.judges.tree import Text
 RUBRICS_DIR = Path(__file__).resolve().parents[1] / "rubrics"
 
 
+class Criterion(BaseModel):
+    """One named sub-criterion of a dimension: what the judge checks under it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    label: Text
+    description: Text
+
+
 class Dimension(BaseModel):
-    """One rubric dimension the judge scores 1-10."""
+    """One rubric dimension the judge scores 1-10, judged by its sub-criteria."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     label: Text
-    description: Text
+    criteria: tuple[Criterion, ...] = Field(min_length=1)
+
+    def in_language(self, language: str) -> dict[str, Any]:
+        """What the prompt template reads: the id, the label and every sub-criterion, in one language."""
+        return {"id": self.id, "label": self.label.get(language),
+                "criteria": [{"label": c.label.get(language), "description": c.description.get(language)}
+                             for c in self.criteria]}
 
 
 class Rubric(BaseModel):
@@ -40,6 +57,7 @@ class Rubric(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     genre: str
+    appendix_h: str = Field(pattern=r"^H\.\d+$")
     dimensions: tuple[Dimension, ...] = Field(min_length=2)
 
     @model_validator(mode="after")
