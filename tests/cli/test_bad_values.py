@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import types
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -35,10 +36,16 @@ def howtobench(args: list[str], tmp_path: Path, bench_root: Path, monkeypatch: p
     monkeypatch.setenv("HOWTOBENCH_DATA", str(bench_root))
     monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.setattr(sys, "argv", ["howtobench", *args, "--workspace", str(tmp_path / "ws")])
+    as_console_script(monkeypatch)
     capsys.readouterr()
     with pytest.raises(SystemExit) as done:
         cli_main.main()
     return int(done.value.code or 0), capsys.readouterr().err
+
+
+def as_console_script(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Click names the program from `__main__` (here pytest's): as the `howtobench` script runs, it is argv[0]."""
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
 
 
 def _config(tmp_path: Path, data: bytes) -> str:
@@ -48,11 +55,12 @@ def _config(tmp_path: Path, data: bytes) -> str:
 
 
 @pytest.mark.parametrize(("extra", "said"), [
-    (["--method", "rouge", "--subset", "2", "--seed", "-1"], "Invalid value for '--seed'"),
+    (["--method", "rouge", "--subset", "2", "--seed", "-1"],
+     "error: --seed: Input should be greater than or equal to 0 (see howtobench judge --help)"),
     (["--judge-base-url", "http://127.0.0.1:9/v1", "--judge-model", "m", "--judge-timeout", "inf"],
-     "Invalid value for '--judge-timeout'"),
+     "error: --judge-timeout: Input should be less than or equal to 86400 (see howtobench judge --help)"),
     (["--judge-base-url", "http://127.0.0.1:9/v1", "--judge-model", "m", "--config", b"judge_timeout: .inf\n"],
-     "Invalid value for '--judge-timeout'"),
+     "error: --judge-timeout: Input should be less than or equal to 86400 (see howtobench judge --help)"),
     (["--method", "rouge", "--config", b"seed: 1\n# \xff\xfe\n"],
      "error: cannot read config file {config}: not UTF-8 text (byte 0xff at offset 10); save it as UTF-8"),
     (["--method", "rouge", "--config", b"yes: true\n"],
@@ -66,9 +74,51 @@ def test_a_bad_value_is_a_short_message_and_exit_2(extra: list[str | bytes], sai
     code, err = howtobench([*JUDGE, *args, "-o", str(tmp_path / "j.jsonl")], tmp_path, bench_root, monkeypatch,
                            capsys)
     assert code == 2, err
-    assert "Traceback" not in err and said.format(config=tmp_path / "c.yaml") in err, err
-    # one line of ours, or click's usage error for a bad flag value (usage, "Try --help" and its one Error: line)
-    assert len([line for line in err.splitlines() if line.startswith(("error:", "Error:"))]) == 1, err
+    assert err.splitlines() == [said.format(config=tmp_path / "c.yaml")], err  # one line: no Usage, no Try
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["judge", "--seeed", "3"],
+     "error: No such option: --seeed (Possible options: --seed, --tree) (see howtobench judge --help)"),
+    (["jduge"], "error: No such command 'jduge'. (see howtobench --help)"),
+    (["merge"], "error: Missing argument 'parts'. (see howtobench merge --help)"),
+    (["meta", "correlate", "--boostrap", "5"],
+     "error: No such option: --boostrap (Possible options: --bootstrap) (see howtobench meta correlate --help)"),
+    (["leaderboard", "x.jsonl", "--format", "xml"],
+     "error: --format: unknown format 'xml'; known: table, markdown, csv, json (see howtobench leaderboard --help)"),
+])
+def test_every_usage_error_is_one_line_and_exit_2(args: list[str], said: str, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Click's usage errors (unknown option with its suggestion, unknown command, missing argument, a value its
+    callback refuses) are click's message in one line of ours, not its Usage / Try / Error block."""
+    code, shown = console(args, monkeypatch, capsys)
+    assert (code, shown.err.splitlines()) == (2, [said])
+
+
+def test_help_version_and_no_arguments_are_unchanged(monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    code, bare = console([], monkeypatch, capsys)  # no arguments: the help, on stderr, status 2 (click's)
+    assert code == 2 and bare.err.startswith("Usage: howtobench [OPTIONS] COMMAND [ARGS]...")
+    assert "judge" in bare.err and "error:" not in bare.err
+    for args, first in ((["--version"], "howtobench "), (["judge", "--help"], "Usage: howtobench judge [OPTIONS]"),
+                        (["meta"], "")):
+        code, shown = console(args, monkeypatch, capsys)
+        if args == ["meta"]:  # a group without its command: its help, as before
+            assert code == 2 and shown.err.startswith("Usage: howtobench meta [OPTIONS] COMMAND [ARGS]...")
+        else:
+            assert code == 0 and shown.out.startswith(first) and shown.err == ""
+
+
+def console(args: list[str], monkeypatch: pytest.MonkeyPatch,
+            capsys: pytest.CaptureFixture[str]) -> tuple[int, pytest.CaptureResult[str]]:
+    """`howtobench ARGS` through the console entry point, in this process: (exit status, what it printed)."""
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setattr(sys, "argv", ["howtobench", *args])
+    as_console_script(monkeypatch)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as done:
+        cli_main.main()
+    return int(done.value.code or 0), capsys.readouterr()
 
 
 def test_an_unresolvable_host_is_one_line(tmp_path: Path, bench_root: Path) -> None:

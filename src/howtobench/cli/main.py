@@ -8,7 +8,8 @@ Errors the toolkit raises on purpose
 are printed as one clear line, without a traceback, and exit with their class's status (errors.py); so are
 filesystem errors (OSError) that no command turned into an OutputError (status 2). A `--max-failed-rate` stop
 (TooManyFailures, status 4) and a `--max-cost` stop (BudgetExceeded, status 5) are not errors: their line has no
-"error:" prefix.
+"error:" prefix. Click's usage errors (a bad flag value, an unknown option or command, a missing argument) are one
+line too, exit 2 (cli/one_line.py).
 """
 
 from __future__ import annotations
@@ -20,10 +21,9 @@ from collections.abc import Iterable
 from typing import Annotated, Any, TextIO
 
 import typer
-from rich.console import Console
-from typer.core import TyperGroup
 
 from howtobench import __version__
+from howtobench.cli.one_line import OneLineUsageGroup, print_line
 from howtobench.cli.status import EXIT_STATUSES
 from howtobench.errors import EXIT_STOPPED, BudgetExceeded, HowtobenchError, TooManyFailures
 from howtobench.outputs import os_error_line
@@ -67,7 +67,7 @@ def _root(
     """Measure how well LLMs write long, human-level text."""
 
 
-class LazyCommands(TyperGroup):
+class LazyCommands(OneLineUsageGroup):
     """The root group of the console entry point: lists every command, builds one when it is asked for."""
 
     # click's types, as typer vendors them (read by duck typing, like cli/config_file.py does)
@@ -84,7 +84,7 @@ class LazyCommands(TyperGroup):
 def build_app(commands: Iterable[str] | None = COMMAND_MODULES) -> typer.Typer:
     """The typer app with the given commands registered (all of them by default); None: the lazy app of the
     console entry point, whose commands are imported as they are named."""
-    settings: dict[str, Any] = {"cls": LazyCommands} if commands is None else {}
+    settings: dict[str, Any] = {"cls": LazyCommands if commands is None else OneLineUsageGroup}
     app = typer.Typer(
         name="howtobench",
         help=HELP,
@@ -210,8 +210,5 @@ def _one_line_warning(message: Warning | str, category: type[Warning], filename:
 
 
 def _fail(message: str, status: int, prefix: str = "error:") -> None:
-    console = Console(stderr=True, soft_wrap=True)
-    if prefix:
-        console.print(prefix, style="bold red", end=" ")
-    console.print(redact_text(message), style=None if prefix else "yellow", highlight=False, markup=False)
+    print_line(message, prefix)
     sys.exit(status)
