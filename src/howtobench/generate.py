@@ -28,7 +28,6 @@ generation with that reason — never an empty writing, which ToW would score as
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import re
@@ -42,15 +41,13 @@ from typing import Any, Literal
 import jinja2
 
 import howtobench
-from howtobench.concurrency import as_finished
 from howtobench.data.models import Item
 from howtobench.data.rows import read_appended_rows
 from howtobench.errors import DataError
 from howtobench.llm.replies import finish_problem, is_truncated, split_reasoning
 from howtobench.llm.types import ChatRequest, ChatResult, LLMClient, SamplingParams, Usage
-from howtobench.outcome import FailureBudget
-from howtobench.outputs import AppendOnly, output_file, write_text_atomic, writing
-from howtobench.progress import stats_progress
+from howtobench.outputs import output_file, write_text_atomic, writing
+from howtobench.steps.loop import DurableLines, LoopSettings, run_loop
 
 PromptLanguage = Literal["zh", "en"]
 PromptStyle = Literal["release", "framed"]
@@ -200,15 +197,17 @@ def read_generated(path: Path, model: str, *, repair: bool = True) -> set[str]:
 
 @dataclass
 class _Writer:
-    """Appends each finished writing at once (a kill loses only calls in flight) and keeps the tally."""
+    """Appends each finished writing at once (a kill loses only calls in flight), keeps the failed calls for
+    `<out>.failed.jsonl` and the tally (the runner loop's sink)."""
 
-    sink: AppendOnly
+    out: DurableLines
     settings: GenerateSettings
     summary: GenerateSummary
     failures: list[dict[str, Any]] = field(default_factory=list)
 
-    def add(self, item: Item, request: ChatRequest, result: ChatResult) -> bool:
+    def record(self, finished: tuple[Item, ChatRequest, ChatResult]) -> bool:
         """Record one outcome; True when it is a failed generation."""
+        item, request, result = finished
         s = self.summary
         s.usage = s.usage + result.usage
         problem = finish_problem(result, request.sampling.max_tokens) if result.ok else None
@@ -217,7 +216,7 @@ class _Writer:
             s.failed += 1
             return True
         record = writing_record(item, s.model, result, request, self.settings)
-        self.sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.out.write(json.dumps(record, ensure_ascii=False) + "\n")
         s.written += 1
         s.empty += int(not record["output"].strip())
         s.truncated += int(record["truncated"])
@@ -225,6 +224,8 @@ class _Writer:
 
     def stats(self) -> str:
         s = self.summary
+        if not (s.written or s.failed):
+            return ""
         return (f"written {s.written} · empty {s.empty} · truncated {s.truncated} · failed {s.failed} · "
                 f"tokens {s.usage.completion_tokens:,} · {s.usage.cost_text()}")
 
@@ -239,7 +240,8 @@ async def generate_writings(
     progress: bool = True,
     max_failed_rate: float | None = None,
 ) -> GenerateSummary:
-    """Write every item not yet in `out_path` with `client`, appending each writing as it finishes.
+    """Write every item not yet in `out_path` with `client`, appending each writing as it finishes
+    (`steps.loop.run_loop`).
 
     Raises the client's first run-level error (nothing written for the calls in flight) and `TooManyFailures`
     once the failed share passes `max_failed_rate`; the failures so far are listed either way."""
@@ -249,23 +251,16 @@ async def generate_writings(
     done = read_generated(out_path, model)
     todo = [it for it in items if it.id not in done]
     summary = GenerateSummary(out_path=out_path, model=model, requested=len(items), skipped=len(items) - len(todo))
-    gate = asyncio.Semaphore(concurrency)
-    budget = FailureBudget(len(todo), max_failed_rate, "generations")
 
     async def one(item: Item) -> tuple[Item, ChatRequest, ChatResult]:
         request = build_request(item, settings)
-        async with gate:
-            return item, request, await client.chat(request)
+        return item, request, await client.chat(request)
 
-    with AppendOnly(out_path) as sink, stats_progress(progress) as bar:
-        writer = _Writer(sink, settings, summary)
-        bar_task = bar.add_task(f"generate · {model}", total=len(todo), stats="")
+    loop = LoopSettings(f"generate · {model}", concurrency, progress, max_failed_rate, "generations")
+    with DurableLines(out_path) as out:
+        writer = _Writer(out, settings, summary)
         try:
-            async with as_finished(one(it) for it in todo) as finished:  # started in item order
-                async for finished_call in finished:
-                    failed = writer.add(*finished_call)
-                    bar.update(bar_task, advance=1, stats=writer.stats())
-                    budget.record(failed)
+            await run_loop(todo, one, writer, loop)
         finally:
             _write_failures(out_path, writer.failures)
     return summary

@@ -11,6 +11,7 @@ import pytest
 from howtobench.data.models import Item, Writing
 from howtobench.judges import runner
 from howtobench.judges.base import Judgment
+from howtobench.steps import loop
 
 
 class _CpuJudge:
@@ -45,7 +46,7 @@ async def test_bar_advances_between_writings(tmp_path: Path, monkeypatch: pytest
     def fake_progress(enabled: bool) -> Any:
         yield _Bar(events)
 
-    monkeypatch.setattr(runner, "stats_progress", fake_progress)
+    monkeypatch.setattr(loop, "stats_progress", fake_progress)
     items = [Item(infer_id=f"i{k}", task_type="open", basic_instruction="x") for k in range(40)]
     pairs = [(it, Writing(infer_id=it.id, model="m", output="y")) for it in items]
     await runner.run_judge(_CpuJudge(events), pairs, tmp_path / "out.jsonl", concurrency=8)

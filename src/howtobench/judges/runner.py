@@ -15,23 +15,18 @@ same way once too many judgments have failed (`outcome.FailureBudget`).
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from howtobench.concurrency import as_finished
 from howtobench.data.models import Item, Writing
 from howtobench.data.rows import read_appended_rows
-from howtobench.errors import DataError, HowtobenchError, WritingTooLong, is_run_level
+from howtobench.errors import HowtobenchError, WritingTooLong, is_run_level
 from howtobench.judges.base import Judge, Judgment, with_lengths
 from howtobench.llm.types import Usage
-from howtobench.outcome import FailureBudget
-from howtobench.outputs import AppendOnly, output_file
-from howtobench.progress import stats_progress
+from howtobench.outputs import output_file
+from howtobench.steps.loop import DurableLines, LoopSettings, run_loop
 
 Key = tuple[str, str, str]
-FSYNC_EVERY_S = 0.5
 
 
 def read_judgments(path: Path, *, repair: bool = False) -> dict[Key, Judgment]:
@@ -73,28 +68,27 @@ async def judge_or_fail(judge: Judge, item: Item, writing: Writing) -> Judgment:
         return with_lengths(failed_judgment(judge, item, writing, exc), item, writing)
 
 
-class _Sink:
-    """Appends judgments to the output file durably enough to resume after a kill (write errors are
-    OutputErrors naming the file: see howtobench.outputs)."""
+class _JudgmentSink:
+    """Appends each finished judgment to the output (`DurableLines`) and keeps the run's tally for the bar."""
 
-    def __init__(self, handle: AppendOnly) -> None:
-        self.handle = handle
-        self.last_sync = time.monotonic()
+    def __init__(self, out: DurableLines, done: dict[Key, Judgment]) -> None:
+        self.out = out
+        self.done = done
+        self.usage = Usage()
+        self.failed = 0
 
-    def write(self, judgment: Judgment) -> None:
-        self.handle.write(judgment.model_dump_json() + "\n")
-        if time.monotonic() - self.last_sync >= FSYNC_EVERY_S:
-            self.sync()
+    def record(self, judgment: Judgment) -> bool:
+        self.out.write(judgment.model_dump_json() + "\n")
+        self.done[judgment.key] = judgment
+        self.usage = self.usage + judgment.usage
+        failed = judgment.status == "failed"
+        self.failed += failed
+        return failed
 
-    def sync(self) -> None:
-        self.handle.sync()
-        self.last_sync = time.monotonic()
-
-
-def _stats(usage: Usage, failed: int) -> str:
-    tokens = usage.prompt_tokens + usage.completion_tokens
-    calls = f"calls {usage.calls} (cached {usage.cached_calls})"
-    return f"{calls} · tokens {tokens:,} · {usage.cost_text()} · failed {failed}"
+    def stats(self) -> str:
+        tokens = self.usage.prompt_tokens + self.usage.completion_tokens
+        calls = f"calls {self.usage.calls} (cached {self.usage.cached_calls})"
+        return f"{calls} · tokens {tokens:,} · {self.usage.cost_text()} · failed {self.failed}"
 
 
 async def run_judge(
@@ -107,14 +101,12 @@ async def run_judge(
     redo_failed: bool = False,
     max_failed_rate: float | None = None,
 ) -> list[Judgment]:
-    """Judge every pair not yet in `out_path`, appending each judgment as it finishes.
+    """Judge every pair not yet in `out_path`, appending each judgment as it finishes (`steps.loop.run_loop`).
 
     Returns the judgments of all `pairs` (earlier runs' and new ones) in the order of `pairs`.
     `concurrency` bounds the writings judged at once; the client layer bounds the calls. Raises the
     first run-level error (nothing written for it) and `TooManyFailures` past `max_failed_rate`.
     """
-    if concurrency < 1:
-        raise DataError("concurrency must be at least 1")
     pairs = list(pairs)
     output_file(out_path)
     done = read_judgments(out_path, repair=True)
@@ -123,30 +115,15 @@ async def run_judge(
         for i, w in pairs
         if _needs_judging(done.get((judge.method, i.id, w.model)), redo_failed)
     }.values())
-    gate = asyncio.Semaphore(concurrency)
 
-    async def one(item: Item, writing: Writing) -> Judgment:
-        async with gate:
-            judgment = await judge_or_fail(judge, item, writing)
-            # A judge that never waits (BLEU / ROUGE are CPU-only) would otherwise run every writing before the
-            # loop below sees one finish, leaving the bar at 0 until the end: hand the loop back once per writing.
-            await asyncio.sleep(0)
+    async def one(pair: tuple[Item, Writing]) -> Judgment:
+        item, writing = pair
+        judgment = await judge_or_fail(judge, item, writing)
         return judgment.model_copy(update={"writing_truncated": True}) if writing.truncated else judgment
 
-    usage, budget = Usage(), FailureBudget(len(todo), max_failed_rate, "judgments")
-    with AppendOnly(out_path) as handle, stats_progress(progress) as bar:
-        sink = _Sink(handle)
-        task = bar.add_task(f"judge · {judge.method}", total=len(todo), stats=_stats(usage, 0))
-        try:
-            async with as_finished(one(i, w) for i, w in todo) as finished:
-                async for judgment in finished:
-                    sink.write(judgment)
-                    done[judgment.key] = judgment
-                    usage = usage + judgment.usage
-                    bar.update(task, advance=1, stats=_stats(usage, budget.failed + (judgment.status == "failed")))
-                    budget.record(judgment.status == "failed")
-        finally:
-            sink.sync()
+    settings = LoopSettings(f"judge · {judge.method}", concurrency, progress, max_failed_rate, "judgments")
+    with DurableLines(out_path) as out:
+        await run_loop(todo, one, _JudgmentSink(out, done), settings)
     return [done[(judge.method, i.id, w.model)] for i, w in pairs]
 
 
