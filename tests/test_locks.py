@@ -132,3 +132,34 @@ def test_different_outputs_share_one_workspace(fake_server: FakeServer, tmp_path
     logged = db.execute("SELECT count(*), sum(from_cache = 0) FROM calls").fetchone()
     assert logged[0] == 36 + 2  # and one preflight per process
     assert logged[1] == len(fake_server.requests)  # a fresh row for every request the server saw, none lost
+
+
+# What `import fcntl` meets on Windows: an ImportError (a None entry in sys.modules blocks the import).
+_NO_FCNTL = "import sys; sys.modules['fcntl'] = None\n"
+
+
+def test_without_fcntl_a_lock_is_one_config_error_and_nothing_is_made(tmp_path: Path) -> None:
+    out = tmp_path / "j.jsonl"
+    probe = _NO_FCNTL + (
+        "import pathlib\nfrom howtobench.locks import output_lock\n"
+        f"try:\n    output_lock(pathlib.Path({str(out)!r})).__enter__()\n"
+        "except Exception as exc:\n    print(type(exc).__name__, exc, sep=': ')\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == ("ConfigError: howtobench needs a POSIX system (Linux, macOS; on Windows: WSL) for the file "
+                           "locks that keep two processes off one output (fcntl.flock is missing here)\n")
+    assert list(tmp_path.iterdir()) == []  # no lock file, no output
+
+
+def test_without_fcntl_a_command_stops_with_one_line(tmp_path: Path, bench_root: Path) -> None:
+    out = tmp_path / "j.jsonl"
+    args = ["generate", "--data", str(bench_root), "--task", "guide", "--limit", "1", "--base-url",
+            "http://127.0.0.1:9/v1", "--model", "m", "--workspace", str(tmp_path / "ws"), "-o", str(out),
+            "--no-progress"]
+    done = subprocess.run([sys.executable, "-c", _NO_FCNTL + "from howtobench.cli.main import main; main()", *args],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1:] == [
+        "error: howtobench needs a POSIX system (Linux, macOS; on Windows: WSL) for the file locks that keep two "
+        "processes off one output (fcntl.flock is missing here)"]
+    assert "Traceback" not in done.stderr and not out.exists()

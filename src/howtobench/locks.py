@@ -19,12 +19,16 @@ at the path (another process may have removed it meanwhile), so two processes ne
 Different outputs may share a workspace: the call cache is SQLite in WAL mode with a busy timeout, made
 for several writers. flock is advisory and local: it does not guard against processes on other machines
 writing one network folder.
+
+POSIX only: flock comes from `fcntl`, which Linux and macOS have and Windows has not. On Windows the package
+still imports (reports, `list`, the library's scoring), and a command that writes an output stops before it
+writes anything with one line, `NEEDS_POSIX` (a ConfigError, exit status 2), instead of an ImportError
+traceback; WSL is a POSIX system.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import logging
 import os
@@ -35,10 +39,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from howtobench.errors import OutputError
+from howtobench.errors import ConfigError, OutputError
 from howtobench.outputs import writing
 from howtobench.redact import redact_text
 
+try:
+    import fcntl
+except ImportError:  # not a POSIX system (Windows): `output_lock` refuses with NEEDS_POSIX
+    HAS_FLOCK = False
+else:
+    HAS_FLOCK = True
+
+NEEDS_POSIX = ("howtobench needs a POSIX system (Linux, macOS; on Windows: WSL) for the file locks that keep two "
+               "processes off one output (fcntl.flock is missing here)")
 log = logging.getLogger(__name__)
 DIR_LOCK = ".howtobench.lock"
 _HELD: set[Path] = set()  # lock files this process holds (a lock inside one it holds is no conflict)
@@ -104,7 +117,10 @@ def _acquire(path: Path, output: Path) -> int:
 def output_lock(output: Path, *, folder: bool = False) -> Iterator[None]:
     """Hold the exclusive lock of `output` (a file, or a folder with `folder`) for the block, and of the locked
     folders around it (see the module docstring); refuse with an OutputError naming the holder if another process
-    holds one of them, or (for a folder) a file lock inside it."""
+    holds one of them, or (for a folder) a file lock inside it. A ConfigError (`NEEDS_POSIX`) where there is no
+    flock, before any lock file is made."""
+    if not HAS_FLOCK:
+        raise ConfigError(NEEDS_POSIX)
     with contextlib.ExitStack() as held:
         resolved = output.resolve()
         # the path as given when no symlink is on it (the same lock file, and messages name what the user wrote)
