@@ -31,9 +31,11 @@ def _job(data: Path, work: Path, limit: int | None, files: Any) -> Any:
     from howtobench.config import EndpointConfig
     from howtobench.steps.batch_files import FILE_BASE_URL
     from howtobench.steps.judge import JudgeJob
+    from howtobench.steps.settings import Execution, Selection
 
-    return JudgeJob(data_dir=data, out_path=work / "tow.jsonl", workspace=work / "ws", limit=limit,
-                    endpoint=EndpointConfig(model=MODEL, base_urls=(FILE_BASE_URL,)), progress=False, files=files)
+    execution = Execution(workspace=work / "ws", progress=False, files=files)
+    return JudgeJob(Selection(data_dir=data, limit=limit), execution, work / "tow.jsonl",
+                    endpoint=EndpointConfig(model=MODEL, base_urls=(FILE_BASE_URL,)))
 
 
 def export(data: Path, work: Path, limit: int | None) -> dict[str, Any]:

@@ -59,7 +59,7 @@ async def plan_judge(job: JudgeJob, prices: Path | None = None) -> Estimate:
     if not pairs:
         raise JudgeError("nothing to judge: no writing matches the filters")
     return await plan_judge_pairs(job.method, job.endpoint, job.options, pairs, job.out_path,
-                                  redo_failed=job.redo_failed, prices=prices, workspace=job.workspace)
+                                  redo_failed=job.redo_failed, prices=prices, workspace=job.execution.workspace)
 
 
 async def plan_judges(job: JudgeJob, prices: Path | None = None) -> list[Estimate]:
@@ -81,7 +81,7 @@ def stand_in(item: Item, model: str) -> Writing:
 async def plan_run(settings: RunSettings, prices: Path | None = None) -> list[Estimate]:
     """What `howtobench run` would call: the writer for the items not yet written, the judge for every writing
     (shipped, given and generated) not yet judged, writings still to generate counted with `stand_in`."""
-    all_items = load_items(settings.data_dir, settings.tasks)
+    all_items = load_items(settings.selection.data_dir, settings.selection.tasks)
     release = _release_writings(settings, all_items)
     items = select_run_items(settings, all_items, release)
     if not items:
@@ -93,7 +93,7 @@ async def plan_run(settings: RunSettings, prices: Path | None = None) -> list[Es
         writer = model_name(settings.writer)
         out = settings.run_dir / "writings" / f"{safe_file_stem(writer)}.jsonl"
         gen = GenerateSettings(sampling=writer_sampling(settings), system_prompt=settings.system_prompt)
-        writer_estimate, todo = plan_generate(items, out, gen, writer, prices, settings.workspace)
+        writer_estimate, todo = plan_generate(items, out, gen, writer, prices, settings.execution.workspace)
         estimates.append(writer_estimate)
         done = generated_writings(out, items) if out.exists() else []
         generated = [*done, *(stand_in(it, writer) for it in todo)]
@@ -107,13 +107,13 @@ async def plan_run(settings: RunSettings, prices: Path | None = None) -> list[Es
                                                 prices=prices), role=f"judge {m.name}") for m in settings.panel.judges]
         return [*estimates, *lanes]
     judge = await plan_judge_pairs(settings.method, settings.judge, _judge_options(settings), pairs, out,
-                                   prices=prices, workspace=settings.workspace)
+                                   prices=prices, workspace=settings.execution.workspace)
     judges = [judge]
     shipped = {(w.item_id, w.model) for w in release}
     own = [(it, w) for it, w in pairs if (w.item_id, w.model) not in shipped]
     if own and len(own) < len(pairs):  # show what re-judging the paper's models adds, on its own line
         mine = await plan_judge_pairs(settings.method, settings.judge, _judge_options(settings), own, out,
-                                      prices=prices, workspace=settings.workspace)
+                                      prices=prices, workspace=settings.execution.workspace)
         mine.role = "judge (your writings)"
         judges = [mine, difference("judge (shipped models, --release)", judge, mine)]
     if not_yet:

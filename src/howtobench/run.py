@@ -22,10 +22,10 @@ import json
 import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
@@ -47,7 +47,6 @@ from howtobench.judges.base import EmptyConvention, Judgment, build_judge, calls
 from howtobench.judges.panel import PanelSpec
 from howtobench.judges.runner import run_judge
 from howtobench.llm.accounting import usage_from_log
-from howtobench.llm.batch import BatchSettings
 from howtobench.llm.cache import DB_NAME
 from howtobench.llm.preflight import preflight_endpoints
 from howtobench.llm.types import SamplingParams, Usage
@@ -60,10 +59,10 @@ from howtobench.report.length_control import sources_from
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import to_csv, to_json, to_markdown
 from howtobench.session import endpoint_or_local
-from howtobench.steps.batch_files import BatchFiles, import_for
+from howtobench.steps.batch_files import import_for
 from howtobench.steps.client import step_client
 from howtobench.steps.judge import panel_judge
-from howtobench.steps.settings import Execution
+from howtobench.steps.settings import Execution, Selection
 
 log = logging.getLogger(__name__)
 
@@ -85,46 +84,35 @@ SMOKE_NOTE = (
 
 
 class RunSettings(BaseModel):
-    """What a run does; saved as config.yaml (no secret can be in it: endpoints name key variables only)."""
+    """What a run does; saved as config.yaml (no secret can be in it: endpoints name key variables only).
+
+    `selection`: the items, and the writings judged beside the run's own (its `models` are the paper's shipped
+    models judged too; the run's own and --writings rows are never filtered by model; its `seed` is also the
+    bootstrap's). `execution`: how the calls are answered (its `parallel` is the writings judged at once, None:
+    twice the judge's capacity; its `preflight` checks every configured endpoint once, before the first item).
+    """
 
     model_config = ConfigDict(frozen=True)
 
     name: str
-    data_dir: Path
     run_dir: Path
-    workspace: Path
-    tasks: tuple[str, ...] | None = None
-    genres: tuple[str, ...] | None = None
-    limit: int | None = None
-    subset: int | None = None
-    ids: tuple[str, ...] | None = None
+    selection: Selection
+    execution: Execution
     method: str = "tow"
     judge_options: dict[str, Any] = Field(default_factory=dict)
     writer: EndpointConfig | None = None
     judge: EndpointConfig | None = None
-    writings: tuple[Path, ...] = ()
     generate: bool = True
     release: bool | None = None  # judge the paper's shipped writings too; None: only when judging is free
-    release_models: tuple[str, ...] | None = None
     sampling: SamplingParams = Field(default_factory=lambda: SamplingParams(temperature=0.7, max_tokens=4096, seed=0))
     system_prompt: str | None = None
-    seed: int = 0
     bootstrap: int = 1000
-    cache_mode: Literal["on", "off", "replay"] = "on"
-    concurrency: int | None = Field(default=None, ge=1)  # writings judged at once; None: twice the judge's capacity
-    max_failed_rate: float | None = Field(default=None, ge=0.0, le=1.0)
-    preflight: bool = False  # one tiny request per configured endpoint before the first item (llm/preflight.py)
     paper: bool = True
     empty: EmptyConvention = "exclude"  # how the leaderboard and report count empty writings (judges.base)
     reference_from: str | None = None  # a shipped model or a writings file as the reference (Appendix B.3)
     length_control: bool = False  # add length-controlled tables to the leaderboard and report (report.length_control)
     panel: PanelSpec | None = None  # judge with a panel of judges instead of `judge` (judges/panel.py)
     panel_file: Path | None = None  # where the panel came from (written to config.yaml, so the run repeats)
-    progress: bool = True
-    strict: bool = False  # a bad --writings row stops the run (default: skipped and counted with file:line)
-    prices: Path | None = None  # the user's price table over the built-in one, for estimates and real calls
-    batch: BatchSettings | None = None  # send every call through the endpoints' batch APIs (llm/batch.py)
-    files: BatchFiles | None = None  # batch files of the user's engine answer the calls (steps/batch_files.py)
 
     @property
     def judges_release(self) -> bool:
@@ -134,7 +122,7 @@ class RunSettings(BaseModel):
         shipped models (about ten times the judging of your own model) is an explicit choice."""
         if self.release is not None:
             return self.release
-        return bool(self.release_models) or self.needs_local_judge or not calls_a_model(self.method)
+        return bool(self.selection.models) or self.needs_local_judge or not calls_a_model(self.method)
 
     @property
     def uses_local(self) -> bool:
@@ -144,7 +132,8 @@ class RunSettings(BaseModel):
     @property
     def smoke_subset(self) -> bool:
         """A local run without item filters judges the small smoke subset rather than the whole benchmark."""
-        return self.uses_local and self.limit is None and self.ids is None and self.subset is None
+        sel = self.selection
+        return self.uses_local and sel.limit is None and sel.ids is None and sel.subset is None
 
     @property
     def needs_local_judge(self) -> bool:
@@ -199,8 +188,8 @@ def select_run_items(settings: RunSettings, all_items: Sequence[Item], release: 
 
     Short items keep the 270M model's prompts small, which is what makes the smoke run take minutes.
     """
-    chosen = select_items(all_items, settings.tasks, settings.genres, settings.limit, settings.ids,
-                          settings.subset, settings.seed)
+    sel = settings.selection
+    chosen = select_items(all_items, sel.tasks, sel.genres, sel.limit, sel.ids, sel.subset, sel.seed)
     if not settings.smoke_subset:
         return chosen
     longest: dict[str, int] = {}
@@ -218,19 +207,19 @@ def _release_writings(settings: RunSettings, all_items: Sequence[Item]) -> list[
     if not settings.judges_release:
         return []
     tasks = sorted({it.task for it in all_items})
-    models = settings.release_models or (SMOKE_RELEASE_MODELS if settings.smoke_subset else None)
-    return load_release_writings(settings.data_dir, tasks, models, items=all_items)
+    models = settings.selection.models or (SMOKE_RELEASE_MODELS if settings.smoke_subset else None)
+    return load_release_writings(settings.selection.data_dir, tasks, models, items=all_items)
 
 
 def user_writings(settings: RunSettings, items: Sequence[Item]) -> list[list[Writing]]:
     """The --writings rows of the selected `items`, per file. A row for an item the filters left out is not bad;
     a row for no benchmark item at all is (skipped and counted, or stops the run with `strict`)."""
-    if not settings.writings:
+    if not settings.selection.writings:
         return []
-    every_item = load_items(settings.data_dir)
+    every_item = load_items(settings.selection.data_dir)
     selected = {it.id for it in items}
-    return [load_writings_file(path, every_item, strict=settings.strict, selected=selected)
-            for path in settings.writings]
+    return [load_writings_file(path, every_item, strict=settings.selection.strict, selected=selected)
+            for path in settings.selection.writings]
 
 
 def generated_writings(path: Path, items: Sequence[Item]) -> list[Writing]:
@@ -247,7 +236,7 @@ def copy_given_writings(settings: RunSettings, given: Sequence[Sequence[Writing]
     folder = settings.run_dir / "writings" / "given"
     stems: dict[str, int] = {}
     written: list[Path] = []
-    for path, writings in zip(settings.writings, given, strict=True):
+    for path, writings in zip(settings.selection.writings, given, strict=True):
         stem = safe_file_stem(path.stem)
         stems[stem] = stems.get(stem, 0) + 1
         target = folder / (f"{stem}.jsonl" if stems[stem] == 1 else f"{stem}-{stems[stem]}.jsonl")
@@ -273,7 +262,7 @@ async def _endpoints(settings: RunSettings) -> AsyncIterator[tuple[EndpointConfi
     if not settings.uses_local:
         yield settings.writer, settings.judge
         return
-    async with endpoint_or_local(None, replay=settings.cache_mode == "replay") as local:
+    async with endpoint_or_local(None, replay=settings.execution.cache_mode == "replay") as local:
         writer = (settings.writer or local) if settings.generate else settings.writer
         local_judge = local.model_copy(update={"reasks": SMOKE_JUDGE_REASKS})
         yield writer, local_judge if settings.needs_local_judge else settings.judge
@@ -300,7 +289,8 @@ def _check_config(settings: RunSettings) -> None:
 def _check_keys(settings: RunSettings) -> None:
     """Each API-key variable the run needs is set (ConfigError naming the variable, never the value), before
     anything is written: a run that cannot call its models leaves no file behind."""
-    if settings.cache_mode == "replay" or settings.files is not None:  # batch files: nothing is sent from here
+    execution = settings.execution
+    if execution.cache_mode == "replay" or execution.files is not None:  # batch files: nothing is sent from here
         return
     judges = [(ep, calls_a_model(settings.method)) for ep in settings.judge_endpoints.values()]
     for ep, used in ((settings.writer, settings.generate), *judges):
@@ -329,16 +319,17 @@ def run_config(settings: RunSettings) -> dict[str, Any]:
     def listed(values: Sequence[Any] | None) -> list[str] | None:
         return [str(v) for v in values] if values else None
 
+    sel, execution = settings.selection, settings.execution
     options: dict[str, Any] = {
-        "name": settings.name, "run_dir": str(settings.run_dir), "data": str(settings.data_dir),
-        "workspace": str(settings.workspace), "method": settings.method, "task": listed(settings.tasks),
-        "genre": listed(settings.genres), "limit": settings.limit, "subset": settings.subset,
-        "ids": listed(settings.ids), "writings": listed(settings.writings), "generate": settings.generate,
-        "release": settings.release, "models": listed(settings.release_models),
-        "prices": str(settings.prices) if settings.prices else None,
+        "name": settings.name, "run_dir": str(settings.run_dir), "data": str(sel.data_dir),
+        "workspace": str(execution.workspace), "method": settings.method, "task": listed(sel.tasks),
+        "genre": listed(sel.genres), "limit": sel.limit, "subset": sel.subset,
+        "ids": listed(sel.ids), "writings": listed(sel.writings), "generate": settings.generate,
+        "release": settings.release, "models": listed(sel.models),
+        "prices": str(execution.prices) if execution.prices else None,
         "temperature": settings.sampling.temperature, "max_tokens": settings.sampling.max_tokens,
-        "system_prompt": settings.system_prompt, "seed": settings.seed, "bootstrap": settings.bootstrap,
-        "paper": settings.paper, "empty": settings.empty, "parallel": settings.concurrency,
+        "system_prompt": settings.system_prompt, "seed": sel.seed, "bootstrap": settings.bootstrap,
+        "paper": settings.paper, "empty": settings.empty, "parallel": execution.parallel,
         "length_control": settings.length_control or None,
         "judge_max_tokens": settings.judge_options.get("max_tokens"),
         "prompt_language": settings.judge_options.get("prompt_language"),
@@ -349,7 +340,7 @@ def run_config(settings: RunSettings) -> dict[str, Any]:
         # `run` refuses a judge without a writer unless asked: a run whose embedded model wrote for a judge says so
         "local_writer": True if settings.generate and settings.writer is None and settings.judge else None,
         # and a writer (or writings) without a judge unless asked: a run whose embedded model judged them says so too
-        "local_judge": True if settings.needs_local_judge and (settings.writer or settings.writings) else None,
+        "local_judge": True if settings.needs_local_judge and (settings.writer or sel.writings) else None,
     }
     return {key: value for key, value in options.items() if value is not None}
 
@@ -373,11 +364,13 @@ async def _generate(
         )
     gen = GenerateSettings(sampling=writer_sampling(settings), system_prompt=settings.system_prompt)
     out = settings.run_dir / "writings" / f"{safe_file_stem(writer.model)}.jsonl"
-    async with step_client(writer, _execution(settings), purpose="writer", run_id=settings.run_id, items=len(items),
+    step_execution = _execution(settings)
+    async with step_client(writer, step_execution, purpose="writer", run_id=settings.run_id, items=len(items),
                            per_slot=1, check=False) as step:
         assert step.client is not None  # a writer always calls a model
         summary = await generate_writings(step.client, items, out, settings=gen, concurrency=step.in_flight,
-                                          progress=settings.progress, max_failed_rate=settings.max_failed_rate)
+                                          progress=step_execution.progress,
+                                          max_failed_rate=step_execution.max_failed_rate)
     return summary, generated_writings(out, items)
 
 
@@ -387,25 +380,24 @@ async def _judge(
     out = settings.run_dir / "judgments" / f"{settings.method}.jsonl"
     # The local llama.cpp server answers one request at a time and reuses only the previous prompt's prefix:
     # judging one writing at a time keeps its leaf prompts (which share a long prefix) back to back.
-    execution = _execution(settings, parallel=1 if settings.needs_local_judge else settings.concurrency)
+    execution = _execution(settings, parallel=1 if settings.needs_local_judge else settings.execution.parallel)
     if settings.panel is not None:
         async with panel_judge(settings.panel, settings.method, _judge_options(settings), execution,
                                run_id=settings.run_id, items=len(pairs), check=False) as (judge, in_flight):
-            return await run_judge(judge, pairs, out, concurrency=in_flight, progress=settings.progress,
-                                   max_failed_rate=settings.max_failed_rate)
+            return await run_judge(judge, pairs, out, concurrency=in_flight, progress=settings.execution.progress,
+                                   max_failed_rate=settings.execution.max_failed_rate)
     async with step_client(judge_ep, execution, purpose="judge", run_id=settings.run_id, items=len(pairs),
                            calls_model=judge_ep is not None and calls_a_model(settings.method),
                            check=False) as step:
         judge = build_judge(settings.method, step.client, _judge_options(settings))
-        return await run_judge(judge, pairs, out, concurrency=step.in_flight, progress=settings.progress,
-                               max_failed_rate=settings.max_failed_rate)
+        return await run_judge(judge, pairs, out, concurrency=step.in_flight, progress=settings.execution.progress,
+                               max_failed_rate=settings.execution.max_failed_rate)
 
 
 def _execution(settings: RunSettings, parallel: int | None = None) -> Execution:
-    """How the run's steps call their models (the preflight of both endpoints runs once, before the first step)."""
-    return Execution(workspace=settings.workspace, cache_mode=settings.cache_mode, prices=settings.prices,
-                     batch=settings.batch, parallel=parallel, progress=settings.progress,
-                     max_failed_rate=settings.max_failed_rate, report=_report_batch, files=settings.files)
+    """How one step of the run calls its models: the run's execution with that step's writings in flight (the
+    preflight of every endpoint runs once, before the first step, not per step)."""
+    return replace(settings.execution, parallel=parallel, preflight=False, report=_report_batch)
 
 
 def _judge_options(settings: RunSettings) -> dict[str, Any]:
@@ -432,7 +424,7 @@ def _reference_pairs(settings: RunSettings, all_items: Sequence[Item],
     """With `reference_from`, the pairs judged against that model's writings (self-judgments left out, counted)."""
     if settings.reference_from is None:
         return pairs
-    swap = load_reference_source(settings.reference_from, settings.data_dir, all_items)
+    swap = load_reference_source(settings.reference_from, settings.selection.data_dir, all_items)
     kept, counts = swap_references(pairs, swap)
     log.warning("%s", counts.line(swap.source))
     if not kept:
@@ -452,27 +444,28 @@ async def _run_locked(settings: RunSettings) -> RunResult:
     """Everything is checked (config, keys, inputs, the preflight) before the first file of the run is written."""
     _check_config(settings)
     _check_keys(settings)
-    all_items = load_items(settings.data_dir, settings.tasks)
+    all_items = load_items(settings.selection.data_dir, settings.selection.tasks)
     release = _release_writings(settings, all_items)
     items = select_run_items(settings, all_items, release)
     if not items:
         raise DataError("the filters select no item")
     given = user_writings(settings, items)
+    execution = settings.execution
     await preflight_endpoints({"writer": settings.writer if settings.generate else None,
                                **(settings.judge_endpoints if calls_a_model(settings.method) else {})},
-                              enabled=settings.preflight and settings.batch is None and settings.files is None,
-                              cache_mode=settings.cache_mode,
-                              workspace=settings.workspace,
+                              enabled=execution.preflight and execution.batch is None and execution.files is None,
+                              cache_mode=execution.cache_mode,
+                              workspace=execution.workspace,
                               run_id=settings.run_id)
     _write_config(settings)
     copy_given_writings(settings, given)
-    if settings.files is not None:  # once for both steps (each step's client then reads the stored answers)
-        import_for(settings.workspace, settings.files, settings.run_id, _report_batch)
+    if execution.files is not None:  # once for both steps (each step's client then reads the stored answers)
+        import_for(execution.workspace, execution.files, settings.run_id, _report_batch)
     async with _endpoints(settings) as (writer, judge_ep):
         generation, generated = await _generate(settings, writer, items)
         writings = [*release, *(w for rows in given for w in rows), *generated]
         judgments = await _judge(settings, judge_ep, _reference_pairs(settings, all_items, _pairs(items, writings)))
-    with step("leaderboard (bootstrap intervals), manifest and report.html", settings.progress):
+    with step("leaderboard (bootstrap intervals), manifest and report.html", settings.execution.progress):
         board = _leaderboard(settings, judgments, items, writings)
         manifest = build_manifest(settings, writer, judge_ep, items, judgments)
         _write_outputs(settings, board, manifest)
@@ -485,7 +478,7 @@ def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Se
     smoke = settings.needs_local_judge
     return build_leaderboard(
         judgments,
-        seed=settings.seed,
+        seed=settings.selection.seed,
         n_boot=settings.bootstrap,
         items=items,
         paper=paper_table4() if settings.paper and method_info(settings.method).paper_scale else None,
@@ -517,9 +510,9 @@ def data_version(data_dir: Path, tasks: Sequence[str]) -> dict[str, str]:
 
 def _usage(settings: RunSettings) -> dict[str, dict[str, Any]]:
     """Tokens, calls, cost, failures and retries per purpose over every resume of this run (from the call log)."""
-    if not (settings.workspace / DB_NAME).exists():  # a run that called no model (overlap metrics, given writings)
+    if not (settings.execution.workspace / DB_NAME).exists():  # a run that called no model (metrics, given writings)
         return {"total": Usage().model_dump()}
-    rows = usage_from_log(settings.workspace, settings.run_id, settings.prices)
+    rows = usage_from_log(settings.execution.workspace, settings.run_id, settings.execution.prices)
     out = {r.purpose: {**r.usage.model_dump(), "failed": r.failed, "retries": r.retries} for r in rows}
     total = sum((r.usage for r in rows), Usage())
     return {**dict(sorted(out.items())), "total": total.model_dump()}
@@ -540,6 +533,7 @@ def build_manifest(
 ) -> dict[str, Any]:
     tasks = sorted({it.task for it in items})
     languages = sorted({it.language for it in items})
+    data_dir = settings.selection.data_dir
     return {
         "toolkit": howtobench.__version__,
         "written_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -559,9 +553,9 @@ def build_manifest(
         "sampling": writer_sampling(settings).model_dump(mode="json"),
         "judge_options": {k: str(v) for k, v in _judge_options(settings).items()},
         "system_prompt": settings.system_prompt,
-        "seeds": {"bootstrap": settings.seed, "sampling": settings.sampling.seed},
+        "seeds": {"bootstrap": settings.selection.seed, "sampling": settings.sampling.seed},
         "bootstrap": settings.bootstrap,
-        "data": {"dir": str(settings.data_dir), "aligned_sha256": data_version(settings.data_dir, tasks)},
+        "data": {"dir": str(data_dir), "aligned_sha256": data_version(data_dir, tasks)},
         "items": [it.id for it in items],
         "judgments": len(judgments),
         "usage": _usage(settings),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from howtobench.cli.main import app
 from howtobench.config import EndpointConfig
 from howtobench.data.loader import load_items
 from howtobench.run import RunSettings, run_benchmark
+from howtobench.steps.settings import Execution, Selection
 
 
 def _first(bench_root: Path, task: str, n: int = 1) -> list[str]:
@@ -76,9 +78,10 @@ async def test_run_writings_outside_the_selection_warn_nothing_and_are_copied(
     """run --writings: the same rules, and the rows judged are copied into the run folder for the report."""
     mine = _writings(bench_root, tmp_path / "w.jsonl")
     settings = RunSettings(
-        name="mine", data_dir=bench_root, run_dir=tmp_path / "run", workspace=tmp_path / "ws", tasks=("guide",),
-        limit=1, method="rouge", writings=(mine,), generate=False, release=False, bootstrap=0, progress=False,
-        paper=False, judge=EndpointConfig(model="unused", base_urls=("http://127.0.0.1:9/v1",)),
+        name="mine", run_dir=tmp_path / "run", method="rouge", generate=False, release=False, bootstrap=0,
+        selection=Selection(data_dir=bench_root, tasks=("guide",), limit=1, writings=(mine,)),
+        execution=Execution(workspace=tmp_path / "ws", progress=False), paper=False,
+        judge=EndpointConfig(model="unused", base_urls=("http://127.0.0.1:9/v1",)),
     )
     with caplog.at_level(logging.WARNING):
         result = await run_benchmark(settings)
@@ -91,7 +94,7 @@ async def test_run_writings_outside_the_selection_warn_nothing_and_are_copied(
     assert rows == {(g1, "mine"): "我的正文", (g1, "other"): "x"}
     assert "我的正文" in (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
     with pytest.raises(Exception, match=r"w.jsonl:2: malformed JSON"):
-        await run_benchmark(settings.model_copy(update={"strict": True}))
+        await run_benchmark(settings.model_copy(update={"selection": replace(settings.selection, strict=True)}))
 
 
 def test_copy_grows_with_resumes_and_says_when_a_text_changed(bench_root: Path, tmp_path: Path,
@@ -99,8 +102,9 @@ def test_copy_grows_with_resumes_and_says_when_a_text_changed(bench_root: Path, 
     from howtobench.data.models import Writing
     from howtobench.run import copy_given_writings
 
-    settings = RunSettings(name="c", data_dir=bench_root, run_dir=tmp_path / "run", workspace=tmp_path / "ws",
-                           writings=(tmp_path / "a" / "mine.jsonl", tmp_path / "b" / "mine.jsonl"))
+    given = (tmp_path / "a" / "mine.jsonl", tmp_path / "b" / "mine.jsonl")
+    settings = RunSettings(name="c", run_dir=tmp_path / "run", selection=Selection(data_dir=bench_root, writings=given),
+                           execution=Execution(workspace=tmp_path / "ws"))
     first = [[Writing(infer_id="i1", model="m", output="old")], [Writing(infer_id="i9", model="m", output="z")]]
     copy_given_writings(settings, first)
     with caplog.at_level(logging.WARNING):

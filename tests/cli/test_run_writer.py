@@ -96,8 +96,10 @@ def test_the_config_yaml_of_a_local_writer_run_repeats_it(fake_server: FakeServe
     local_writer, or repeating it would stop on the missing writer."""
     from howtobench.config import EndpointConfig
     from howtobench.run import RunSettings, run_config
+    from howtobench.steps.settings import Execution, Selection
 
-    settings = RunSettings(name="w", data_dir=bench_root, run_dir=tmp_path / "run", workspace=tmp_path / "ws",
+    settings = RunSettings(name="w", run_dir=tmp_path / "run", selection=Selection(data_dir=bench_root),
+                           execution=Execution(workspace=tmp_path / "ws"),
                            judge=EndpointConfig(model="gpt-4o-2024-11-20", base_urls=(fake_server.base_url,)))
     saved = run_config(settings)
     assert saved["local_writer"] is True

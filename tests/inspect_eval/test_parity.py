@@ -22,6 +22,7 @@ from howtobench.config import EndpointConfig
 from howtobench.inspect_eval.metrics import leaderboard_means
 from howtobench.inspect_eval.task import howtobench
 from howtobench.steps.judge import JudgeJob, judge_job
+from howtobench.steps.settings import Execution, Selection
 
 TASKS = ("completion", "guide")
 
@@ -54,8 +55,8 @@ async def test_inspect_and_howtobench_judge_give_the_same_judgments(
     writings.write_text("".join(json.dumps({"infer_id": s.id, "model": "writer", "output": s.output.completion},
                                            ensure_ascii=False) + "\n" for s in log.samples), encoding="utf-8")
     judge_server.reset()
-    job = JudgeJob(data_dir=bench_root, out_path=tmp_path / "tow.jsonl", workspace=tmp_path / "ws", tasks=TASKS,
-                   limit=2, writings=(writings,), progress=False,
+    job = JudgeJob(Selection(data_dir=bench_root, tasks=TASKS, limit=2, writings=(writings,)),
+                   Execution(workspace=tmp_path / "ws", progress=False), tmp_path / "tow.jsonl",
                    endpoint=EndpointConfig(model="fake-judge", base_urls=(judge_server.base_url,)))
     judgments = {j.item_id: j for j in await judge_job(job)}
     assert messages_sent(judge_server) == via_inspect  # byte-identical prompts on both paths

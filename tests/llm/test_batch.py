@@ -20,6 +20,7 @@ from howtobench.llm.cache import CallStore
 from howtobench.llm.types import ChatRequest
 from howtobench.session import batch_client
 from howtobench.steps.judge import JudgeJob, judge_job
+from howtobench.steps.settings import Execution, Selection
 from judge_replies import first_user, judge_reply, leaf_score, schema_of, server_handler
 
 FAST = BatchSettings(poll_s=0.02, quiet_s=0.15)
@@ -36,8 +37,9 @@ def batch_server() -> Iterator[FakeBatchServer]:
 def job(bench_root: Path, tmp_path: Path, base_url: str, batch: BatchSettings | None = FAST,
         out: str = "tow.jsonl", **kw: Any) -> JudgeJob:
     endpoint = EndpointConfig(model=MODEL, base_urls=(base_url,), max_retries=3)
-    return JudgeJob(data_dir=bench_root, out_path=tmp_path / out, workspace=tmp_path / "ws", tasks=("guide",),
-                    limit=3, models=(RELEASE_MODEL,), endpoint=endpoint, progress=False, batch=batch, **kw)
+    return JudgeJob(Selection(data_dir=bench_root, tasks=("guide",), limit=3, models=(RELEASE_MODEL,)),
+                    Execution(workspace=tmp_path / "ws", progress=False, batch=batch, **kw), tmp_path / out,
+                    endpoint=endpoint)
 
 
 def leaf_of(request: dict[str, Any]) -> str:

@@ -28,6 +28,7 @@ from howtobench.report.html_views import heat_colour
 from howtobench.report.leaderboard import build_leaderboard
 from howtobench.report.render import cell_records, fmt
 from howtobench.run import RunSettings, run_benchmark
+from howtobench.steps.settings import Execution, Selection
 
 XSS = "<script>alert(1)</script>"
 SECRET = "sk-test-THIS-MUST-NOT-LEAK-123456"
@@ -348,10 +349,11 @@ def test_unfinished_run_and_bad_paths(run_dir: Path, tmp_path: Path) -> None:
 async def test_a_run_writes_its_report(tmp_path: Path, bench_root: Path) -> None:
     """`howtobench run` leaves report.html in its directory, agreeing with its leaderboard.json (ROUGE: no calls)."""
     settings = RunSettings(
-        name="rouge-report", data_dir=bench_root, run_dir=tmp_path / "run", workspace=tmp_path / "ws", limit=2,
-        tasks=("guide",), method="rouge", generate=False, bootstrap=100, progress=False, paper=False,
+        name="rouge-report", run_dir=tmp_path / "run", method="rouge", generate=False, bootstrap=100, paper=False,
+        selection=Selection(data_dir=bench_root, limit=2, tasks=("guide",),
+                            models=("deepseek-r1", "gpt-4o-2024-11-20")),
+        execution=Execution(workspace=tmp_path / "ws", progress=False),
         judge=EndpointConfig(model="unused", base_urls=("http://127.0.0.1:9/v1",)),
-        release_models=("deepseek-r1", "gpt-4o-2024-11-20"),
     )
     await run_benchmark(settings)
     page = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")

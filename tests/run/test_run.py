@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from howtobench.judges.base import JUDGES, Judgment, register_judge
 from howtobench.judges.job import judge_options, prompt_language_for
 from howtobench.llm.types import ChatRequest, LLMClient
 from howtobench.run import RunSettings, run_benchmark
+from howtobench.steps.settings import Execution, Selection
 
 SCHEMA = {
     "type": "object",
@@ -60,21 +62,22 @@ def _registered() -> None:
         register_judge("test-llm")(lambda **kw: _LengthJudge(kw["client"]))
 
 
-def _settings(tmp_path: Path, server: FakeServer, bench_root: Path, **kw: Any) -> RunSettings:
+def _settings(tmp_path: Path, server: FakeServer, bench_root: Path, select: dict[str, Any] | None = None,
+              **kw: Any) -> RunSettings:
+    """The test run's settings; `select` overrides fields of its selection, `kw` the others."""
     endpoint = EndpointConfig(model="fake-writer", base_urls=(server.base_url,), max_retries=0)
     judge = EndpointConfig(model="fake-judge", base_urls=(server.base_url,), max_retries=0)
+    selection = Selection(**{"data_dir": bench_root, "limit": 1, "models": ("deepseek-r1", "gpt-4o-2024-11-20"),
+                             **(select or {})})
     base: dict[str, Any] = dict(
         name="t",
-        data_dir=bench_root,
         run_dir=tmp_path / "run",
-        workspace=tmp_path / "ws",
-        limit=1,
+        selection=selection,
+        execution=Execution(workspace=tmp_path / "ws", progress=False),
         method="test-llm",
         writer=endpoint,
         judge=judge,
         bootstrap=200,
-        progress=False,
-        release_models=("deepseek-r1", "gpt-4o-2024-11-20"),
     )
     return RunSettings(**{**base, **kw})
 
@@ -124,7 +127,7 @@ async def test_given_writings_without_generation(fake_server: FakeServer, tmp_pa
         json.dumps({"infer_id": first_guide["infer_id"], "model": "mine", "output": "正文"}) + "\n", "utf-8"
     )
     settings = _settings(
-        tmp_path, fake_server, bench_root, writings=(mine,), generate=False, release=False, tasks=("guide",)
+        tmp_path, fake_server, bench_root, {"writings": (mine,), "tasks": ("guide",)}, generate=False, release=False
     )
     result = await run_benchmark(settings)
     assert result.leaderboard.columns == ("mine",) and result.generation is None
@@ -135,7 +138,8 @@ def test_smoke_subset_is_the_shortest_item_per_task(bench_root: Path, tmp_path: 
     from howtobench.data.loader import load_items, load_release_writings
     from howtobench.run import SMOKE_RELEASE_MODELS, _release_writings, select_run_items
 
-    smoke = RunSettings(name="s", data_dir=bench_root, run_dir=tmp_path / "r", workspace=tmp_path / "w")
+    smoke = RunSettings(name="s", run_dir=tmp_path / "r", selection=Selection(data_dir=bench_root),
+                        execution=Execution(workspace=tmp_path / "w"))
     assert smoke.uses_local and smoke.smoke_subset and smoke.needs_local_judge
     items = load_items(bench_root)
     release = _release_writings(smoke, items)
@@ -147,7 +151,7 @@ def test_smoke_subset_is_the_shortest_item_per_task(bench_root: Path, tmp_path: 
         assert all(size[it.id] <= size[o.id] + 600 for o in items if o.task == it.task)
     every = load_release_writings(bench_root, items=items)
     assert len({w.model for w in every}) == 10
-    limited = smoke.model_copy(update={"limit": 2})
+    limited = smoke.model_copy(update={"selection": replace(smoke.selection, limit=2)})
     assert not limited.smoke_subset and len(select_run_items(limited, items, release)) == 6
     overlap = smoke.model_copy(update={"method": "rouge", "generate": False})
     assert not overlap.uses_local  # BLEU / ROUGE call no model: no local judge needed
@@ -204,8 +208,8 @@ async def test_run_records_the_judge_prompt_language(fake_server: FakeServer, tm
     """The manifest and config.yaml name the judge's prompt language (en unless asked), as each judgment does."""
     fake_server.handler = _uniform_weights
     expected = language or "en"
-    settings = _settings(tmp_path, fake_server, bench_root, method="tow", generate=False, tasks=("guide",),
-                         release_models=("deepseek-r1",), judge_options=judge_options(
+    settings = _settings(tmp_path, fake_server, bench_root, {"tasks": ("guide",), "models": ("deepseek-r1",)},
+                         method="tow", generate=False, judge_options=judge_options(
                              prompt_language=prompt_language_for("tow", language)))
     await run_benchmark(settings)
     manifest = json.loads((settings.run_dir / "manifest.json").read_text(encoding="utf-8"))
@@ -220,8 +224,8 @@ async def test_run_judges_against_a_model_reference(fake_server: FakeServer, tmp
     """`run --reference-from`: deepseek-r1's writings are the references, so only the other model is judged (its
     own writings against themselves are skipped), and the manifest and config.yaml name the source."""
     fake_server.handler = _uniform_weights
-    settings = _settings(tmp_path, fake_server, bench_root, method="tow", generate=False, tasks=("guide",),
-                         release_models=("deepseek-r1", "gpt-4o-2024-11-20"), reference_from="deepseek-r1")
+    settings = _settings(tmp_path, fake_server, bench_root, {"tasks": ("guide",)}, method="tow", generate=False,
+                         reference_from="deepseek-r1")
     await run_benchmark(settings)
     rows = [json.loads(x) for x in (settings.run_dir / "judgments" / "tow.jsonl").read_text("utf-8").splitlines()]
     assert [r["model"] for r in rows] == ["gpt-4o-2024-11-20"]

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from howtobench.run import RunSettings, run_benchmark
+from howtobench.steps.settings import Execution, Selection
 
 ITEM = "infer_1308"  # the shortest completion item (5 LLM leaves per writing)
 
@@ -17,13 +18,11 @@ ITEM = "infer_1308"  # the shortest completion item (5 LLM leaves per writing)
 async def test_run_on_the_local_model_is_labelled_smoke(bench_root: Path, tmp_path: Path) -> None:
     settings = RunSettings(
         name="local",
-        data_dir=bench_root,
         run_dir=tmp_path / "run",
-        workspace=tmp_path / "ws",
-        ids=(ITEM,),
+        selection=Selection(data_dir=bench_root, ids=(ITEM,)),
+        execution=Execution(workspace=tmp_path / "ws", progress=False),
         release=False,
         bootstrap=100,
-        progress=False,
     )
     result = await run_benchmark(settings)
     board = result.leaderboard

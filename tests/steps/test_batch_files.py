@@ -18,6 +18,7 @@ from howtobench.llm.batch import body_hash
 from howtobench.llm.cache import CallStore
 from howtobench.steps.batch_files import FILE_BASE_URL, BatchFiles, FileStore, RoundExported
 from howtobench.steps.judge import JudgeJob, judge_job
+from howtobench.steps.settings import Execution, Selection
 from judge_replies import first_user, judge_reply, leaf_score, schema_of, server_handler
 
 MODEL = "Qwen/Qwen3-8B"
@@ -27,8 +28,9 @@ RELEASE = ("deepseek-chat", "gpt-4o-2024-11-20")
 def job(bench_root: Path, tmp_path: Path, files: BatchFiles | None, *, base_url: str = FILE_BASE_URL,
         out: str = "tow.jsonl", ws: str = "ws", models: tuple[str, ...] = RELEASE, **kw: Any) -> JudgeJob:
     endpoint = EndpointConfig(model=MODEL, base_urls=(base_url,), max_retries=2)
-    return JudgeJob(data_dir=bench_root, out_path=tmp_path / out, workspace=tmp_path / ws, tasks=("guide",),
-                    limit=2, models=models, endpoint=endpoint, progress=False, files=files, **kw)
+    return JudgeJob(Selection(data_dir=bench_root, tasks=("guide",), limit=2, models=models),
+                    Execution(workspace=tmp_path / ws, progress=False, files=files, **kw), tmp_path / out,
+                    endpoint=endpoint)
 
 
 def lines_of(path: Path) -> list[dict[str, Any]]:
@@ -176,9 +178,9 @@ async def test_a_run_goes_round_by_round_writer_then_judge(bench_root: Path, tmp
     judge = EndpointConfig(model=MODEL, base_urls=(FILE_BASE_URL,))
 
     def settings(files: BatchFiles) -> RunSettings:
-        return RunSettings(name="t", data_dir=bench_root, run_dir=tmp_path / "run", workspace=tmp_path / "ws",
-                           tasks=("guide",), limit=2, writer=writer, judge=judge, release=False, bootstrap=50,
-                           progress=False, files=files)
+        return RunSettings(name="t", run_dir=tmp_path / "run", selection=Selection(bench_root, ("guide",), limit=2),
+                           execution=Execution(workspace=tmp_path / "ws", progress=False, files=files),
+                           writer=writer, judge=judge, release=False, bootstrap=50)
 
     calls = tmp_path / "calls.jsonl"
     with pytest.raises(RoundExported, match="round 1: 2 calls for model my-writer"):

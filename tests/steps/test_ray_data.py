@@ -17,6 +17,7 @@ from fake_server import FakeServer
 from howtobench.config import EndpointConfig
 from howtobench.steps.batch_files import FILE_BASE_URL, BatchFiles, RoundExported
 from howtobench.steps.judge import JudgeJob, judge_job
+from howtobench.steps.settings import Execution, Selection
 from judge_replies import server_handler
 
 ray = pytest.importorskip("ray", reason="the [rl-test] extra installs ray[data]")
@@ -68,9 +69,9 @@ def stand_in(url: str) -> ray_data_judge.Processor:
 
 def job(bench_root: Path, tmp_path: Path, files: BatchFiles | None, base_url: str = FILE_BASE_URL,
         ws: str = "ws", out: str = "tow.jsonl") -> JudgeJob:
-    return JudgeJob(data_dir=bench_root, out_path=tmp_path / out, workspace=tmp_path / ws, tasks=("guide",), limit=2,
-                    models=("deepseek-chat",), endpoint=EndpointConfig(model=MODEL, base_urls=(base_url,)),
-                    progress=False, files=files)
+    return JudgeJob(Selection(data_dir=bench_root, tasks=("guide",), limit=2, models=("deepseek-chat",)),
+                    Execution(workspace=tmp_path / ws, progress=False, files=files), tmp_path / out,
+                    endpoint=EndpointConfig(model=MODEL, base_urls=(base_url,)))
 
 
 async def test_a_ray_data_pipeline_answers_an_exported_file(ray_cluster: None, bench_root: Path,

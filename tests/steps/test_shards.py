@@ -15,6 +15,7 @@ from howtobench.cli.main import app
 from howtobench.config import EndpointConfig
 from howtobench.errors import ConfigError, DataError
 from howtobench.steps.judge import JudgeJob, judge_job
+from howtobench.steps.settings import Execution, Selection
 from howtobench.steps.shards import Shard, merge_outputs, sidecar_path
 from judge_replies import server_handler
 
@@ -23,8 +24,8 @@ MODELS = ("deepseek-chat", "gpt-4o-2024-11-20")
 
 def job(bench_root: Path, out: Path, ws: Path, base_url: str, shard: Shard | None = None, **kw: Any) -> JudgeJob:
     endpoint = EndpointConfig(model="judge-m", base_urls=(base_url,))
-    return JudgeJob(data_dir=bench_root, out_path=out, workspace=ws, tasks=("guide",), limit=3, models=MODELS,
-                    endpoint=endpoint, progress=False, shard=shard, **kw)
+    return JudgeJob(Selection(data_dir=bench_root, tasks=("guide",), limit=3, models=MODELS),
+                    Execution(workspace=ws, progress=False), out, endpoint=endpoint, shard=shard, **kw)
 
 
 def rows(path: Path) -> list[dict[str, Any]]:

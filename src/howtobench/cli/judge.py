@@ -21,6 +21,7 @@ from howtobench.progress import step
 from howtobench.report.headline import headlines
 from howtobench.report.leaderboard import build_leaderboard
 from howtobench.steps.judge import JudgeJob, judge_job
+from howtobench.steps.settings import Execution, Selection
 
 from .judge_panel import PanelOpt, panel_spec
 from .money import Money, estimate_first
@@ -149,39 +150,29 @@ def judge(
     if panel is None:  # a panel names its own judges
         check_judge(flags.judge, method, local_judge, "no judge is given")
     out = out or Path("judgments") / f"{method}.jsonl"
+    selection = Selection(data_dir=resolve_data_dir(data), tasks=tuple(task) if task else None,
+                          genres=tuple(genre) if genre else None, models=tuple(models) if models else None,
+                          limit=limit, subset=subset, ids=tuple(ids) if ids else None, seed=seed,
+                          writings=tuple(writings or ()), strict=strict)
+    execution = Execution(workspace=flags.workspace, cache_mode=flags.cache_mode, prices=prices,
+                          batch=batching.settings(), preflight=flags.preflight, parallel=parallel,
+                          progress=not no_progress, max_failed_rate=max_failed_rate, files=files,
+                          report=lambda line: console.print(line, highlight=False, soft_wrap=True))
     job = JudgeJob(
-        data_dir=resolve_data_dir(data),
+        selection=selection,
+        execution=execution,
         out_path=out,
-        workspace=flags.workspace,
         method=method,
-        tasks=tuple(task) if task else None,
-        genres=tuple(genre) if genre else None,
-        models=tuple(models) if models else None,
-        limit=limit,
-        subset=subset,
-        ids=tuple(ids) if ids else None,
-        seed=seed,
-        writings=tuple(writings or ()),
         endpoint=flags.judge,
-        cache_mode=flags.cache_mode,
         options=judge_options(with_reference=not no_reference, renormalize=renormalize, samples=samples, tree=tree,
                               max_tokens=judge_max_tokens, tow_results=from_,
                               prompt_language=prompt_language_for(method, prompt_language)),
-        concurrency=parallel,
-        progress=not no_progress,
         redo_failed=redo_failed,
         reference_from=reference_from,
-        batch=batching.settings(),
-        report=lambda line: console.print(line, highlight=False, soft_wrap=True),
-        strict=strict,
-        max_failed_rate=max_failed_rate,
-        prices=prices,
-        preflight=flags.preflight,
         panel=panel_spec(panel, method, flags.judge),
-        files=files,
         shard=shard_of(shard),
     )
-    pays = (any(job.judge_endpoints.values()) and calls_a_model(method) and job.cache_mode != "replay"
+    pays = (any(job.judge_endpoints.values()) and calls_a_model(method) and execution.cache_mode != "replay"
             and not files)
     checked = (preflight_plan(flags, batch=batching.batch or bool(files), **job.judge_endpoints)
                if calls_a_model(method) else {})

@@ -23,6 +23,7 @@ from howtobench.llm.types import SamplingParams
 from howtobench.report.headline import headlines
 from howtobench.report.render import to_rich
 from howtobench.run import RunSettings, run_benchmark
+from howtobench.steps.settings import Execution, Selection
 
 from .judge_panel import PanelOpt, panel_spec
 from .money import Money, estimate_first
@@ -162,7 +163,8 @@ def _pays(settings: RunSettings) -> bool:
     """Whether the run calls an endpoint the user configured (the embedded model and the metrics are free)."""
     writes = settings.generate and settings.writer is not None
     judges = any(settings.judge_endpoints.values()) and calls_a_model(settings.method)
-    return settings.cache_mode != "replay" and settings.files is None and (writes or judges)  # these send nothing
+    execution = settings.execution
+    return execution.cache_mode != "replay" and execution.files is None and (writes or judges)  # these send nothing
 
 
 def _in_flight(settings: RunSettings) -> dict[str, int]:
@@ -244,43 +246,33 @@ def run(
     _check_run_judge(writer, judging, writings, method, local_judge)
     run_name = _name(name, writer, judging, method, do_generate)
     options = judge_options(max_tokens=judge_max_tokens, prompt_language=prompt_language_for(method, prompt_language))
+    selection = Selection(data_dir=resolve_data_dir(data), tasks=tuple(task) if task else None,
+                          genres=tuple(genre) if genre else None, models=tuple(models or ()) or None, limit=limit,
+                          subset=subset, ids=tuple(ids) if ids else None, seed=seed, writings=tuple(writings or ()),
+                          strict=strict)
+    execution = Execution(workspace=flags.workspace, cache_mode=flags.cache_mode, prices=prices,
+                          batch=batching.settings(), preflight=flags.preflight, parallel=parallel,
+                          progress=not no_progress, max_failed_rate=max_failed_rate, files=files)
     settings = RunSettings(
         name=run_name,
-        data_dir=resolve_data_dir(data),
         run_dir=run_dir or Path("runs") / run_name,
-        workspace=flags.workspace,
-        tasks=tuple(task) if task else None,
-        genres=tuple(genre) if genre else None,
-        limit=limit,
-        subset=subset,
-        ids=tuple(ids) if ids else None,
+        selection=selection,
+        execution=execution,
         method=method,
         judge_options=options,
         writer=writer,
         judge=judge,
-        writings=tuple(writings or ()),
         generate=do_generate,
         release=release,
-        release_models=tuple(models or ()) or None,
         sampling=SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed),
         system_prompt=system_prompt,
-        seed=seed,
         bootstrap=bootstrap,
-        cache_mode=flags.cache_mode,
-        concurrency=parallel,
         paper=paper,
         empty=empty,
         reference_from=reference_from,
         length_control=length_control,
         panel=spec,
         panel_file=panel if spec is not None else None,
-        progress=not no_progress,
-        strict=strict,
-        max_failed_rate=max_failed_rate,
-        preflight=flags.preflight,
-        prices=prices,
-        batch=batching.settings(),
-        files=files,
     )
     checked = preflight_plan(flags, batch=batching.batch or bool(files),
                              writer=settings.writer if settings.generate else None,

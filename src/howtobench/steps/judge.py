@@ -8,7 +8,7 @@ none is configured, no model at all for the overlap metrics), builds the judge f
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,11 +22,8 @@ from howtobench.errors import JudgeError
 from howtobench.judges.base import Judge, Judgment, build_judge, calls_a_model, method_info
 from howtobench.judges.panel import PanelJudge, PanelMember, PanelSpec
 from howtobench.judges.runner import read_judgments, run_judge
-from howtobench.llm.batch import BatchSettings
-from howtobench.llm.client import CacheMode
 from howtobench.locks import output_lock
 from howtobench.outputs import output_file
-from howtobench.steps.batch_files import BatchFiles
 from howtobench.steps.client import step_client
 from howtobench.steps.settings import Execution, Selection
 from howtobench.steps.shards import Shard, write_sidecar
@@ -34,33 +31,18 @@ from howtobench.steps.shards import Shard, write_sidecar
 
 @dataclass(frozen=True)
 class JudgeJob:
-    """Everything one `howtobench judge` run needs (no secrets: the endpoint names its key variable only)."""
+    """Everything one `howtobench judge` run needs (no secrets: the endpoint names its key variable only).
 
-    data_dir: Path
+    `selection`: the items and writings judged; `execution`: how the judge's calls are answered (its `parallel` is
+    the writings judged at once; None: twice the judge endpoint's capacity)."""
+
+    selection: Selection
+    execution: Execution
     out_path: Path
-    workspace: Path
     method: str = "tow"
-    tasks: tuple[str, ...] | None = None
-    genres: tuple[str, ...] | None = None
-    models: tuple[str, ...] | None = None
-    limit: int | None = None
-    subset: int | None = None
-    ids: tuple[str, ...] | None = None
-    seed: int = 0
-    writings: tuple[Path, ...] = ()
     endpoint: EndpointConfig | None = None
-    cache_mode: CacheMode = "on"
     options: dict[str, Any] = field(default_factory=dict)
-    concurrency: int | None = None  # writings judged at once; None: twice the judge endpoint's capacity
-    progress: bool = True
     redo_failed: bool = False
-    prices: Path | None = None  # the user's price table, over the built-in one (accounting of real calls too)
-    strict: bool = False  # a bad --writings row stops the run (default: skipped and counted with file:line)
-    batch: BatchSettings | None = None  # send the judge's calls through the endpoint's batch API
-    report: Callable[[str], None] | None = None  # where batch status lines go
-    max_failed_rate: float | None = None
-    preflight: bool = False  # one tiny request to the judge endpoint before the first writing (llm/preflight.py)
-    files: BatchFiles | None = None  # batch files answer the judge's calls (steps/batch_files.py)
     shard: Shard | None = None  # judge only this shard's items (steps/shards.py)
     panel: PanelSpec | None = None  # judge with every judge of the panel and combine (judges/panel.py)
     reference_from: str | None = None  # a shipped model or a writings file as the reference (Appendix B.3)
@@ -76,18 +58,6 @@ class JudgeJob:
             return {"judge": self.endpoint}
         return {f"judge {m.name}": m.endpoint for m in self.panel.judges}
 
-    @property
-    def selection(self) -> Selection:
-        return Selection(data_dir=self.data_dir, tasks=self.tasks, genres=self.genres, models=self.models,
-                         limit=self.limit, subset=self.subset, ids=self.ids, seed=self.seed, writings=self.writings,
-                         strict=self.strict)
-
-    @property
-    def execution(self) -> Execution:
-        return Execution(workspace=self.workspace, cache_mode=self.cache_mode, prices=self.prices, batch=self.batch,
-                         preflight=self.preflight, parallel=self.concurrency, progress=self.progress,
-                         max_failed_rate=self.max_failed_rate, report=self.report, files=self.files)
-
 
 def select_pairs(job: JudgeJob) -> list[tuple[Item, Writing]]:
     """The (item, writing) pairs to judge (those of `job.shard`'s items with a shard), in item order then writing
@@ -102,17 +72,18 @@ def selected_pairs(job: JudgeJob) -> list[tuple[Item, Writing]]:
     A writing row that is bad in itself, or names no benchmark item, is skipped and counted with its file:line
     (`strict`: stops at the first); a row of an item or model the filters left out is simply not selected.
     """
-    task_items = load_items(job.data_dir, job.tasks)
-    items = select_items(task_items, job.tasks, job.genres, job.limit, job.ids, subset=job.subset, seed=job.seed)
+    sel = job.selection
+    task_items = load_items(sel.data_dir, sel.tasks)
+    items = select_items(task_items, sel.tasks, sel.genres, sel.limit, sel.ids, subset=sel.subset, seed=sel.seed)
     by_id = {it.id: it for it in items}
-    if job.writings:
-        every_item = load_items(job.data_dir)  # a writing of another task is outside the selection, not bad
-        writings = [w for path in job.writings
-                    for w in load_writings_file(path, every_item, strict=job.strict, selected=by_id)]
+    if sel.writings:
+        every_item = load_items(sel.data_dir)  # a writing of another task is outside the selection, not bad
+        writings = [w for path in sel.writings
+                    for w in load_writings_file(path, every_item, strict=sel.strict, selected=by_id)]
     else:
-        writings = load_release_writings(job.data_dir, sorted({it.task for it in items}), job.models,
-                                         strict=job.strict, items=task_items, selected=by_id)
-    wanted = set(job.models) if job.models else None
+        writings = load_release_writings(sel.data_dir, sorted({it.task for it in items}), sel.models,
+                                         strict=sel.strict, items=task_items, selected=by_id)
+    wanted = set(sel.models) if sel.models else None
     order = {it.id: k for k, it in enumerate(items)}
     chosen = [w for w in writings if w.item_id in by_id and (wanted is None or w.model in wanted)]
     stored = stored_tow_pairs(job)
@@ -122,10 +93,10 @@ def selected_pairs(job: JudgeJob) -> list[tuple[Item, Writing]]:
     pairs = [(by_id[w.item_id], w) for w in chosen]
     if job.reference_from is None:
         return pairs
-    swap = load_reference_source(job.reference_from, job.data_dir, task_items)
+    swap = load_reference_source(job.reference_from, sel.data_dir, task_items)
     kept, counts = swap_references(pairs, swap)
-    if job.report is not None:
-        job.report(counts.line(swap.source))
+    if job.execution.report is not None:
+        job.execution.report(counts.line(swap.source))
     return kept
 
 
@@ -150,10 +121,11 @@ def stored_tow_pairs(job: JudgeJob) -> set[tuple[str, str]] | None:
 
 def shard_settings(job: JudgeJob) -> dict[str, Any]:
     """What must be equal between the parts of a sharded judge job (`merge` checks it)."""
+    sel = job.selection
     return {"method": job.method, "judge_model": job.endpoint.model if job.endpoint else "local",
-            "options": {k: str(v) for k, v in sorted(job.options.items())}, "data": str(job.data_dir),
-            "tasks": job.tasks, "genres": job.genres, "models": job.models, "limit": job.limit, "subset": job.subset,
-            "ids": job.ids, "seed": job.seed, "writings": [str(p) for p in job.writings]}
+            "options": {k: str(v) for k, v in sorted(job.options.items())}, "data": str(sel.data_dir),
+            "tasks": sel.tasks, "genres": sel.genres, "models": sel.models, "limit": sel.limit, "subset": sel.subset,
+            "ids": sel.ids, "seed": sel.seed, "writings": [str(p) for p in sel.writings]}
 
 
 def judge_run_id(job: JudgeJob) -> str:
@@ -175,8 +147,8 @@ async def judge_job(job: JudgeJob) -> list[Judgment]:
                 f" among the ToW judgments of {job.options['tow_results']} (judgments of your own writings "
                 "also need their file: --writings)" if stored_tow_pairs(job) is not None else ""))
         async with job_judge(job, len(pairs)) as (judge, in_flight):
-            return await run_judge(judge, pairs, job.out_path, concurrency=in_flight, progress=job.progress,
-                                   redo_failed=job.redo_failed, max_failed_rate=job.max_failed_rate)
+            return await run_judge(judge, pairs, job.out_path, concurrency=in_flight, progress=job.execution.progress,
+                                   redo_failed=job.redo_failed, max_failed_rate=job.execution.max_failed_rate)
 
 
 @asynccontextmanager

@@ -1,5 +1,5 @@
 """The settings every model-calling step shares: which work (`Selection`) and how its calls are answered
-(`Execution`). Commands build them from their flags; `run` from its `RunSettings`."""
+(`Execution`). Commands build them from their flags; `JudgeJob` and `RunSettings` hold them."""
 
 from __future__ import annotations
 
@@ -47,3 +47,10 @@ class Execution:
     max_failed_rate: float | None = None
     report: Callable[[str], None] | None = None
     files: BatchFiles | None = None  # exported batch files answer the calls (steps/batch_files.py)
+
+    def __post_init__(self) -> None:
+        """The bounds the flags check, for a caller that builds the settings in Python."""
+        if self.parallel is not None and self.parallel < 1:
+            raise ValueError(f"parallel must be at least 1 (got {self.parallel})")
+        if self.max_failed_rate is not None and not 0.0 <= self.max_failed_rate <= 1.0:
+            raise ValueError(f"max_failed_rate must be between 0 and 1 (got {self.max_failed_rate})")
