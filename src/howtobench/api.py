@@ -59,10 +59,14 @@ async def _client(judge: EndpointConfig | LLMClient | None, workspace: str | Pat
     if judge is not None and not isinstance(judge, EndpointConfig):
         yield judge
         return
-    from howtobench.session import model_client
+    from howtobench.steps.client import step_client
+    from howtobench.steps.settings import Execution
 
-    async with model_client(judge, workspace=resolve_workspace(workspace), purpose="judge") as client:
-        yield client
+    # one writing: the step layer's live client, no preflight (the call itself is the check), as before
+    async with step_client(judge, Execution(workspace=resolve_workspace(workspace)), purpose="judge", run_id=None,
+                           items=1, check=False) as step:
+        assert step.client is not None  # a ToW judge always calls a model
+        yield step.client
 
 
 async def ascore(

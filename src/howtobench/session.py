@@ -1,9 +1,9 @@
-"""The one way to get a model client: the configured endpoint, else the embedded local model.
+"""The two ways the step layer (`steps.client.step_client`) opens a model: the configured endpoint, else the
+embedded local model (`endpoint_or_local`), and an endpoint's batch API (`batch_client`).
 
-Every command and library step that calls a model (judge, generate, run, perturb, robustness, build, the
-`score` API) used to carry its own copy of "use the endpoint if configured, otherwise start the local
-llama.cpp server, then open the cached client"; they all go through here so the fallback, its error
-message and the cache settings behave the same everywhere.
+Every command and library step that calls a model (judge, generate, run, perturb, robustness, build, serve, the
+`score` API) gets its client from `step_client`, which opens it with these, so the local-model fallback, its
+error message and the cache settings behave the same everywhere.
 """
 
 from __future__ import annotations
@@ -42,33 +42,6 @@ async def endpoint_or_local(
         return
     async with local_endpoint() as local:
         yield local
-
-
-@asynccontextmanager
-async def model_client(
-    endpoint: EndpointConfig | None, *, workspace: Path, cache_mode: CacheMode = "on", run_id: str | None = None,
-    purpose: str = "model", prices: Path | None = None,
-) -> AsyncIterator[LLMClient]:
-    """A cached client on `endpoint`, or on the embedded local model when it is None; `prices` adds the user's
-    price table to the accounting of every call."""
-    async with endpoint_or_local(endpoint, purpose=purpose, replay=cache_mode == "replay") as resolved, open_client(
-        resolved, workspace=workspace, cache_mode=cache_mode, run_id=run_id, prices=prices
-    ) as client:
-        yield client
-
-
-@asynccontextmanager
-async def optional_client(
-    needed: bool, endpoint: EndpointConfig | None, *, workspace: Path, cache_mode: CacheMode = "on",
-    run_id: str | None = None, purpose: str = "model", prices: Path | None = None,
-) -> AsyncIterator[LLMClient | None]:
-    """`model_client` when `needed`, else None without starting any model (e.g. overlap metrics)."""
-    if not needed:
-        yield None
-        return
-    async with model_client(endpoint, workspace=workspace, cache_mode=cache_mode, run_id=run_id,
-                            purpose=purpose, prices=prices) as client:
-        yield client
 
 
 @asynccontextmanager

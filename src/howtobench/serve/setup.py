@@ -23,7 +23,8 @@ from howtobench.serve.app import Health, ServeState
 from howtobench.serve.judging import JudgeSet
 from howtobench.serve.samples import ItemIndex
 from howtobench.serve.service import DEFAULT_DEADLINE_S, DEFAULT_MAX_PENDING, FailedReward, RewardService
-from howtobench.session import model_client
+from howtobench.steps.client import step_client
+from howtobench.steps.settings import Execution
 
 
 @dataclass(frozen=True)
@@ -122,14 +123,22 @@ async def open_service(settings: ServeSettings) -> AsyncIterator[tuple[ServeStat
 
 @asynccontextmanager
 async def _judge_client(settings: ServeSettings) -> AsyncIterator[LLMClient]:
-    """The judge's cached client; with a panel, one per judge behind `PanelClients`."""
+    """The judge's cached client for the service's lifetime (the step layer's live client; with a panel, one per
+    judge behind `PanelClients`). No preflight here: the server runs its own once it listens (/health)."""
     if settings.panel is None:
-        async with model_client(settings.endpoint, workspace=settings.workspace, cache_mode=settings.cache_mode,
-                                run_id=settings.run_id, purpose="judge") as client:
+        async with _member_client(settings.endpoint, settings) as client:
             yield client
         return
     async with AsyncExitStack() as stack:
-        members = {m.name: await stack.enter_async_context(model_client(
-            m.endpoint, workspace=settings.workspace, cache_mode=settings.cache_mode, run_id=settings.run_id,
-            purpose="judge")) for m in settings.panel.judges}
+        members = {m.name: await stack.enter_async_context(_member_client(m.endpoint, settings))
+                   for m in settings.panel.judges}
         yield PanelClients(members)  # type: ignore[misc]
+
+
+@asynccontextmanager
+async def _member_client(endpoint: EndpointConfig | None, settings: ServeSettings) -> AsyncIterator[LLMClient]:
+    execution = Execution(workspace=settings.workspace, cache_mode=settings.cache_mode)
+    async with step_client(endpoint, execution, purpose="judge", run_id=settings.run_id, items=0,
+                           check=False) as step:
+        assert step.client is not None  # a served judge always calls a model (calls_model is the default)
+        yield step.client
