@@ -11,6 +11,12 @@ import pytest
 from howtobench.judges.base import Judgment
 from howtobench.robustness.gameability import gameability_table, length_beta
 from howtobench.robustness.suite import SuiteConfig, run_suite
+from howtobench.steps.settings import Execution
+
+
+def quiet(workspace: Path) -> Execution:
+    """Live calls on `workspace`, no progress bar."""
+    return Execution(workspace=workspace, progress=False)
 
 
 def _j(model: str, item: str, score: float, chars: int) -> Judgment:
@@ -44,8 +50,7 @@ async def test_suite_with_pad_and_repeat_adds_the_table(tmp_path: Path) -> None:
     data_root = Path(os.environ.get("HOWTOBENCH_DATA", "/work/shared/howtobench-data"))
     config = SuiteConfig(methods=("bleu",), kinds=("pad", "repeat"), n=6, per_model=2, seed=0, tasks=("open",),
                          n_boot=50)
-    table = await run_suite(config, data_root=data_root, run_dir=tmp_path / "run", workspace=tmp_path / "ws",
-                            progress=False)
+    table = await run_suite(config, data_root=data_root, run_dir=tmp_path / "run", execution=quiet(tmp_path / "ws"))
     assert table.gameability is not None
     row = dict(zip(table.gameability.columns, table.gameability.rows[0], strict=True))
     assert row["method"] == "bleu" and row["pad n"] == 6 and row["repeat n"] == 6

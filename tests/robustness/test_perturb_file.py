@@ -15,6 +15,12 @@ from howtobench.config import EndpointConfig
 from howtobench.errors import ConfigError, HowtobenchError
 from howtobench.judges.base import Judgment
 from howtobench.robustness.perturb_file import perturb_file
+from howtobench.steps.settings import Execution
+
+
+def quiet(workspace: Path) -> Execution:
+    """Live calls on `workspace`, no progress bar."""
+    return Execution(workspace=workspace, progress=False)
 
 
 def _jsonl(path: Path, rows: list[dict[str, object]]) -> None:
@@ -41,20 +47,19 @@ async def test_judgment_file_input_and_reference_control(tiny_bench: Path, tmp_p
             for k in (2, 0)]
     judged.write_text("".join(j.model_dump_json() + "\n" for j in rows), encoding="utf-8")
     out = tmp_path / "ref.jsonl"
-    summary = await perturb_file(judged, "reference", 0, out, data_root=tiny_bench, workspace=tmp_path / "ws",
-                                 progress=False)
+    summary = await perturb_file(judged, "reference", 0, out, data_root=tiny_bench, execution=quiet(tmp_path / "ws"))
     assert (summary.written, summary.failed) == (2, 0)
     written = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert [(w["infer_id"], w["model"], w["output"]) for w in written] == [
         ("infer_2", "m+reference", "参考范文2。第二句2。"), ("infer_0", "m+reference", "参考范文0。第二句0。")]
     with pytest.raises(ConfigError, match="--data"):
-        await perturb_file(judged, "drop", 0, out, workspace=tmp_path / "ws", progress=False)
+        await perturb_file(judged, "drop", 0, out, execution=quiet(tmp_path / "ws"))
 
 
 async def test_pad_takes_filler_from_other_items_references(tiny_bench: Path, tmp_path: Path) -> None:
     source = tiny_bench / "open" / "inferences" / "m.jsonl"
     out = tmp_path / "pad.jsonl"
-    await perturb_file(source, "pad", 4, out, data_root=tiny_bench, workspace=tmp_path / "ws", progress=False)
+    await perturb_file(source, "pad", 4, out, data_root=tiny_bench, execution=quiet(tmp_path / "ws"))
     for row in map(json.loads, out.read_text(encoding="utf-8").splitlines()):
         change = row["perturbation"]["changes"][0]
         assert change["pool"] == "given"
@@ -86,12 +91,12 @@ async def test_a_stopped_run_keeps_its_finished_rows_and_a_rerun_sends_only_the_
     fake_server.handler = script(Reply.text("信一"), Reply.text("信二"), Reply.error(401, "bad key"))
     with pytest.raises(HowtobenchError, match="401"):
         await perturb_file(source, "transfer-letter", 0, out, endpoint=_writer(fake_server),
-                           workspace=tmp_path / "ws1", progress=False)
+                           execution=quiet(tmp_path / "ws1"))
     assert [(r["infer_id"], r["output"]) for r in _rows(out)] == [("infer_0", "信一"), ("infer_1", "信二")]
     assert len(fake_server.requests) == 3
     fake_server.handler = script(Reply.text("信三"))
     summary = await perturb_file(source, "transfer-letter", 0, out, endpoint=_writer(fake_server),
-                                 workspace=tmp_path / "ws2", progress=False)
+                                 execution=quiet(tmp_path / "ws2"))
     assert (summary.written, summary.kept, summary.failed) == (1, 2, 0)
     assert summary.wrote_line == f"transfer-letter: wrote 1 perturbed writings to {out} (2 already there from an " \
                                  "earlier run)"
@@ -100,7 +105,7 @@ async def test_a_stopped_run_keeps_its_finished_rows_and_a_rerun_sends_only_the_
         ("infer_0", "m+transfer-letter", "信一"), ("infer_1", "m+transfer-letter", "信二"),
         ("infer_2", "m+transfer-letter", "信三")]
     again = await perturb_file(source, "transfer-letter", 0, out, endpoint=_writer(fake_server),
-                               workspace=tmp_path / "ws3", progress=False)
+                               execution=quiet(tmp_path / "ws3"))
     assert (again.written, again.kept) == (0, 3) and len(fake_server.requests) == 4 and len(_rows(out)) == 3
 
 
@@ -109,13 +114,13 @@ async def test_failures_go_beside_the_output_and_are_tried_again_by_the_next_run
     source, out = _writings(tmp_path / "in.jsonl", 2), tmp_path / "out.jsonl"
     fake_server.handler = script(Reply.text("信一"), Reply.error(400, "context_length_exceeded"))  # a failed rewrite
     first = await perturb_file(source, "transfer-letter", 0, out, endpoint=_writer(fake_server),
-                               workspace=tmp_path / "ws", progress=False)
+                               execution=quiet(tmp_path / "ws"))
     assert (first.written, first.failed, first.failures_out) == (1, 1, tmp_path / "out.failures.jsonl")
     assert [r["infer_id"] for r in _rows(out)] == ["infer_0"]
     assert [r["infer_id"] for r in _rows(tmp_path / "out.failures.jsonl")] == ["infer_1"]
     fake_server.handler = script(Reply.text("信二"))
     second = await perturb_file(source, "transfer-letter", 0, out, endpoint=_writer(fake_server),
-                                workspace=tmp_path / "ws", progress=False)
+                                execution=quiet(tmp_path / "ws"))
     assert (second.written, second.kept, second.failed, second.failures_out) == (1, 1, 0, None)
     assert [r["output"] for r in _rows(out)] == ["信一", "信二"] and len(fake_server.requests) == 3
     assert not (tmp_path / "out.failures.jsonl").exists()
@@ -123,18 +128,18 @@ async def test_failures_go_beside_the_output_and_are_tried_again_by_the_next_run
 
 async def test_a_line_cut_by_a_kill_is_redone_and_another_kind_or_seed_is_refused(tmp_path: Path) -> None:
     source, out = _writings(tmp_path / "in.jsonl", 3), tmp_path / "out.jsonl"
-    await perturb_file(source, "shuffle", 5, out, workspace=tmp_path / "ws", progress=False)
+    await perturb_file(source, "shuffle", 5, out, execution=quiet(tmp_path / "ws"))
     whole = out.read_text(encoding="utf-8")
     lines = whole.splitlines(keepends=True)
     out.write_text(lines[0] + lines[1][:25], encoding="utf-8")  # killed while writing the second line
-    summary = await perturb_file(source, "shuffle", 5, out, workspace=tmp_path / "ws", progress=False)
+    summary = await perturb_file(source, "shuffle", 5, out, execution=quiet(tmp_path / "ws"))
     assert (summary.written, summary.kept) == (2, 1)
     assert sorted(out.read_text(encoding="utf-8").splitlines(keepends=True)) == sorted(lines)  # same rows, each once
     with pytest.raises(ConfigError, match=r"out\.jsonl:1 holds a writing perturbed with --kind shuffle --seed 5, "
                                           r"not --kind shuffle --seed 6"):
-        await perturb_file(source, "shuffle", 6, out, workspace=tmp_path / "ws", progress=False)
+        await perturb_file(source, "shuffle", 6, out, execution=quiet(tmp_path / "ws"))
     with pytest.raises(ConfigError, match="not --kind drop --seed 5"):
-        await perturb_file(source, "drop", 5, out, workspace=tmp_path / "ws", progress=False)
+        await perturb_file(source, "drop", 5, out, execution=quiet(tmp_path / "ws"))
 
 
 def test_the_command_says_what_an_earlier_run_left(tiny_bench: Path, tmp_path: Path,

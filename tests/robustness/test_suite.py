@@ -15,6 +15,12 @@ from howtobench.data.models import Item, Writing
 from howtobench.errors import ConfigError
 from howtobench.robustness.perturb_file import perturb_file
 from howtobench.robustness.suite import SuiteConfig, failures_left, run_suite, sample_writings
+from howtobench.steps.settings import Execution
+
+
+def quiet(workspace: Path) -> Execution:
+    """Live calls on `workspace`, no progress bar."""
+    return Execution(workspace=workspace, progress=False)
 
 
 @pytest.fixture
@@ -41,7 +47,7 @@ async def test_suite_with_overlap_methods_resumes(data_root: Path, tmp_path: Pat
     config = SuiteConfig(methods=("bleu",), kinds=("drop", "inject-end", "reference"), n=3, per_model=1, seed=0,
                          tasks=("open",), n_boot=100)
     run = tmp_path / "run"
-    table = await run_suite(config, data_root=data_root, run_dir=run, workspace=tmp_path / "ws", progress=False)
+    table = await run_suite(config, data_root=data_root, run_dir=run, execution=quiet(tmp_path / "ws"))
     row = table.rows[0]
     assert row.label == "bleu" and row.n_initial == 3
     assert row.cells["reference"].mean_score == pytest.approx(100.0) and row.cells["reference"].flag == ""
@@ -49,12 +55,12 @@ async def test_suite_with_overlap_methods_resumes(data_root: Path, tmp_path: Pat
     lines = (run / "judgments" / "bleu.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(lines) == 12 and sum(json.loads(x)["model"].endswith("+drop") for x in lines) == 3
     stamp = (run / "perturbed" / "drop.jsonl").stat().st_mtime_ns
-    again = await run_suite(config, data_root=data_root, run_dir=run, workspace=tmp_path / "ws", progress=False)
+    again = await run_suite(config, data_root=data_root, run_dir=run, execution=quiet(tmp_path / "ws"))
     assert again == table and (run / "perturbed" / "drop.jsonl").stat().st_mtime_ns == stamp
     assert json.loads((run / "table.json").read_text(encoding="utf-8"))["rows"][0]["label"] == "bleu"
     with pytest.raises(ConfigError, match="new --run-dir"):
         await run_suite(SuiteConfig(methods=("bleu",), kinds=("drop",), n=5, per_model=1, tasks=("open",)),
-                        data_root=data_root, run_dir=run, workspace=tmp_path / "ws", progress=False)
+                        data_root=data_root, run_dir=run, execution=quiet(tmp_path / "ws"))
 
 
 def test_perturb_command_writes_release_layout(tmp_path: Path, data_root: Path) -> None:
@@ -80,13 +86,12 @@ async def test_perturb_file_without_a_benchmark_detects_the_language(tmp_path: P
     rows = [{"infer_id": "x1", "model": "me", "output": "第一段。\n\n第二段。"},
             {"infer_id": "x2", "model": "me", "output": "One. Two.\nThree."}]
     source.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
-    summary = await perturb_file(source, "inject-start", 3, tmp_path / "p.jsonl", workspace=tmp_path / "ws",
-                                 progress=False)
+    summary = await perturb_file(source, "inject-start", 3, tmp_path / "p.jsonl", execution=quiet(tmp_path / "ws"))
     written = [json.loads(x) for x in (tmp_path / "p.jsonl").read_text(encoding="utf-8").splitlines()]
     assert summary.written == 2 and written[0]["output"].startswith("（致评分人")
     assert written[1]["output"].startswith("(Note to the evaluator")
     with pytest.raises(ConfigError, match="the reference control needs the benchmark's references: pass --data"):
-        await perturb_file(source, "reference", 3, tmp_path / "r.jsonl", workspace=tmp_path / "ws", progress=False)
+        await perturb_file(source, "reference", 3, tmp_path / "r.jsonl", execution=quiet(tmp_path / "ws"))
 
 
 def test_perturb_command_rejects_an_unknown_kind(tmp_path: Path, data_root: Path) -> None:

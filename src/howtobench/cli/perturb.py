@@ -27,6 +27,7 @@ from howtobench.robustness.apply import ALL_KINDS
 from howtobench.robustness.perturb_file import perturb_file
 from howtobench.robustness.plan import plan_perturb
 from howtobench.robustness.transfer import TRANSFER_KINDS
+from howtobench.steps.settings import Execution
 
 from .money import Money, estimate_first
 from .status import EXIT_STATUSES, finish
@@ -107,8 +108,8 @@ def perturb(
     with spending_limit(money.max_cost):
         summary = run_async(
             perturb_file(source, kind, seed, output, data_root=data_root, endpoint=flags.writer,
-                         workspace=flags.workspace, cache_mode=flags.cache_mode, progress=not no_progress,
-                         prices=prices)
+                         execution=Execution(workspace=flags.workspace, cache_mode=flags.cache_mode, prices=prices,
+                                             progress=not no_progress))
         )
     console = Console(stderr=True)
     for line in summary.skipped_rows:

@@ -32,6 +32,7 @@ from howtobench.robustness.apply import ALL_KINDS, PAPER_KINDS
 from howtobench.robustness.plan import plan_robustness
 from howtobench.robustness.suite import SuiteConfig, failures_left, needs, run_suite
 from howtobench.robustness.table import as_table
+from howtobench.steps.settings import Execution
 
 from .money import Money, estimate_first
 from .status import EXIT_STATUSES, finish
@@ -127,11 +128,10 @@ def robustness(
         return
     with spending_limit(money.max_cost):
         table = run_async(
-            run_suite(
-                suite, data_root=data_root, run_dir=run_dir, workspace=flags.workspace,
-                judge_endpoint=flags.judge, writer_endpoint=flags.writer, cache_mode=flags.cache_mode,
-                preflight=flags.preflight, prices=prices, progress=not no_progress,
-            )
+            run_suite(suite, data_root=data_root, run_dir=run_dir, judge_endpoint=flags.judge,
+                      writer_endpoint=flags.writer,
+                      execution=Execution(workspace=flags.workspace, cache_mode=flags.cache_mode, prices=prices,
+                                          preflight=flags.preflight, progress=not no_progress))
         )
     if fmt == "json":
         typer.echo(json.dumps(asdict(table), ensure_ascii=False, indent=2))

@@ -21,7 +21,6 @@ from howtobench.data.loader import LoadReport, load_items, load_release_writings
 from howtobench.data.models import Item, Writing
 from howtobench.data.rows import read_appended_rows
 from howtobench.errors import ConfigError
-from howtobench.llm.client import CacheMode
 from howtobench.llm.types import LLMClient
 from howtobench.locks import output_lock
 from howtobench.outputs import AppendOnly, output_file, writing
@@ -132,21 +131,11 @@ def _restart_failures(out: Path) -> None:
         failures_path(out).unlink(missing_ok=True)
 
 
-async def perturb_file(
-    source: Path,
-    kind: str,
-    seed: int,
-    out: Path,
-    *,
-    data_root: Path | None = None,
-    endpoint: EndpointConfig | None = None,
-    workspace: Path,
-    cache_mode: CacheMode = "on",
-    progress: bool = True,
-    prices: Path | None = None,
-) -> PerturbSummary:
+async def perturb_file(source: Path, kind: str, seed: int, out: Path, *, execution: Execution,
+                       data_root: Path | None = None, endpoint: EndpointConfig | None = None) -> PerturbSummary:
     """Perturb every writing of `source` with `kind` not yet in `out`, appending each to `out` as it is made
-    (failures beside it); the output is locked meanwhile (a second process on it refuses)."""
+    (failures beside it); the output is locked meanwhile (a second process on it refuses). `execution`: the
+    workspace, cache mode, price table and progress bar of the genre transfers' calls (live calls only)."""
     check_kinds([kind])
     report = LoadReport()
     writings, items = load_sources(source, data_root, report)
@@ -155,9 +144,9 @@ async def perturb_file(
     with output_lock(output_file(out)):
         todo, kept = pending(writings, kind, finished(out, kind, seed, repair=True))
         _restart_failures(out)
-        execution = Execution(workspace=workspace, cache_mode=cache_mode, prices=prices)
         async with step_client(endpoint, execution, purpose="model", run_id=None, items=len(todo),
                                calls_model=kind in TRANSFER_KINDS and bool(todo), check=False) as step:
-            made, failed = await _append_perturbed(todo, kind, seed, Contexts(items), step.client, out, progress)
+            made, failed = await _append_perturbed(todo, kind, seed, Contexts(items), step.client, out,
+                                                   execution.progress)
     fail_out = failures_path(out) if failed else None
     return PerturbSummary(kind, len(made), len(failed), out, fail_out, tuple(report.summary()), kept=kept)

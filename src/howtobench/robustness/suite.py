@@ -33,7 +33,6 @@ from howtobench.data.models import Item, Writing
 from howtobench.errors import ConfigError
 from howtobench.judges.base import EmptyConvention, Judgment, build_judge, calls_a_model
 from howtobench.judges.runner import read_judgments, run_judge
-from howtobench.llm.client import CacheMode
 from howtobench.llm.preflight import preflight_endpoints
 from howtobench.llm.types import LLMClient
 from howtobench.locks import output_lock
@@ -197,31 +196,19 @@ def _write_table(run_dir: Path, table: RobustnessTable) -> None:
     write_text_atomic(run_dir / "table.json", json.dumps(asdict(table), ensure_ascii=False, indent=2))
 
 
-async def run_suite(
-    config: SuiteConfig,
-    *,
-    data_root: Path,
-    run_dir: Path,
-    workspace: Path,
-    judge_endpoint: EndpointConfig | None = None,
-    writer_endpoint: EndpointConfig | None = None,
-    cache_mode: CacheMode = "on",
-    progress: bool = True,
-    preflight: bool = False,
-    prices: Path | None = None,
-) -> RobustnessTable:
+async def run_suite(config: SuiteConfig, *, execution: Execution, data_root: Path, run_dir: Path,
+                    judge_endpoint: EndpointConfig | None = None, writer_endpoint: EndpointConfig | None = None
+                    ) -> RobustnessTable:
     """Run (or resume) the whole suite in `run_dir` and return the table (also saved as table.json); the folder is
-    locked meanwhile (a second process on it refuses, naming this one). `prices` adds the user's price table to
-    the accounting of every call (and so to `--max-cost`)."""
+    locked meanwhile (a second process on it refuses, naming this one). `execution` gives the workspace, the
+    cache mode, whether to preflight the endpoints, the progress bar, and the user's price table (added to the
+    accounting of every call, and so to `--max-cost`); the calls are live."""
     with output_lock(output_dir(run_dir), folder=True):
-        return await _suite_locked(config, data_root=data_root, run_dir=run_dir, workspace=workspace,
-                                   judge_endpoint=judge_endpoint, writer_endpoint=writer_endpoint,
-                                   cache_mode=cache_mode, progress=progress, preflight=preflight, prices=prices)
+        return await _suite_locked(config, execution, data_root, run_dir, judge_endpoint, writer_endpoint)
 
 
-async def _suite_locked(config: SuiteConfig, *, data_root: Path, run_dir: Path, workspace: Path,
-                        judge_endpoint: EndpointConfig | None, writer_endpoint: EndpointConfig | None,
-                        cache_mode: CacheMode, progress: bool, preflight: bool, prices: Path | None
+async def _suite_locked(config: SuiteConfig, execution: Execution, data_root: Path, run_dir: Path,
+                        judge_endpoint: EndpointConfig | None, writer_endpoint: EndpointConfig | None
                         ) -> RobustnessTable:
     kinds = check_kinds(config.kinds)
     if not config.methods:
@@ -234,8 +221,8 @@ async def _suite_locked(config: SuiteConfig, *, data_root: Path, run_dir: Path, 
     need_judge, need_writer = needs(config, run_dir)
     await preflight_endpoints({"writer": (writer_endpoint or judge_endpoint) if need_writer else None,
                                "judge": judge_endpoint if need_judge else None},
-                              enabled=preflight, cache_mode=cache_mode, workspace=workspace)
-    execution = Execution(workspace=workspace, cache_mode=cache_mode, prices=prices)
+                              enabled=execution.preflight, cache_mode=execution.cache_mode,
+                              workspace=execution.workspace)
     async with AsyncExitStack() as stack:
         judge_client = (await stack.enter_async_context(step_client(
             judge_endpoint, execution, purpose="model", run_id=None, items=len(sample), calls_model=need_judge,
@@ -249,7 +236,7 @@ async def _suite_locked(config: SuiteConfig, *, data_root: Path, run_dir: Path, 
         for kind in kinds:
             sets[kind] = await _perturbed(run_dir, kind, sample, items, config.seed, writer_client)
         judgments = await _judge_all(run_dir, config.methods, sets, items, judge_client, dict(config.judge_options),
-                                     progress, config.max_failed_rate)
+                                     execution.progress, config.max_failed_rate)
     table = robustness_table(judgments, kinds, unchanged=unchanged_writings(sets), seed=config.seed,
                              n_boot=config.n_boot, empty=config.empty)
     table = replace(table, gameability=gameability_table(judgments, kinds, seed=config.seed, n_boot=config.n_boot,
