@@ -223,6 +223,12 @@ class Tree(BaseModel):
         """The order the leaf's reply is asked in: its own, unless the tree puts the analysis first everywhere."""
         return "analysis-first" if self.reply_order == "analysis-first" else leaf.reply
 
+    @cached_property
+    def node_ids(self) -> dict[str, str]:
+        """The id of the node each leaf id hangs under (leaf ids are unique in a tree): looked up once per leaf
+        call, where a search comparing the frozen leaf models field by field cost ~20 us."""
+        return {leaf.id: node.id for node in self.nodes for leaf in node.leaves}
+
     def nodes_for(self, task: str) -> tuple[Node, ...]:
         """The nodes that apply to a task (Completion has no Format node in the default tree)."""
         return tuple(n for n in self.nodes if task in n.tasks)

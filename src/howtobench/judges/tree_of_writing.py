@@ -99,7 +99,7 @@ class TreeOfWriting:
     # ------------------------------------------------------------------ leaves
 
     async def _score_leaf(self, item: Item, writing: Writing, leaf: Leaf) -> tuple[LeafResult, Usage]:
-        node = self._node_of(leaf)
+        node = self.tree.node_ids[leaf.id]
         if leaf.scorer.score is not None:  # deterministic: regex-headings judges the writing's own headings (3.2)
             step, why = leaf.scorer.score(writing.output)
             return LeafResult(name=leaf.id, node=node, raw_score=step, score=leaf.score_of(step), reason=why), Usage()
@@ -123,9 +123,6 @@ class TreeOfWriting:
             return LeafResult(**base, status="failed", error=error), result.usage
         reason = str(result.data.get(ANALYSIS, ""))
         return LeafResult(**base, raw_score=raw, score=leaf.score_of(raw), reason=reason), result.usage
-
-    def _node_of(self, leaf: Leaf) -> str:
-        return next(node.id for node in self.tree.nodes if leaf in node.leaves)
 
     # ------------------------------------------------------------------ empty writings
 
