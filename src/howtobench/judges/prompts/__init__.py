@@ -42,6 +42,7 @@ default, as the authors' judge prompts are for the Chinese benchmark (`code/conf
 named option (`--prompt-language zh`). It is part of the prompt hash, so the two never share a cached call."""
 SHARED_TEMPLATES: tuple[str, ...] = ("prefix", "reply", "weights")
 Messages = tuple[dict[str, str], ...]
+PREFIXES_KEPT = 256  # writings whose rendered prefix is kept for their other leaves (a few MB at most)
 
 
 class TemplateFolder:
@@ -160,6 +161,9 @@ class Prompts:
         self.tree, self.language, self.with_reference, self.folder = tree, language, with_reference, folder
         self.templates = TemplateFolder(folder)
         self._render = self.templates.render
+        # rendered once, then reused (see `rubric` and `prefix`): a render is ~15-50 us, seven per writing
+        self._rubrics: dict[tuple[int, bool], tuple[Leaf, str]] = {}
+        self._prefixes: dict[tuple[str, str | None, str], str] = {}
 
     @cached_property
     def template_names(self) -> tuple[str, ...]:
@@ -192,12 +196,32 @@ class Prompts:
         return self.with_reference and bool(item.reference.strip()) and not hidden
 
     def prefix(self, item: Item, writing: str, *, reference: bool = True) -> str:
-        """The part shared by the leaf calls on this writing (identical bytes for all leaves that see the reference)."""
-        shown = defuse(item.reference) if reference and self.sees_reference(item) else ""
-        return self._render("prefix", instruction=item.task_prompt, reference=shown, writing=defuse(writing))
+        """The part shared by the leaf calls on this writing (identical bytes for all leaves that see the reference).
+
+        Rendered once per (instructions, reference shown, writing) — the whole of what it depends on — and kept for
+        the other leaves of that writing (the last `PREFIXES_KEPT` kept)."""
+        instruction, shown = item.task_prompt, item.reference if reference and self.sees_reference(item) else None
+        key = (instruction, shown, writing)
+        text = self._prefixes.get(key)
+        if text is None:
+            text = self._render("prefix", instruction=instruction, reference=defuse(shown or ""),
+                                writing=defuse(writing))
+            if len(self._prefixes) >= PREFIXES_KEPT:
+                self._prefixes.pop(next(iter(self._prefixes)), None)  # the oldest
+            self._prefixes[key] = text
+        return text
 
     def rubric(self, leaf: Leaf, *, has_reference: bool) -> str:
-        """The leaf-specific tail: criterion, bands, scale and reply format."""
+        """The leaf-specific tail: criterion, bands, scale and reply format; rendered once per leaf and reference
+        use (a leaf is frozen, and the tree and language are this object's)."""
+        kept = self._rubrics.get((id(leaf), has_reference))
+        if kept is not None and kept[0] is leaf:  # the same object: its id was not reused by another leaf
+            return kept[1]
+        text = self._render_rubric(leaf, has_reference)
+        self._rubrics[(id(leaf), has_reference)] = (leaf, text)  # holding the leaf keeps its id from being reused
+        return text
+
+    def _render_rubric(self, leaf: Leaf, has_reference: bool) -> str:
         language = self.language
         return self._render(
             leaf.template_name,
