@@ -57,7 +57,7 @@ from howtobench.report.html import ReportOptions, write_report
 from howtobench.report.leaderboard import Leaderboard, build_leaderboard
 from howtobench.report.length_control import sources_from
 from howtobench.report.paper import paper_table4
-from howtobench.report.render import to_csv, to_json, to_markdown
+from howtobench.report.render import board_text
 from howtobench.session import endpoint_or_local
 from howtobench.steps.batch_files import import_for
 from howtobench.steps.client import step_client
@@ -492,9 +492,8 @@ def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Se
 
 def _write_outputs(settings: RunSettings, board: Leaderboard, manifest: dict[str, Any]) -> None:
     d = settings.run_dir
-    write_text_atomic(d / "leaderboard.md", to_markdown(board))
-    write_text_atomic(d / "leaderboard.json", to_json(board))
-    write_text_atomic(d / "leaderboard.csv", to_csv(board))
+    for suffix, format_name in (("md", "markdown"), ("json", "json"), ("csv", "csv")):
+        write_text_atomic(d / f"leaderboard.{suffix}", board_text(board, format_name))
     write_text_atomic(d / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
     options = ReportOptions(empty=settings.empty, length_control=settings.length_control)
     write_report([d], d / "report.html", options)  # as `howtobench report RUN_DIR`

@@ -8,7 +8,7 @@ from typing import Any
 import typer
 
 from howtobench.cli.main import build_app
-from howtobench.report.tables import FORMATS
+from howtobench.report.formats import names
 
 
 def commands(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
@@ -36,7 +36,7 @@ def test_every_format_option_defaults_to_a_documented_format() -> None:
     """`rate status --help` said "[default: rich]", a name its own help text does not list."""
     found = [(path, p.default) for path, command in ALL for p in command.params if "--format" in getattr(p, "opts", [])]
     assert len(found) >= 10
-    assert [(path, default) for path, default in found if default not in FORMATS] == []
+    assert [(path, default) for path, default in found if default not in names()] == []
 
 
 def test_run_help_names_every_file_of_the_run_directory() -> None:

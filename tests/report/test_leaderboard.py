@@ -21,7 +21,7 @@ from howtobench.report.headline import headlines
 from howtobench.report.leaderboard import build_leaderboard, load_judgments
 from howtobench.report.paper import PaperTable, paper_table4
 from howtobench.report.reference import is_paper_judge
-from howtobench.report.render import fmt, to_csv, to_json_data, to_markdown
+from howtobench.report.render import board_text, fmt, to_json_data
 from howtobench.stats import bootstrap_ci, rng_for
 
 CONTENT, FORMAT = (node for node in default_tree().nodes if node.negotiated)
@@ -146,12 +146,12 @@ def test_paired_adjacent_models() -> None:
 def test_outputs_agree(results_file: Path) -> None:
     lb = build_leaderboard(load_judgments([results_file]), seed=3, n_boot=300, paper=paper_table4())
     data = to_json_data(lb)
-    rows = list(csv.DictReader(io.StringIO(to_csv(lb))))
+    rows = list(csv.DictReader(io.StringIO(board_text(lb, "csv"))))
     assert len(rows) == len(data["cells"])
     for rec, line in zip(data["cells"], rows, strict=True):
         assert line["column"] == rec["column"] and line["row"] == rec["row"]
         assert float(line["mean"]) == rec["mean"]
-    md = to_markdown(lb)
+    md = board_text(lb, "markdown")
     all_line = next(line for line in md.splitlines() if line.startswith("| All |"))
     alpha = next(r for r in data["cells"] if r["row"] == "all" and r["column"] == "alpha")
     expected = f"{fmt(alpha['mean'])} [{fmt(alpha['ci_low'])}, {fmt(alpha['ci_high'])}] n={alpha['n']}"
@@ -228,9 +228,9 @@ def test_weight_repairs_counted_next_to_failures(tmp_path: Path) -> None:
     counts = {c["column"]: c for c in to_json_data(lb)["counts"]}
     assert (counts["alpha"]["weights_repaired"], counts["alpha"]["failed"]) == (2, 0)
     assert (counts["beta"]["weights_repaired"], counts["beta"]["failed"]) == (0, 1)
-    csv_rows = list(csv.DictReader(io.StringIO(to_csv(lb))))
+    csv_rows = list(csv.DictReader(io.StringIO(board_text(lb, "csv"))))
     assert next(r for r in csv_rows if (r["row"], r["column"]) == ("all", "alpha"))["n_weights_repaired"] == "2"
-    md = to_markdown(lb).splitlines()
+    md = board_text(lb, "markdown").splitlines()
     header = next(line for line in md if line.startswith("| model |"))
     assert "| failed % | weights repaired |" in header
     alpha_line = next(line for line in md if line.startswith("| alpha |"))
@@ -259,10 +259,10 @@ def test_pair_against_the_order_of_means_is_flagged(tmp_path: Path) -> None:
                for w in lb.warnings)
     data = to_json_data(lb)
     assert data["paired"][0]["against_order"] is True and data["order"]["by"] == "means"
-    assert "| gamma vs delta | 2 | -1.0000 [-1.00, -1.00] | 0.5 | REVERSED |" in to_markdown(lb)
+    assert "| gamma vs delta | 2 | -1.0000 [-1.00, -1.00] | 0.5 | REVERSED |" in board_text(lb, "markdown")
     assert "| pair (adjacent in the order) | shared items | difference [95% CI] | Wilcoxon p | sign on shared items |" \
-        in to_markdown(lb)
-    assert {line["order"] for line in csv.DictReader(io.StringIO(to_csv(lb)))} == {"means"}
+        in board_text(lb, "markdown")
+    assert {line["order"] for line in csv.DictReader(io.StringIO(board_text(lb, "csv")))} == {"means"}
     assert lb.signature.endswith("|order:means")
 
 
@@ -274,8 +274,8 @@ def test_order_on_shared_items(tmp_path: Path) -> None:
     (pair,) = lb.paired
     assert pair.mean_diff == 1.0 and not pair.against_order
     assert not any("ranks above" in w for w in lb.warnings)
-    assert "Models ordered by: mean over the 2 items every model has a score for." in to_markdown(lb)
-    rows = list(csv.DictReader(io.StringIO(to_csv(lb))))
+    assert "Models ordered by: mean over the 2 items every model has a score for." in board_text(lb, "markdown")
+    rows = list(csv.DictReader(io.StringIO(board_text(lb, "csv"))))
     assert {(r["column"], r["rank"], r["order"]) for r in rows if r["row"] == "all"} == {
         ("delta", "1", "shared-2"), ("gamma", "2", "shared-2")}
     path = tmp_path / "r.jsonl"
@@ -298,7 +298,7 @@ def test_a_cell_of_one_item_shows_n_and_no_interval() -> None:
     lb = build_leaderboard(hand_made(), seed=3, n_boot=300)
     one = lb.cell("score", "guide", "alpha")
     assert one is not None and (one.mean, one.n, one.ci_low, one.ci_high) == (7.0, 1, None, None)
-    md = to_markdown(lb)
+    md = board_text(lb, "markdown")
     assert next(line for line in md.splitlines() if line.startswith("| Guide |")) == "| Guide | 7.00 n=1 | — |"
     assert next(line for line in md.splitlines() if line.startswith("| All |")) == \
         "| All | 6.50 [5.50, 7.50] n=4 | 4.50 [4.00, 5.00] n=2 |"
@@ -315,7 +315,7 @@ def test_headline_is_the_answer_first() -> None:
         "[−3.00, −1.00] on 2 shared",
     ]
     assert to_json_data(lb)["headline"] == headlines(lb)
-    assert to_markdown(lb).startswith("## Leaderboard\n\n- alpha: All 6.50 [5.50, 7.50] · n=4 items")
+    assert board_text(lb, "markdown").startswith("## Leaderboard\n\n- alpha: All 6.50 [5.50, 7.50] · n=4 items")
 
 
 def _paper_of(items: dict[str, int]) -> PaperTable:
@@ -327,12 +327,12 @@ def test_paper_columns_comparable_only_for_gpt4o_on_the_whole_benchmark() -> Non
     gpt4o = [j.model_copy(update={"judge_model": "gpt-4o-2024-11-20"}) for j in hand_made()]
     lb = build_leaderboard(gpt4o, n_boot=0, paper=whole)
     assert lb.paper_caveat is None and to_json_data(lb)["paper_comparable"] is True
-    assert "deepseek-r1 (paper, gpt-4o judge)" in to_markdown(lb)
+    assert "deepseek-r1 (paper, gpt-4o judge)" in board_text(lb, "markdown")
     other = build_leaderboard(hand_made(), n_boot=0, paper=whole)
     assert other.paper_caveat == "not comparable with the paper's Table 4: judged by judge-x, not GPT-4o"
     subset = build_leaderboard(gpt4o, n_boot=0, paper=paper_table4())
     assert subset.paper_caveat == "not comparable with the paper's Table 4: 4 items, a subset of its 1,302"
-    md = to_markdown(subset)
+    md = board_text(subset, "markdown")
     assert "Reference columns not comparable with the paper's Table 4: 4 items, a subset of its 1,302." in md
     assert "deepseek-r1 (paper, gpt-4o judge, not comparable)" in md
     assert [is_paper_judge(n) for n in ("gpt-4o", "openai/gpt-4o-2024-08-06", "GPT-4o", "gpt-4o-mini", "gpt-4.1",
@@ -343,7 +343,7 @@ def test_paper_columns_never_next_to_another_scale() -> None:
     bleu = [j.model_copy(update={"method": "bleu", "score": 30.0, "judge_model": None}) for j in hand_made()]
     lb = build_leaderboard([*hand_made(), *bleu], n_boot=0, paper=paper_table4())
     assert lb.paper is None and lb.shown == tuple(("ours", c) for c in lb.columns)
-    md = to_markdown(lb)
+    md = board_text(lb, "markdown")
     assert "(paper," not in md
     assert "The paper's Table 4 columns are not shown: they are ToW scores (1-10), and this table also holds bleu, " \
         "on another scale." in md
@@ -355,10 +355,10 @@ def test_ordered_by_all_places_the_paper_columns_among_ours() -> None:
     lb = build_leaderboard(hand_made(), n_boot=0, paper=paper_table4())
     paper = paper_table4().models
     assert lb.shown == (("ours", "alpha"), *(("paper", m) for m in paper), ("ours", "beta"))
-    header = next(line for line in to_markdown(lb).splitlines() if line.startswith("|  | alpha |"))
+    header = next(line for line in board_text(lb, "markdown").splitlines() if line.startswith("|  | alpha |"))
     assert header.endswith("| Llama-3.3-70B-Instruct (paper, gpt-4o judge, not comparable) | beta |")
     assert "Models ordered by: All mean over each model's own scored items; the paper's reference columns among " \
-        "them by their published All." in to_markdown(lb)
+        "them by their published All." in board_text(lb, "markdown")
     ranks = {(r["column"], r["rank"]) for r in to_json_data(lb)["cells"] if r["row"] == "all"}
     assert ("alpha", 1) in ranks and ("beta", 12) in ranks
     assert ("deepseek-r1 (paper, gpt-4o judge, not comparable)", 2) in ranks
@@ -372,13 +372,13 @@ def test_compare_and_baseline_pair_on_shared_items(tmp_path: Path) -> None:
     (pair,) = lb.comparisons
     assert (pair.first, pair.second, pair.n_shared, pair.mean_diff, pair.p_wilcoxon) == ("delta", "gamma", 2, 1.0,
                                                                                          0.5)
-    assert "| delta − gamma | 2 | +1.00 [+1.00, +1.00] | 0.5 |" in to_markdown(lb)
+    assert "| delta − gamma | 2 | +1.00 [+1.00, +1.00] | 0.5 |" in board_text(lb, "markdown")
     three = [*_against_order(), _j("eps", "c1", 2.0), _j("eps", "g1", 3.0)]
     base = build_leaderboard(three, seed=1, n_boot=100, baseline="eps")
     assert [(p.first, p.second, p.mean_diff) for p in base.comparisons] == [("gamma", "eps", 3.5), ("delta", "eps",
                                                                                                     4.5)]
     assert "vs eps: +3.50 [+3.00, +4.00] on 2 shared" in headlines(base)[0]
-    assert "### Paired on shared items: every model against eps" in to_markdown(base)
+    assert "### Paired on shared items: every model against eps" in board_text(base, "markdown")
     with pytest.raises(ConfigError, match=r"--baseline: unknown model 'gama' \(did you mean 'gamma'\?\)"):
         build_leaderboard(three, n_boot=0, baseline="gama")
     path = tmp_path / "r.jsonl"

@@ -18,7 +18,7 @@ from howtobench.judges.base import Judgment
 from howtobench.report.leaderboard import build_leaderboard
 from howtobench.report.length_control import LENGTH_CONTROLLED, sources_from
 from howtobench.report.length_fit import Observations, fit
-from howtobench.report.render import to_json_data, to_markdown
+from howtobench.report.render import board_text, to_json_data
 
 
 def _j(model: str, item: str, score: float, chars: int | None, ref: int | None = 100, task: str = "guide",
@@ -144,7 +144,7 @@ def test_nodes_get_their_own_fits_and_views_carry_the_metric() -> None:
     assert {(c["row"], c["column"]) for c in cells} == {("guide", "A"), ("guide", "B"), ("all", "A"), ("all", "B")}
     assert [f["metric"] for f in data["length_control"]["fits"]] == ["score", "content"]
     assert data["length_control"]["fits"][0]["beta"] == pytest.approx(1.5 / math.log(2), abs=1e-6)
-    md = to_markdown(board)
+    md = board_text(board, "markdown")
     assert "root score, length-controlled (predicted at the reference's length)" in md
     assert "### Length model fits" in md and "+2.164" in md
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import io
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from howtobench.cli.length_options import LengthControlOpt, WritingsOpt, length_sources
 from howtobench.cli.options import EmptyOpt, FormatOpt, NoProgressOpt
@@ -20,7 +18,8 @@ from howtobench.outputs import output_file, write_text_atomic
 from howtobench.progress import step
 from howtobench.report.leaderboard import build_leaderboard, load_judgments
 from howtobench.report.paper import paper_table4
-from howtobench.report.render import to_csv, to_json, to_markdown, to_rich
+from howtobench.report.render import board_document
+from howtobench.report.tables import render, show
 
 
 class By(StrEnum):
@@ -134,19 +133,11 @@ def leaderboard(
             compare=compare,
             baseline=baseline,
         )
-    if fmt == "table":
-        if output is None:
-            Console().print(to_rich(board))
-            return
-        rendered = io.StringIO()
-        Console(file=rendered, width=200).print(to_rich(board))
-        write_text_atomic(output_file(output), rendered.getvalue())
-        return
-    text = {"markdown": to_markdown, "csv": to_csv, "json": to_json}[fmt](board)
+    doc = board_document(board)
     if output:
-        write_text_atomic(output_file(output), text)
+        write_text_atomic(output_file(output), render(doc, fmt))
     else:
-        typer.echo(text, nl=False)
+        show(doc, fmt)
 
 
 def register(app: typer.Typer) -> None:

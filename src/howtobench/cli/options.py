@@ -30,6 +30,7 @@ from howtobench.judges.base import EmptyConvention
 from howtobench.llm.batch import BatchSettings
 from howtobench.llm.client import CacheMode
 from howtobench.redact import redact_text, remember_secret
+from howtobench.report import formats
 from howtobench.steps.batch_files import FILE_BASE_URL, BatchFiles, RoundExported
 from howtobench.steps.shards import Shard
 from howtobench.suggest import unknown_name
@@ -159,13 +160,10 @@ SubsetOpt = Annotated[
                  min=1, help="A seeded sample of N items stratified by task x genre (--seed picks it): "
                  "the first 12 cover all 12 genres, more follow the benchmark's mix. Instead of --limit."),
 ]
-TABLE_FORMATS: tuple[str, ...] = ("table", "markdown", "csv", "json")
-
-
 def _check_format(value: str) -> str:
-    """One --format vocabulary for every command."""
-    if value not in TABLE_FORMATS:
-        raise typer.BadParameter(unknown_name("format", value, TABLE_FORMATS))
+    """One --format vocabulary for every command: the output formats registered (report.formats)."""
+    if value not in formats.names():
+        raise typer.BadParameter(unknown_name("format", value, formats.names()))
     return value
 
 
@@ -174,7 +172,7 @@ FormatOpt = Annotated[
     typer.Option(
         "--format",
         callback=_check_format,
-        help="How results are printed: table (terminal), markdown, csv or json (raw numbers, for scripts).",
+        help=f"How results are printed: {formats.help_text()}.",
     ),
 ]
 

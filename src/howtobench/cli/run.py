@@ -21,7 +21,8 @@ from howtobench.judges.job import judge_options, prompt_language_for
 from howtobench.llm.budget import spending_limit
 from howtobench.llm.types import SamplingParams
 from howtobench.report.headline import headlines
-from howtobench.report.render import to_rich
+from howtobench.report.render import board_document
+from howtobench.report.tables import show
 from howtobench.run import RunSettings, run_benchmark
 from howtobench.steps.settings import Execution, Selection
 
@@ -284,7 +285,7 @@ def run(
     with spending_limit(money.max_cost), batch_rounds(Console(stderr=True)):
         result = run_async(run_benchmark(settings))
     console = Console()
-    console.print(to_rich(result.leaderboard, headline=False))
+    show(board_document(result.leaderboard, headline=False), "table", console)
     console.print(f"run directory: {settings.run_dir} (leaderboard.md / .json / .csv, report.html, manifest.json)",
                   highlight=False)
     finish(result.failed, result.selected, "generations and judgments",

@@ -1,28 +1,22 @@
-"""Print a `Leaderboard` as a rich table, Markdown, CSV or JSON — four views of the same numbers.
+"""A `Leaderboard` as a `report.tables.Document`: one Table per grid (each metric, the length fits, the counts, the
+paired comparisons) between the lines around them, which every output format (report.formats) renders.
 
-All views take their numbers from `cell_records` (rounded once to 4 decimals) and the text views format
-those with `fmt`, so a value printed in the Markdown table is exactly the JSON value to 2 decimals.
-CSV is the long form of the cells (one line per metric × row × column, paper reference lines marked
-`source=paper`); the counts, paired tests and warnings are in the JSON and the two tables.
+All grids take their numbers from `cell_records` (rounded once to 4 decimals) and format those with `fmt`, so a
+value printed in the Markdown table is exactly the JSON value to 2 decimals. CSV is the document's long form, the
+cells (one line per metric × row × column, paper reference lines marked `source=paper`); the JSON is the
+leaderboard's own document (`to_json_data`, a shape scripts read, kept apart from the tables' records); the
+counts, paired tests and warnings are in the JSON and the tables.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from typing import Any
 
-from rich.console import Group, RenderableType
-from rich.table import Table
-from rich.text import Text
-
 from howtobench.judges.base import EMPTY_TREATMENT
-from howtobench.report.fit import Fitted, Grid
 from howtobench.report.headline import headlines
 from howtobench.report.leaderboard import SCORE, Cell, Leaderboard
 from howtobench.report.length_render import controlled_title, fits_grid, fits_json
-from howtobench.report.tables import markdown_grid
+from howtobench.report.tables import Block, Document, Paragraph, Table, Turn, render
 from howtobench.stats import PairedResult
 
 DASH = "—"
@@ -225,36 +219,6 @@ def comparisons_title(lb: Leaderboard) -> str:
     return f"Paired on shared items: {what}"
 
 
-def to_markdown(lb: Leaderboard) -> str:
-    parts = [f"## {lb.title}", ""]
-    parts += [f"> {note}" for note in lb.notes] + ([""] if lb.notes else [])
-    parts += [*(f"- {line}" for line in headlines(lb)), ""]
-    for metric in lb.metrics:
-        parts += [f"### {metric_title(lb, metric)}", "", markdown_grid(*grid(lb, metric)), ""]
-    parts += [order_line(lb), lb.empty_label + ".", ""]
-    if lb.length_control is not None:
-        parts += ["### Length model fits", "", markdown_grid(*fits_grid(lb.length_control)), ""]
-    parts += ["### Judged writings per model", "", markdown_grid(*counts_grid(lb)), ""]
-    if lb.paired:
-        parts += ["### Adjacent models, paired on shared items", "", markdown_grid(*paired_grid(lb)), ""]
-    if lb.comparisons:
-        parts += [f"### {comparisons_title(lb)}", "", markdown_grid(*comparisons_grid(lb)), ""]
-    if lb.warnings:
-        parts += ["**Warnings**", "", *(f"- {w}" for w in lb.warnings), ""]
-    parts += [*paper_lines(lb), *([""] if paper_lines(lb) else [])]
-    parts.append(f"`{lb.signature}`")
-    return "\n".join(parts) + "\n"
-
-
-def to_csv(lb: Leaderboard) -> str:
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
-    writer.writeheader()
-    for rec in cell_records(lb):
-        writer.writerow({k: "" if rec[k] is None else rec[k] for k in CSV_FIELDS})
-    return buf.getvalue()
-
-
 def to_json_data(lb: Leaderboard) -> dict[str, Any]:
     return {
         "title": lb.title,
@@ -292,53 +256,55 @@ def _pair_data(p: PairedResult) -> dict[str, Any]:
             "ci_low": _r(p.ci_low), "ci_high": _r(p.ci_high), "p_wilcoxon": p.p_wilcoxon}
 
 
-def to_json(lb: Leaderboard) -> str:
-    return json.dumps(to_json_data(lb), ensure_ascii=False, indent=2) + "\n"
+MODELS_AS_ROWS = Turn(label="models as rows", corner="model", labels=1)
+"""A grid whose columns are models: models as rows when they do not fit as columns (report.fit)."""
+PAPER_MARK = "(paper,"
+"""In the terminal, the paper's reference columns and values are dim: their labels hold this."""
 
 
-def _rich_table(title: str, header: list[str], body: list[list[str]], last: bool = True) -> Table:
-    """The leaderboard's look: row labels left, numbers right, the paper's reference values dim (`last` is unused:
-    the leaderboard's notes are lines of their own)."""
-    table = Table(title=title or None, title_justify="left", header_style="bold")
-    for k, name in enumerate(header):
-        table.add_column(
-            name,
-            justify="left" if k == 0 else "right",
-            style="dim" if "(paper," in name else None,
-            overflow="fold",  # only when even one word does not fit the terminal: wrap, never cut
-        )
-    for line in body:
-        table.add_row(*(Text(cell, style="dim" if "(paper," in cell else "") for cell in line))
-    return table
+def _board_table(title: str, grid: tuple[list[str], list[list[str]]], labels: int = 1, turn: bool = False) -> Table:
+    """A grid in the leaderboard's look; never turned (its rows already are the models or pairs) unless `turn`."""
+    header, body = grid
+    return Table(title, header, body, turn=MODELS_AS_ROWS if turn else Turn(label=None, labels=labels),
+                 look="board", dim_marker=PAPER_MARK)
 
 
-def _models_grid(title: str, header: list[str], body: list[list[str]]) -> Fitted:
-    """A grid whose columns are models: models as rows when they do not fit as columns (report.fit)."""
-    return Fitted(Grid(title, header, body), _rich_table, turned_label="models as rows", corner="model")
-
-
-def _rows_grid(title: str, header: list[str], body: list[list[str]], labels: int = 1) -> Fitted:
-    """A table whose rows already are the models or pairs (counts, paired tests): wrapped or split, never turned."""
-    return Fitted(Grid(title, header, body, labels), _rich_table)
-
-
-def to_rich(lb: Leaderboard, *, headline: bool = True) -> RenderableType:
-    """The terminal view; it ends with the headline lines (the answer first, visible without scrolling) unless a
-    command prints them itself after lines of its own (`headline=False`)."""
-    parts: list[RenderableType] = [Text(note, style="bold magenta") for note in lb.notes]
-    parts += [_models_grid(metric_title(lb, m), *grid(lb, m)) for m in lb.metrics]
-    parts.append(Text(order_line(lb), style="dim"))
-    parts.append(Text(lb.empty_label + ".", style="dim"))
+def board_blocks(lb: Leaderboard) -> list[Block]:
+    """The tables and lines of the leaderboard, in order."""
+    blocks: list[Block] = [_board_table(metric_title(lb, m), grid(lb, m), turn=True) for m in lb.metrics]
+    blocks.append(Paragraph([order_line(lb), lb.empty_label + "."]))
     if lb.length_control is not None:
-        parts.append(_rows_grid("Length model fits", *fits_grid(lb.length_control), labels=2))
-    parts.append(_rows_grid("Judged writings per model", *counts_grid(lb), labels=2 if len(lb.methods) > 1 else 1))
+        blocks.append(_board_table("Length model fits", fits_grid(lb.length_control), labels=2))
+    blocks.append(_board_table("Judged writings per model", counts_grid(lb), labels=2 if len(lb.methods) > 1 else 1))
     if lb.paired:
-        parts.append(_rows_grid("Adjacent models, paired on shared items", *paired_grid(lb)))
+        blocks.append(_board_table("Adjacent models, paired on shared items", paired_grid(lb)))
     if lb.comparisons:
-        parts.append(_rows_grid(comparisons_title(lb), *comparisons_grid(lb)))
-    parts += [Text(f"warning: {w}", style="yellow") for w in lb.warnings]
-    parts += [Text(line, style="dim") for line in paper_lines(lb)]
-    parts.append(Text(lb.signature, style="dim"))
-    if headline:
-        parts += [Text(line, style="bold") for line in headlines(lb)]
-    return Group(*parts)
+        blocks.append(_board_table(comparisons_title(lb), comparisons_grid(lb)))
+    return blocks
+
+
+def long_form(lb: Leaderboard) -> Table:
+    """The cell records as one table of raw values (None blank): the leaderboard's CSV."""
+    records = cell_records(lb)
+    return Table("cells", list(CSV_FIELDS), [[rec[k] for k in CSV_FIELDS] for rec in records], digits=None)
+
+
+def board_document(lb: Leaderboard, *, headline: bool = True) -> Document:
+    """The document every format renders; without the headline lines when a command prints them itself after
+    lines of its own (`headline=False`, `run`)."""
+    paper = paper_lines(lb)
+    return Document(
+        board_blocks(lb),
+        title=lb.title,
+        notes=list(lb.notes),
+        headline=headlines(lb) if headline else [],
+        warnings=list(lb.warnings),
+        footer=[Paragraph(paper), Paragraph([lb.signature], code=True)],
+        long_form=long_form(lb),
+        data=to_json_data(lb),
+    )
+
+
+def board_text(lb: Leaderboard, format_name: str) -> str:
+    """The leaderboard in output format `format_name`, as `-o` and a run's leaderboard.md / .json / .csv hold it."""
+    return render(board_document(lb), format_name)

@@ -1,31 +1,35 @@
-"""One table model and its four renderings (rich, Markdown, CSV, JSON), shared by every report.
+"""One table model shared by every report, and the document the leaderboard is, rendered by report.formats.
 
-Analyses build a `Table` of plain values (str, int, float, None) and hand it to `render` or
-`print_table`; no analysis formats numbers itself, so every command's `--format` behaves alike.
-JSON keeps the raw values (floats unrounded, None as null) so scripts never parse display strings;
-the other formats round floats to `Table.digits` and show None as `-`.
+Analyses build a `Table` of plain values (str, int, float, None) and hand it to `render` or `print_tables`; the
+leaderboard builds a `Document` of Tables and lines (report.render). No analysis formats numbers itself and no
+command renders a table itself: every `--format` is one module of report.formats, so every command's formats
+behave alike and a new format is one file. JSON keeps the raw values (floats unrounded, None as null) so scripts
+never parse display strings; the other formats round floats to `Table.digits` and show None as `-`.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rich.console import Console
-from rich.table import Table as RichTable
-from rich.text import Text
 
-from howtobench.report.fit import Fitted, Grid
+from howtobench.report.formats import output_format
 
-Format = Literal["table", "markdown", "csv", "json"]
-FORMATS: tuple[str, ...] = ("table", "markdown", "csv", "json")
-TERMINAL = ("table",)
 Cell = Any
+
+
+@dataclass(frozen=True)
+class Turn:
+    """How the terminal shows a table too wide for it (report.fit): `label` is added to the title of the table
+    turned (None: never turned, its rows already are the models or pairs), `corner` heads the turned table's first
+    column, `labels` leading columns name the rows (None: counted from the values, see `label_columns`)."""
+
+    label: str | None = "turned to fit the terminal"
+    corner: str = ""
+    labels: int | None = None
 
 
 @dataclass
@@ -36,9 +40,15 @@ class Table:
     columns: list[str]
     rows: list[list[Cell]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    digits: int = 2
+    digits: int | None = 2
     formats: dict[str, str] = field(default_factory=dict)
     """Per-column format spec for floats in display formats (e.g. {"p": ".1e"}); JSON stays raw."""
+    turn: Turn = Turn()
+    look: Literal["plain", "board"] = "plain"
+    """The terminal look: plain (centred title, numbers right-aligned, notes as caption) or board (the leaderboard's:
+    title left, bold header, the first column left and the others right)."""
+    dim_marker: str | None = None
+    """In the terminal, columns and cells whose text holds this are dim (the paper's reference values)."""
 
     def add_row(self, *cells: Cell) -> None:
         """Append one row; its length must match the columns (caught here, not in a renderer)."""
@@ -56,54 +66,16 @@ class Table:
         return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
 
 
-def format_cell(value: Cell, digits: int = 2, spec: str | None = None) -> str:
-    """Display text of one value: floats rounded (or in `spec`), None and NaN as '-'."""
+def format_cell(value: Cell, digits: int | None = 2, spec: str | None = None) -> str:
+    """Display text of one value: floats rounded (or in `spec`), None and NaN as '-'; `digits` None shows values
+    as they are and None as blank (a long-form export such as the leaderboard's cell records)."""
+    if digits is None:
+        return "" if value is None else str(value)
     if value is None:
         return "-"
     if isinstance(value, float):
         return "-" if math.isnan(value) else format(value, spec or f".{digits}f")
     return str(value)
-
-
-def _json_value(value: Cell) -> Cell:
-    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-        return None
-    return value
-
-
-def markdown_grid(header: list[str], body: list[list[str]]) -> str:
-    """The lines of a GitHub-flavoured Markdown table (no trailing newline); `|` in cells is escaped.
-
-    Also used by the leaderboard's own Markdown view, so every Markdown table the toolkit writes is alike.
-    """
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-
-    return "\n".join([line(header), line(["---"] * len(header)), *(line(row) for row in body)])
-
-
-def to_markdown(table: Table) -> str:
-    """A GitHub-flavoured Markdown table with the title as a heading line and notes below."""
-    lines = [f"**{table.title}**", "", markdown_grid(table.columns, table.display_rows())]
-    if table.notes:
-        lines += [""] + table.notes
-    return "\n".join(lines) + "\n"
-
-
-def to_csv(table: Table) -> str:
-    """Header row plus one line per row; numbers rounded like the other display formats."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(table.columns)
-    writer.writerows(table.display_rows())
-    return buf.getvalue()
-
-
-def to_json(table: Table) -> str:
-    """Machine-readable: title, columns, raw-valued records and notes."""
-    rows = [{k: _json_value(v) for k, v in rec.items()} for rec in table.records()]
-    doc = {"title": table.title, "columns": table.columns, "rows": rows, "notes": table.notes}
-    return json.dumps(doc, ensure_ascii=False, indent=2)
 
 
 NUMBER = re.compile(r"[=+\-−]?\d[\d.,]*(?:e[+-]?\d+)?%?(?:\s*\[[^\]]*\])?[^\w\s]*")
@@ -116,18 +88,6 @@ def numeric_column(cells: list[str]) -> bool:
     """A column of numbers (blanks aside) is right-aligned; decided on the text, so it holds once turned too."""
     shown = [c for c in cells if c not in BLANKS]
     return bool(shown) and all(NUMBER.fullmatch(c.strip()) for c in shown)
-
-
-def rich_grid(title: str, header: list[str], body: list[list[str]], caption: str = "") -> RichTable:
-    """A rich Table of display text. Title, caption and cells are text, never rich markup ("[n/a]", "[fill in the
-    blank]" stay as written); `overflow="fold"` only matters when even one word is wider than the terminal."""
-    out = RichTable(title=Text(title), caption=Text(caption) if caption else None, show_lines=False)
-    for k, name in enumerate(header):
-        right = numeric_column([row[k] for row in body])
-        out.add_column(Text(name), justify="right" if right else "left", overflow="fold")
-    for row in body:
-        out.add_row(*(Text(cell) for cell in row))
-    return out
 
 
 def _holds_numbers(table: Table, k: int, shown: list[list[str]]) -> bool:
@@ -145,38 +105,55 @@ def label_columns(table: Table) -> int:
     return max(1, min(first, len(table.columns) - 1))
 
 
-def fitted(table: Table) -> Fitted:
-    """The terminal rendering of `table` (report.fit): as laid out when it fits, else turned (its rows become
-    columns) or wrapped between words, else split into parts that repeat the row labels; notes under the last."""
-    notes = "\n".join(table.notes)
-    grid = Grid(table.title, list(table.columns), table.display_rows(), labels=label_columns(table))
-    return Fitted(grid, lambda title, header, body, last: rich_grid(title, header, body, notes if last else ""),
-                  turned_label="turned to fit the terminal")
+@dataclass(frozen=True)
+class Paragraph:
+    """Lines of a document between its tables (the leaderboard's order line, the paper's caveats); `code` lines are
+    identifiers (the signature), shown as code where a format can."""
+
+    lines: list[str]
+    code: bool = False
 
 
-_TEXT_RENDERERS = {"markdown": to_markdown, "csv": to_csv, "json": to_json}
+Block = Table | Paragraph
 
 
-def render(table: Table, fmt: str) -> str:
-    """Text of `table` in `fmt` ('table' renders as a plain-text terminal table)."""
-    if fmt in TERMINAL:
-        console = Console(file=io.StringIO(), width=200, record=True)
-        console.print(fitted(table))
-        return console.export_text()
-    if fmt not in _TEXT_RENDERERS:
-        raise ValueError(f"unknown table format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    return _TEXT_RENDERERS[fmt](table)
+@dataclass
+class Document:
+    """What a command prints: titled tables and lines, in order, with what sits around them.
+
+    A document with a `title` (the leaderboard) is one piece: its formats write it whole, its tables as sections;
+    one without is a list of tables each shown on its own (every other command). `notes` open it, `headline` is
+    the answer (first in a file, last in the terminal: where a reader sees it without scrolling), `warnings` follow
+    the tables, `footer` closes it. `long_form` is the one table CSV writes instead of the shown ones (the
+    leaderboard's cell records); `data`, when set, is the JSON document instead of the tables' records (the
+    leaderboard's own shape, which scripts read: report.render.to_json_data)."""
+
+    blocks: list[Block]
+    title: str | None = None
+    notes: list[str] = field(default_factory=list)
+    headline: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    footer: list[Paragraph] = field(default_factory=list)
+    long_form: Table | None = None
+    data: dict[str, Any] | None = None
+
+    @property
+    def tables(self) -> list[Table]:
+        return [block for block in self.blocks if isinstance(block, Table)]
+
+
+def render(what: Table | Document, fmt: str) -> str:
+    """Text of a table or document in `fmt` ('table' renders as a plain-text terminal table, 200 columns wide)."""
+    doc = what if isinstance(what, Document) else Document([what])
+    return output_format(fmt).text(doc)
+
+
+def show(doc: Document, fmt: str, console: Console | None = None) -> None:
+    """Print `doc` to the terminal in `fmt`."""
+    output_format(fmt).show(doc, console or Console())
 
 
 def print_tables(tables: list[Table], fmt: str, console: Console | None = None) -> None:
-    """Print tables to the terminal; several JSON tables print as one JSON list so the output stays parseable."""
-    console = console or Console()
-    if fmt == "json":
-        docs = [json.loads(to_json(t)) for t in tables]
-        console.print_json(json.dumps(docs if len(docs) != 1 else docs[0], ensure_ascii=False))
-        return
-    for table in tables:
-        if fmt in TERMINAL:
-            console.print(fitted(table))
-        else:
-            console.print(render(table, fmt), markup=False, highlight=False, soft_wrap=True)
+    """Print tables to the terminal, each on its own; several JSON tables print as one JSON list so the output
+    stays parseable."""
+    show(Document(list(tables)), fmt, console)

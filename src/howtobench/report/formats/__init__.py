@@ -1,0 +1,114 @@
+"""The output formats (`--format`): a registry that every command's choices and renderings come from.
+
+Each format is one module of this package that calls `register` at import: it turns a `report.tables.Document`
+(tables, lines, notes) into text (`text`, what `-o` writes and `leaderboard.md` holds) and prints it (`show`).
+Every module here is imported on first use, so a new format is one file; a package outside (or a test) can call
+`register` too. This module imports nothing of report so that report.tables can import it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from howtobench.report.tables import Document
+
+
+class OutputFormat(Protocol):
+    """A rendering of documents: `name` is the `--format` value, `label` how `--help` lists it."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def rank(self) -> int:
+        """Where --help lists it (lowest first; the built-in ones 0-3, the terminal view first)."""
+        ...
+
+    def text(self, doc: Document) -> str:
+        """The document as the file `-o` writes."""
+        ...
+
+    def show(self, doc: Document, console: Console) -> None:
+        """The document printed to the terminal."""
+        ...
+
+
+_REGISTRY: dict[str, OutputFormat] = {}
+_loaded = False
+
+
+def register(fmt: OutputFormat) -> OutputFormat:
+    """Add a format (a name already taken is an error: two modules claiming one `--format` value is a bug)."""
+    if fmt.name in _REGISTRY and _REGISTRY[fmt.name] is not fmt:
+        raise ValueError(f"output format {fmt.name!r} is registered twice")
+    _REGISTRY[fmt.name] = fmt
+    return fmt
+
+
+def unregister(name: str) -> None:
+    """Remove a format (a test's or a plugin's own)."""
+    _REGISTRY.pop(name, None)
+
+
+def _load() -> None:
+    """Import every module of this package once (each registers its format), in name order."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for module in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        importlib.import_module(f"{__name__}.{module.name}")
+
+
+def names() -> tuple[str, ...]:
+    """Every `--format` value, as --help lists them."""
+    _load()
+    return tuple(f.name for f in sorted(_REGISTRY.values(), key=lambda f: f.rank))
+
+
+def output_format(name: str) -> OutputFormat:
+    """The format called `name`; an unknown name is an error naming the choices."""
+    _load()
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown table format {name!r}; choose one of {', '.join(names())}")
+    return _REGISTRY[name]
+
+
+def help_text() -> str:
+    """The formats as --help lists them: 'table (terminal), markdown, csv or json (raw numbers, for scripts)'."""
+    labels = [output_format(name).label for name in names()]
+    return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} or {labels[-1]}"
+
+
+@dataclass(frozen=True)
+class TextFormat:
+    """A format whose terminal view is its text: a document with a title (the leaderboard), or any document when
+    `verbatim`, is written exactly as its file; otherwise the tables (every other command) are printed one by one
+    through rich, each as its own text (rich expands tabs: a format made of them, such as TSV, is `verbatim`)."""
+
+    name: str
+    label: str
+    rank: int
+    render: Callable[[Document], str]
+    verbatim: bool = False
+
+    def text(self, doc: Document) -> str:
+        return self.render(doc)
+
+    def show(self, doc: Document, console: Console) -> None:
+        if doc.title is not None or self.verbatim:
+            console.file.write(self.render(doc))
+            console.file.flush()
+            return
+        for table in doc.tables:
+            console.print(self.render(replace(doc, blocks=[table])), markup=False, highlight=False, soft_wrap=True)

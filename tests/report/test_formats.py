@@ -1,0 +1,94 @@
+"""Output formats are a registry: a format registered in one module (tests/report/tsv_format.py) is a `--format`
+choice of the leaderboard and of every table command, with no other file touched."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_leaderboard import hand_made
+from typer.testing import CliRunner
+
+from howtobench.cli.main import app
+from howtobench.report import formats
+from howtobench.report.leaderboard import build_leaderboard
+from howtobench.report.render import board_document
+from howtobench.report.tables import Document, Table, render
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def tsv() -> Iterator[None]:
+    """Importing the module is all it takes: it registers its format."""
+    sys.modules.pop("tsv_format", None)
+    importlib.import_module("tsv_format")
+    yield
+    formats.unregister("tsv")
+    sys.modules.pop("tsv_format", None)
+
+
+@pytest.fixture
+def results_file(tmp_path: Path) -> Path:
+    path = tmp_path / "tow.jsonl"
+    path.write_text("".join(j.model_dump_json() + "\n" for j in hand_made()), encoding="utf-8")
+    return path
+
+
+def test_built_in_formats_come_from_the_registry() -> None:
+    assert formats.names()[:4] == ("table", "markdown", "csv", "json")
+    assert formats.help_text() == "table (terminal), markdown, csv or json (raw numbers, for scripts)"
+    with pytest.raises(ValueError, match="unknown table format 'xml'; choose one of table, markdown, csv, json"):
+        formats.output_format("xml")
+
+
+def test_a_name_taken_twice_is_an_error() -> None:
+    with pytest.raises(ValueError, match="output format 'csv' is registered twice"):
+        formats.register(formats.TextFormat("csv", "csv", 2, lambda doc: ""))
+
+
+def test_an_unregistered_format_is_refused_by_the_cli(results_file: Path) -> None:
+    out = runner.invoke(app, ["leaderboard", str(results_file), "--format", "tsv"])
+    assert out.exit_code == 2
+    assert "tsv" in out.output
+
+
+def test_leaderboard_in_a_format_of_one_module(tsv: None, results_file: Path) -> None:
+    out = runner.invoke(app, ["leaderboard", str(results_file), "--format", "tsv", "--by", "task", "--seed", "7",
+                              "--bootstrap", "0"])
+    assert out.exit_code == 0, out.output
+    blocks = out.output.split("\n\n")
+    assert blocks[0].splitlines() == [
+        "# Leaderboard — root score (tow)",
+        "\talpha\tbeta",
+        "Completion\t7.00 n=2\t5.00 n=1",
+        "Guide\t7.00 n=1\t—",
+        "Open\t5.00 n=1\t4.00 n=1",
+        "All\t6.50 n=4\t4.50 n=2",
+    ]
+    assert [b.splitlines()[0] for b in blocks] == [
+        "# Leaderboard — root score (tow)", "# Judged writings per model", "# Adjacent models, paired on shared items"]
+
+
+def test_a_table_command_in_a_format_of_one_module(tsv: None) -> None:
+    out = runner.invoke(app, ["list", "tasks", "--format", "tsv"])
+    assert out.exit_code == 0, out.output
+    assert out.output.splitlines() == [
+        "# Tasks (--task)",
+        "task\tinstructions\twhat the model does",
+        "completion\t379\tfill the [fill in the blank] gaps of a text (no Format node in ToW)",
+        "guide\t456\twrite from an instruction and an outline",
+        "open\t467\twrite from the instruction alone",
+    ]
+
+
+def test_the_leaderboard_is_tables_like_every_other_command() -> None:
+    doc = board_document(build_leaderboard(hand_made(), seed=7, n_boot=0, by="task"))
+    assert [t.title for t in doc.tables] == [
+        "Leaderboard — root score (tow)", "Judged writings per model", "Adjacent models, paired on shared items"]
+    assert all(isinstance(t, Table) for t in doc.tables)
+    one = Table("t", ["a", "b"], [["x", 1.234]])
+    assert render(Document([one]), "csv") == render(one, "csv") == "a,b\nx,1.23\n"
