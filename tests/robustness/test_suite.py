@@ -177,3 +177,35 @@ def test_robustness_empty_flag_reaches_the_table(data_root: Path, tmp_path: Path
         assert json.loads((run / "manifest.json").read_text(encoding="utf-8"))["config"]["empty"] == empty
     assert (cells["exclude"]["n"], cells["exclude"]["empty"]) == (2, 1)
     assert (cells["lowest"]["n"], cells["lowest"]["empty"]) == (3, 1)
+
+
+def test_robustness_ends_with_one_line_per_judge(fake_server, data_root: Path, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The answer first, last on screen: per judge method, what it did wrong (the table's flags), its original score
+    and the change under each perturbation (the reference control: its absolute score), as in table.json."""
+    monkeypatch.setenv("COLUMNS", "400")  # one screen line per closing line
+    run = tmp_path / "run"
+    args = ["robustness", "--run-dir", str(run), "--methods", "tow,bleu", "--kinds", "drop,reference", "--n", "3",
+            "--per-model", "1", "--task", "open", "--bootstrap", "50", "--data", str(data_root),
+            "--workspace", str(tmp_path / "ws"), "--no-progress",
+            "--judge-base-url", fake_server.base_url, "--judge-model", "fake-judge"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, (result.output, result.exception)
+    rows = {r["label"]: r for r in json.loads((run / "table.json").read_text(encoding="utf-8"))["rows"]}
+
+    def delta(cell: dict) -> str:
+        low, high = cell["ci"]
+        return f"{cell['mean_delta']:+.2f} [{low:+.2f}, {high:+.2f}]".replace("-", "\u2212")
+
+    def line(label: str) -> str:
+        row = rows[label]
+        drop, ref = row["cells"]["drop"], row["cells"]["reference"]
+        flags = [f"{kind} {c['flag']}" for kind, c in row["cells"].items() if c["flag"]]
+        verdict = f"{len(flags)} undesired ({', '.join(flags)})" if flags else "no undesired change"
+        return (f"{label}: {verdict} · original {row['initial']:.2f} on 3 writings · drop {delta(drop)} · "
+                f"reference ={ref['mean_score']:.2f} [{ref['score_ci'][0]:.2f}, {ref['score_ci'][1]:.2f}]")
+
+    assert result.output.splitlines()[-2:] == [line("tow"), line("bleu")]  # not one per tree node
+    assert rows["bleu"]["cells"]["reference"]["mean_score"] == 100.0  # the control: BLEU-1 of a text with itself
+    quiet = CliRunner().invoke(app, [*args, "--format", "json"])  # resumed; a program's output has no such lines
+    assert quiet.exit_code == 0 and [r["label"] for r in json.loads(quiet.stdout)["rows"]][:1] == ["tow"]

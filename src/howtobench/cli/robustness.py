@@ -31,7 +31,7 @@ from howtobench.report.tables import print_tables
 from howtobench.robustness.apply import ALL_KINDS, PAPER_KINDS
 from howtobench.robustness.plan import plan_robustness
 from howtobench.robustness.suite import SuiteConfig, failures_left, needs, run_suite
-from howtobench.robustness.table import as_table
+from howtobench.robustness.table import as_table, headlines
 from howtobench.steps.settings import Execution
 
 from .money import Money, estimate_first
@@ -90,7 +90,8 @@ def robustness(
     money: Money = ASK,
     no_progress: NoProgressOpt = False,
 ) -> None:
-    """Sample writings (per model, seeded), perturb them, judge originals and perturbed sets, print Table 7.
+    """Sample writings (per model, seeded), perturb them, judge originals and perturbed sets, print Table 7 and a
+    closing line per judge (what it did wrong, its original score, the change under each perturbation).
 
     Each cell is the mean change of the score (perturbed − original) with a 95% bootstrap interval; ▲ marks a
     score that rose under damage, ≠ a reference control whose interval misses the reference anchor (ToW 6). A
@@ -141,7 +142,11 @@ def robustness(
     failed, total = failures_left(run_dir, suite)
     finish(failed, total, "judgments and perturbations",
            f"failed judgments stay in {run_dir / 'judgments'}, failed perturbations in "
-           f"{run_dir / 'perturbed'}/*.failures.jsonl (delete a kind's files to perturb it again)")
+           f"{run_dir / 'perturbed'}/*.failures.jsonl (delete a kind's files to perturb it again)",
+           closing=[] if fmt in MACHINE_FORMATS else headlines(table))
+
+
+MACHINE_FORMATS = ("json", "csv")  # read by programs: nothing after the table
 
 
 def register(app: typer.Typer) -> None:

@@ -25,6 +25,11 @@ def signed(x: float, digits: int = 2) -> str:
     return f"{x:+.{digits}f}".replace("-", MINUS)
 
 
+def signed_interval(low: float | None, high: float | None, digits: int = 2) -> str:
+    """" [−0.42, +0.87]": a difference's interval, signed; empty when there is none."""
+    return f" [{signed(low, digits)}, {signed(high, digits)}]" if low is not None and high is not None else ""
+
+
 def _score(lb: Leaderboard, column: str) -> list[str]:
     cell = lb.cell(SCORE, ALL_ROW, column)
     counts = lb.counts[column]
@@ -50,9 +55,7 @@ def _versus(p: PairedResult | None, d: int) -> list[str]:
         return []
     if p.mean_diff is None:
         return [f"vs {p.second}: no shared item"]
-    interval = f" [{signed(p.ci_low, d)}, {signed(p.ci_high, d)}]" if p.ci_low is not None and p.ci_high is not None \
-        else ""
-    return [f"vs {p.second}: {signed(p.mean_diff, d)}{interval} on {p.n_shared} shared"]
+    return [f"vs {p.second}: {signed(p.mean_diff, d)}{signed_interval(p.ci_low, p.ci_high, d)} on {p.n_shared} shared"]
 
 
 def headline(lb: Leaderboard, column: str) -> str:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from howtobench.judges.base import EMPTY_TREATMENT, EmptyConvention, Judgment, counted_score, left_out_as_empty
+from howtobench.report.headline import SEP, signed, signed_interval
 from howtobench.report.tables import Table
 from howtobench.robustness.apply import expectation
 from howtobench.stats import bootstrap_ci, rng_for
@@ -198,7 +199,7 @@ def as_table(table: RobustnessTable, digits: int = 2) -> Table:
                 columns=["method", "init", "n", *table.kinds, f"empty ({EMPTY_TREATMENT[table.empty]})"],
                 digits=digits)
     for row in table.rows:
-        places = digits + 2 if row.initial is not None and abs(row.initial) <= 1 else digits  # 0-1 scales (ROUGE)
+        places = _places(row, digits)
         out.add_row(row.label, _fmt(row.initial, places), row.n_initial,
                     *(_show(row.cells[k], places) for k in table.kinds),
                     row.n_empty + sum(row.cells[k].empty for k in table.kinds))
@@ -216,6 +217,39 @@ def as_table(table: RobustnessTable, digits: int = 2) -> Table:
     if skipped:
         out.notes.append("Left out because the perturbation did not change the text: " + ", ".join(skipped) + ".")
     return out
+
+
+def _places(row: Row, digits: int) -> int:
+    """Decimals for a row: two more on a 0-1 scale (ROUGE), where two would hide every change."""
+    return digits + 2 if row.initial is not None and abs(row.initial) <= 1 else digits
+
+
+def headlines(table: RobustnessTable, digits: int = 2) -> list[str]:
+    """The closing lines of `howtobench robustness`, one per judge method (report.headline's style):
+
+        tow: 1 undesired (repeat ▲) · original 6.12 on 50 writings · drop −0.85 [−1.10, −0.61] · repeat +0.12 [...]
+
+    first whether the judge did anything it should not (the flags of the table), then its original score and the
+    change under each perturbation (the reference control: its absolute score), as the table's cells."""
+    return [_headline(row, table.kinds, _places(row, digits)) for row in table.rows if row.node is None]
+
+
+def _headline(row: Row, kinds: Sequence[str], places: int) -> str:
+    undesired = [f"{kind} {row.cells[kind].flag}" for kind in kinds if row.cells[kind].flagged]
+    verdict = f"{len(undesired)} undesired ({', '.join(undesired)})" if undesired else "no undesired change"
+    writings = f"{row.n_initial} writing" + ("s" if row.n_initial != 1 else "")
+    original = f"original {_fmt(row.initial, places)} on {writings}"
+    return f"{row.label}: " + SEP.join([verdict, original, *(_change(row.cells[kind], places) for kind in kinds)])
+
+
+def _change(cell: Cell, places: int) -> str:
+    if cell.n == 0:
+        return f"{cell.kind} no pair scored"
+    if cell.mean_score is not None:
+        low, high = cell.score_ci or (cell.mean_score, cell.mean_score)
+        return f"{cell.kind} ={cell.mean_score:.{places}f} [{low:.{places}f}, {high:.{places}f}]"
+    interval = signed_interval(*cell.ci, places) if cell.ci else ""
+    return f"{cell.kind} {signed(cell.mean_delta or 0.0, places)}{interval}"
 
 
 def _empty_note(table: RobustnessTable) -> str:
