@@ -143,10 +143,7 @@ def robustness(
     finish(failed, total, "judgments and perturbations",
            f"failed judgments stay in {run_dir / 'judgments'}, failed perturbations in "
            f"{run_dir / 'perturbed'}/*.failures.jsonl (delete a kind's files to perturb it again)",
-           closing=[] if fmt in MACHINE_FORMATS else headlines(table))
-
-
-MACHINE_FORMATS = ("json", "csv")  # read by programs: nothing after the table
+           closing=headlines(table) if fmt == "table" else [])  # the other formats are read by programs or pasted
 
 
 def register(app: typer.Typer) -> None:
