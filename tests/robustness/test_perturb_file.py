@@ -156,3 +156,14 @@ def test_the_command_says_what_an_earlier_run_left(tiny_bench: Path, tmp_path: P
     assert " ".join(again.output.split()) == \
         "drop: wrote 2 perturbed writings to p.jsonl (1 already there from an earlier run)"
     assert sorted((tmp_path / "p.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)) == sorted(lines)
+
+
+async def test_the_bar_counts_written_and_failed_like_the_judge_and_generate_bars(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """perturb had a bare bar (no counters, nothing drawn without a terminal until the end); it runs on the step
+    layer's loop now, whose bar is a line on stderr without a terminal, with the stats the sink keeps."""
+    source, out = _writings(tmp_path / "in.jsonl", 3), tmp_path / "out.jsonl"
+    summary = await perturb_file(source, "shuffle", 5, out, execution=Execution(workspace=tmp_path / "ws"))
+    assert (summary.written, summary.failed) == (3, 0)
+    printed = " ".join(capsys.readouterr().err.split())  # the line wraps at the log's width
+    assert "perturb · shuffle: 3/3 (100%) · written 3 · failed 0 · " in printed

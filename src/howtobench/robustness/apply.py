@@ -72,27 +72,25 @@ def perturbed_writing(source: Writing, kind: str, base_seed: int, result: Pertur
     })
 
 
+async def perturb_one(writing: Writing, kind: str, base_seed: int, context: Callable[[Writing], PerturbContext],
+                      client: LLMClient | None = None) -> tuple[Writing, bool]:
+    """One writing perturbed with `kind`: (the perturbed writing, or the failed one as a record; whether it
+    succeeded). The seed is the writing's own (`derive_seed`), so the result does not depend on the batch."""
+    seed = derive_seed(base_seed, writing.item_id, writing.model, kind)
+    result = await perturb_text(kind, writing.output, seed, context(writing), client)
+    return perturbed_writing(writing, kind, base_seed, result), result.record.status == "ok"
+
+
 async def perturb_writings(
     writings: Sequence[Writing],
     kind: str,
     base_seed: int,
     context: Callable[[Writing], PerturbContext],
     client: LLMClient | None = None,
-    on_done: Callable[[Writing, bool], None] | None = None,
 ) -> tuple[list[Writing], list[Writing]]:
-    """Perturb every writing with one kind; returns (perturbed writings, failed ones as records).
+    """Perturb every writing with one kind at once; returns (perturbed writings, failed ones as records).
 
-    `on_done` gets each result (the perturbed writing, whether it succeeded) the moment it is made, so a caller can
-    save it before the others finish: `perturb_file` appends it, and a run stopped by --max-cost or a kill keeps
-    the rewrites already paid for."""
-
-    async def one(w: Writing) -> tuple[Writing, bool]:
-        seed = derive_seed(base_seed, w.item_id, w.model, kind)
-        result = await perturb_text(kind, w.output, seed, context(w), client)
-        made = perturbed_writing(w, kind, base_seed, result), result.record.status == "ok"
-        if on_done:
-            on_done(*made)
-        return made
-
-    done = await gather_or_cancel(*(one(w) for w in writings))
+    For a set kept whole (the robustness suite, the dry run's plan); `perturb_file` runs `perturb_one` through the
+    step layer's runner loop instead, appending each result the moment it is made."""
+    done = await gather_or_cancel(*(perturb_one(w, kind, base_seed, context, client) for w in writings))
     return [w for w, ok in done if ok], [w for w, ok in done if not ok]

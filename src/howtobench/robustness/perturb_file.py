@@ -1,30 +1,29 @@
 """`howtobench perturb` as a library call: one kind, one seed, one input file -> perturbed writings.
 
-The output file is the state, as for the judge runner: each perturbed writing is appended (flushed) the moment it
-is made, so a run stopped by --max-cost, a run-level error or a kill keeps every rewrite already paid for. A
-re-run reads the file back (a line cut short by a kill is cut off), checks that it holds this kind and seed, and
-perturbs only the writings it does not hold yet. Failed perturbations go to `<out>.failures.jsonl`, never into
-the output; they are tried again by the next run, which starts that file afresh.
+The output file is the state, as for the judge runner (both run on the step layer's `steps.loop.run_loop`): each
+perturbed writing is appended (flushed, fsynced every half second and at the end) the moment it is made, so a run
+stopped by --max-cost, a run-level error or a kill keeps every rewrite already paid for. A re-run reads the file
+back (a line cut short by a kill is cut off), checks that it holds this kind and seed, and perturbs only the
+writings it does not hold yet. Failed perturbations go to `<out>.failures.jsonl`, never into the output; they are
+tried again by the next run, which starts that file afresh. Writings in flight: the step client's number (twice
+the writer's slots for the LLM kinds; 8 for the rule-based ones, which call nothing); they were all started at
+once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-
-from rich.progress import Progress
 
 from howtobench.config import EndpointConfig
 from howtobench.data.loader import LoadReport, load_items, load_release_writings, load_writings_file
 from howtobench.data.models import Item, Writing
 from howtobench.data.rows import read_appended_rows
 from howtobench.errors import ConfigError
-from howtobench.llm.types import LLMClient
 from howtobench.locks import output_lock
-from howtobench.outputs import AppendOnly, output_file, writing
-from howtobench.robustness.apply import check_kinds, perturb_writings
+from howtobench.outputs import output_file, writing
+from howtobench.robustness.apply import check_kinds, perturb_one
 from howtobench.robustness.files import (
     Contexts,
     failures_path,
@@ -33,7 +32,8 @@ from howtobench.robustness.files import (
     writings_for_judgments,
 )
 from howtobench.robustness.transfer import TRANSFER_KINDS
-from howtobench.steps.client import step_client
+from howtobench.steps.client import StepClient, step_client
+from howtobench.steps.loop import DurableLines, LoopSettings, run_loop
 from howtobench.steps.settings import Execution
 
 
@@ -93,36 +93,44 @@ def pending(writings: list[Writing], kind: str, done: set[tuple[str, str]]) -> t
     return todo, len(by_key) - len(todo)
 
 
-class _Sink:
-    """Appends each perturbed writing as it is made: successes to the output, failures to the file beside it
-    (created at the first failure); `advance` moves the progress bar."""
+class _PerturbedSink:
+    """The runner loop's sink: each perturbed writing appended to the output the moment it is made, a failed one to
+    the file beside it (created at the first failure); the tally for the bar and the summary."""
 
-    def __init__(self, out: Path, stack: ExitStack, advance: Callable[[], None]) -> None:
-        self.stack = stack
-        self.out = stack.enter_context(AppendOnly(out))
-        self.failures_path = failures_path(out)
-        self.failures: AppendOnly | None = None
-        self.advance = advance
+    def __init__(self, out: DurableLines, stack: ExitStack) -> None:
+        self.out, self.stack = out, stack
+        self.failures: DurableLines | None = None
+        self.written = self.failed = 0
 
-    def __call__(self, perturbed: Writing, ok: bool) -> None:
+    def record(self, made: tuple[Writing, bool]) -> bool:
+        perturbed, ok = made
         self._file(ok).write(writing_line(perturbed))
-        self.advance()
+        self.written += ok
+        self.failed += not ok
+        return not ok
 
-    def _file(self, ok: bool) -> AppendOnly:
+    def stats(self) -> str:
+        return f"written {self.written} · failed {self.failed}" if self.written or self.failed else ""
+
+    def _file(self, ok: bool) -> DurableLines:
         if ok:
             return self.out
         if self.failures is None:
-            self.failures = self.stack.enter_context(AppendOnly(self.failures_path))
+            self.failures = self.stack.enter_context(DurableLines(failures_path(self.out.path)))
         return self.failures
 
 
-async def _append_perturbed(todo: list[Writing], kind: str, seed: int, contexts: Contexts, client: LLMClient | None,
-                            out: Path, progress: bool) -> tuple[list[Writing], list[Writing]]:
-    """Perturb `todo`, each result appended the moment it is made (the bar counts them)."""
-    with ExitStack() as stack, Progress(disable=not progress) as bar:
-        task = bar.add_task(f"perturb · {kind}", total=len(todo))
-        sink = _Sink(out, stack, advance=lambda: bar.advance(task))
-        return await perturb_writings(todo, kind, seed, contexts, client, on_done=sink)
+async def _append_perturbed(todo: list[Writing], kind: str, seed: int, contexts: Contexts, step: StepClient,
+                            out: Path, progress: bool) -> _PerturbedSink:
+    """Perturb `todo` through the runner loop, each result appended the moment it is made (the bar counts them)."""
+
+    async def one(source: Writing) -> tuple[Writing, bool]:
+        return await perturb_one(source, kind, seed, contexts, step.client)
+
+    with ExitStack() as stack:
+        sink = _PerturbedSink(stack.enter_context(DurableLines(out)), stack)
+        await run_loop(todo, one, sink, LoopSettings(f"perturb · {kind}", step.in_flight, progress))
+        return sink
 
 
 def _restart_failures(out: Path) -> None:
@@ -146,7 +154,6 @@ async def perturb_file(source: Path, kind: str, seed: int, out: Path, *, executi
         _restart_failures(out)
         async with step_client(endpoint, execution, purpose="model", run_id=None, items=len(todo),
                                calls_model=kind in TRANSFER_KINDS and bool(todo), check=False) as step:
-            made, failed = await _append_perturbed(todo, kind, seed, Contexts(items), step.client, out,
-                                                   execution.progress)
-    fail_out = failures_path(out) if failed else None
-    return PerturbSummary(kind, len(made), len(failed), out, fail_out, tuple(report.summary()), kept=kept)
+            tally = await _append_perturbed(todo, kind, seed, Contexts(items), step, out, execution.progress)
+    fail_out = failures_path(out) if tally.failed else None
+    return PerturbSummary(kind, tally.written, tally.failed, out, fail_out, tuple(report.summary()), kept=kept)
