@@ -34,10 +34,11 @@ async def test_gather_or_cancel_keeps_order_and_cancels_the_rest_on_error() -> N
     assert await gather_or_cancel(s.sleep(1, 0.02), s.sleep(2, 0.0)) == [1, 2]
     loop = asyncio.get_running_loop()
     start = loop.time()
+    hang_s = 60.0
     with pytest.raises(ValueError, match="boom"):
-        await gather_or_cancel(s.sleep(3, 60), boom(0.01), s.sleep(4, 60))
+        await gather_or_cancel(s.sleep(3, hang_s), boom(0.01), s.sleep(4, hang_s))
     assert sorted(s.cancelled) == [3, 4]  # already ended when the error arrives, not merely asked to
-    assert loop.time() - start < 1
+    assert loop.time() - start < hang_s / 10  # the sleepers were cancelled, not waited for
     assert [t for t in asyncio.all_tasks() if t is not asyncio.current_task()] == []
 
 

