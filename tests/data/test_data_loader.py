@@ -73,7 +73,7 @@ def test_release_empty_writings_are_kept(bench_root: Path) -> None:
 
 def test_release_loads_fast(bench_root: Path) -> None:
     """Loading (parse, validate, check against the items) costs a small multiple of parsing the same files as plain
-    JSON, measured side by side so a loaded machine slows both (1.2-1.4 times on an idle machine here)."""
+    JSON, measured side by side so a loaded machine slows both (1.2-1.4 times as measured here under load)."""
     start = time.perf_counter()
     writings = load_release_writings(bench_root)
     elapsed = time.perf_counter() - start
