@@ -92,3 +92,19 @@ def test_the_leaderboard_is_tables_like_every_other_command() -> None:
     assert all(isinstance(t, Table) for t in doc.tables)
     one = Table("t", ["a", "b"], [["x", 1.234]])
     assert render(Document([one]), "csv") == render(one, "csv") == "a,b\nx,1.23\n"
+
+
+def test_an_analysis_in_a_format_of_one_module(tsv: None, tmp_path: Path) -> None:
+    """`analyze judges` in TSV: the same display cells as its CSV, tab-separated under the table's title."""
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text("".join(j.model_dump_json() + "\n" for j in hand_made()), encoding="utf-8")
+    other = [j.model_copy(update={"judge_model": "judge-y", "score": None if j.score is None else 10 - j.score})
+             for j in hand_made()]
+    second.write_text("".join(j.model_dump_json() + "\n" for j in other), encoding="utf-8")
+    csv_out = runner.invoke(app, ["analyze", "judges", str(first), str(second), "--format", "csv"])
+    tsv_out = runner.invoke(app, ["analyze", "judges", str(first), str(second), "--format", "tsv"])
+    assert tsv_out.exit_code == 0, tsv_out.output
+    title, *lines = tsv_out.output.splitlines()
+    assert title.startswith("# ") and "\t" not in title
+    assert lines == [line.replace(",", "\t") for line in csv_out.output.splitlines() if line]
+    assert lines[0].split("\t")[:3] == ["judge", "judge-x", "judge-y"]

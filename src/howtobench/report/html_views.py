@@ -1,6 +1,7 @@
 """Plain view records the HTML template draws: every number comes from the leaderboard module, formatted once.
 
-The leaderboard cells are read through `render.cell_records` and printed with `render.fmt`, so a value in the
+The counts and paired tables are the leaderboard document's own Tables (`render.counts_table`, `paired_table`); the
+heatmap's cells are read through `render.cell_records` and printed with `render.fmt`, so a value in the
 HTML page is the value of `howtobench leaderboard --format markdown` to the digit. What the leaderboard does not
 hold (failure rates per leaf, colours, bar lengths) is computed here from the same judgments and cells.
 Strings in these records are raw text: the template escapes them (autoescape), nothing here builds HTML.
@@ -14,7 +15,7 @@ from typing import Any
 
 from howtobench.judges.base import Judgment
 from howtobench.report.leaderboard import SCORE, Leaderboard
-from howtobench.report.render import DASH, cell_records, counts_grid, fmt, metric_title, paired_grid, shown_labels
+from howtobench.report.render import DASH, cell_records, counts_table, fmt, metric_title, paired_table, shown_labels
 
 # Colour stops of the heatmap (light for the lowest mean of the table, deep blue for the highest).
 FAILED_BG, FAILED_FG = "#fdecea", "#b42318"
@@ -190,14 +191,16 @@ class GridView:
 
 
 def counts_view(lb: Leaderboard) -> GridView:
-    header, body = counts_grid(lb)
+    """The leaderboard's own counts table (every format prints the same), rows with failures flagged."""
+    table = counts_table(lb)
     flagged = [c.failed > 0 or c.weights_repaired > 0 for c in lb.counts.values()]
-    return GridView(header, body, flagged)
+    return GridView(table.columns, table.display_rows(), flagged)
 
 
 def paired_view(lb: Leaderboard) -> GridView:
-    header, body = paired_grid(lb)
-    return GridView(header, body, [p.against_order for p in lb.paired])
+    """The leaderboard's own paired table, pairs against the order flagged."""
+    table = paired_table(lb)
+    return GridView(table.columns, table.display_rows(), [p.against_order for p in lb.paired])
 
 
 @dataclass(frozen=True)

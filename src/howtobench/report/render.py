@@ -269,15 +269,25 @@ def _board_table(title: str, grid: tuple[list[str], list[list[str]]], labels: in
                  look="board", dim_marker=PAPER_MARK)
 
 
+def counts_table(lb: Leaderboard) -> Table:
+    """The counts per column (`counts_grid`) as the leaderboard and the HTML report show them."""
+    return _board_table("Judged writings per model", counts_grid(lb), labels=2 if len(lb.methods) > 1 else 1)
+
+
+def paired_table(lb: Leaderboard) -> Table:
+    """The adjacent pairs (`paired_grid`) as the leaderboard and the HTML report show them."""
+    return _board_table("Adjacent models, paired on shared items", paired_grid(lb))
+
+
 def board_blocks(lb: Leaderboard) -> list[Block]:
     """The tables and lines of the leaderboard, in order."""
     blocks: list[Block] = [_board_table(metric_title(lb, m), grid(lb, m), turn=True) for m in lb.metrics]
     blocks.append(Paragraph([order_line(lb), lb.empty_label + "."]))
     if lb.length_control is not None:
         blocks.append(_board_table("Length model fits", fits_grid(lb.length_control), labels=2))
-    blocks.append(_board_table("Judged writings per model", counts_grid(lb), labels=2 if len(lb.methods) > 1 else 1))
+    blocks.append(counts_table(lb))
     if lb.paired:
-        blocks.append(_board_table("Adjacent models, paired on shared items", paired_grid(lb)))
+        blocks.append(paired_table(lb))
     if lb.comparisons:
         blocks.append(_board_table(comparisons_title(lb), comparisons_grid(lb)))
     return blocks
