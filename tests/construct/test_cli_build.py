@@ -160,3 +160,17 @@ def test_build_help_documents_the_exit_statuses(monkeypatch, capsys) -> None:
         text = " ".join(out.split())
         assert status == 0 and "Exit status: 0 every selected item was judged or generated (or built)" in text
         assert "3 the run finished but writing-level failures remain" in text and "--max-failed-rate" in text
+
+
+def test_a_step_draws_the_runner_loops_bar(fake_server, tmp_path: Path, monkeypatch, capsys) -> None:
+    """A build step runs on the step layer's loop: its bar is the judge's and generate's (without a terminal, a line
+    on stderr with the step's counters; before, a bare bar that drew nothing until the end)."""
+    texts = [(ZH_TEXT, "site-a"), (EN_TEXT, "site-b")]
+    d = str(tmp_path / "b")
+    assert _main(["build", "ingest", str(write_inputs(tmp_path / "in.jsonl", texts)), "--dir", d, "--min-chars",
+                  "50"], monkeypatch, capsys)[0] == 0
+    status, _, err = _main(["build", "classify", "--dir", d, "--base-url", fake_server.base_url, "--model", "fake",
+                            "--workspace", str(tmp_path / "ws"), "--no-preflight"], monkeypatch, capsys)
+    assert status == 0, err
+    assert "build · classify: 2/2 (100%) · done 2 · " in err
+    assert len(fake_server.requests) == 2

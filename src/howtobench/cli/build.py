@@ -13,7 +13,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from howtobench.construct import pipeline
@@ -94,16 +93,13 @@ def _run(step: pipeline.Step, build_dir: Path, opts: pipeline.StepOptions, flags
                                                                pipeline.plan(step, build_dir, opts), prices)],
                           in_flight, money, dry_run=dry_run, pays=pays, preflight=checked, prices=prices):
         return None
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with build_lock(build_dir):
         if total:  # after the lock: a second process refused on this build directory spends nothing
             run_preflight(flags, writer=writer)
-        with Progress(*columns, console=console, transient=True, disable=not progress_bar) as progress:
-            bar = progress.add_task(f"{step} texts", total=total)
-            with spending_limit(money.max_cost):
-                return run_async(pipeline.run(
-                    step, build_dir, opts, endpoint=writer, local=writer is None, workspace=flags.workspace,
-                    cache_mode=flags.cache_mode, on_done=lambda _: progress.advance(bar), prices=prices))
+        with spending_limit(money.max_cost):
+            return run_async(pipeline.run(
+                step, build_dir, opts, endpoint=writer, local=writer is None, workspace=flags.workspace,
+                cache_mode=flags.cache_mode, progress=progress_bar, prices=prices))
 
 
 def ingest_cmd(

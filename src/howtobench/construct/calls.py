@@ -1,4 +1,4 @@
-"""Model calls of the construction steps: structured asks with our own checks, run concurrently.
+"""Model calls of the construction steps: structured asks with our own checks, run through the runner loop.
 
 The client layer already validates replies against the JSON schema and re-asks; `ask` adds the checks a
 schema cannot express (a theme of at most five words, a non-empty summary) and re-asks with the reason,
@@ -9,14 +9,17 @@ replaced by a guessed value.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
-from howtobench.concurrency import gather_or_cancel
+from howtobench.construct.workfile import StageRow, StageWriter
 from howtobench.llm.reask import ask_until_accepted
 from howtobench.llm.types import ChatRequest, ChatResult, LLMClient
+from howtobench.steps.client import DEFAULT_IN_FLIGHT
+from howtobench.steps.loop import LoopSettings, run_loop
 
 T = TypeVar("T")
-R = TypeVar("R")
+Unit = StageRow | Sequence[StageRow]  # what one job of a step makes: a row, or the items of one text
 
 Check = Callable[[dict[str, Any]], str | None]
 
@@ -49,17 +52,38 @@ def _not_acceptable(text: str, problem: str) -> list[dict[str, str]]:
             {"role": "user", "content": f"The answer is not acceptable: {problem}. Answer again, fixing that."}]
 
 
-async def run_all(jobs: Sequence[T], work: Callable[[T], Awaitable[R]],
-                  on_done: Callable[[R], None] | None = None) -> list[R]:
-    """Run `work` on every job concurrently (the client bounds concurrency); `on_done` sees each result."""
+class _StageSink:
+    """The runner loop's sink for a build step: a finished unit's rows (one, or a text's items) appended to the
+    stage file at once; the unit failed when any of its rows did."""
 
-    async def one(job: T) -> R:
-        result = await work(job)
-        if on_done is not None:
-            on_done(result)
-        return result
+    def __init__(self, writer: StageWriter) -> None:
+        self.writer = writer
+        self.done = self.failed = 0
 
-    return await gather_or_cancel(*(one(job) for job in jobs))
+    def record(self, result: Unit) -> bool:
+        rows = result if isinstance(result, Sequence) else [result]
+        for row in rows:
+            self.writer.write(row)
+        failed = any(not row.ok for row in rows)
+        self.done += 1
+        self.failed += failed
+        return failed
+
+    def stats(self) -> str:
+        # "failed" only once one has: a clean step's output says nothing of failures (as before the loop drew it)
+        return f"done {self.done}" + (f" · failed {self.failed}" if self.failed else "") if self.done else ""
+
+
+def quiet_loop(step: str) -> LoopSettings:
+    """A step's loop without a bar or a failed-share limit (a library call): the CLI passes its own."""
+    return LoopSettings(f"build · {step}", DEFAULT_IN_FLIGHT, progress=False, noun="texts")
+
+
+async def run_stage(path: Path, jobs: Sequence[T], work: Callable[[T], Awaitable[Unit]], loop: LoopSettings) -> None:
+    """Run `work` on every job through the step layer's runner loop (`loop`: its bar, writings in flight and
+    failed-share limit), each finished unit's rows appended to the stage file `path` as it finishes."""
+    with StageWriter(path) as writer:
+        await run_loop(jobs, work, _StageSink(writer), loop)
 
 
 def json_object(properties: dict[str, Any]) -> dict[str, Any]:

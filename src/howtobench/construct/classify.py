@@ -8,17 +8,15 @@ next step reads the edited file and rejects an unknown genre with file and line.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from howtobench.construct import prompts
-from howtobench.construct.calls import ask, json_object, run_all
+from howtobench.construct.calls import ask, json_object, quiet_loop, run_stage
 from howtobench.construct.records import Classified, SourceText
 from howtobench.construct.workfile import (
     CLASSIFY,
     INGEST,
-    StageWriter,
     iter_rows,
     read_existing,
     read_stage,
@@ -27,6 +25,7 @@ from howtobench.construct.workfile import (
 from howtobench.data.genres import GENRES
 from howtobench.errors import RowError
 from howtobench.llm.types import ChatRequest, LLMClient, SamplingParams
+from howtobench.steps.loop import LoopSettings
 
 PREVIEW_CHARS = 160
 
@@ -73,18 +72,17 @@ def _check(data: dict[str, object]) -> str | None:
 
 
 async def classify(build_dir: Path, client: LLMClient, *, retry_failed: bool = False,
-                   on_done: Callable[[Classified], None] | None = None) -> ClassifyReport:
-    """Classify every pending text, appending rows as they finish, then rewrite the file in ingest order."""
+                   loop: LoopSettings | None = None) -> ClassifyReport:
+    """Classify every pending text, appending rows as they finish, then rewrite the file in ingest order.
+
+    `loop`: the runner loop's bar, writings in flight and failed-share limit (default: no bar, no limit)."""
     todo = pending(build_dir, retry_failed=retry_failed)
     path = build_dir / CLASSIFY
-    with StageWriter(path) as writer:
 
-        async def work(text: SourceText) -> Classified:
-            row = await classify_one(client, text)
-            writer.write(row)
-            return row
+    async def work(text: SourceText) -> Classified:
+        return await classify_one(client, text)
 
-        await run_all(todo, work, on_done)
+    await run_stage(path, todo, work, loop or quiet_loop("classify"))
     order = read_stage(build_dir / INGEST, SourceText, "text_id")
     rows = read_stage(path, Classified, "text_id")
     write_rows(path, [rows[tid] for tid in order if tid in rows])

@@ -10,7 +10,6 @@ review file. Re-running skips texts whose items are all present (failed ones too
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
@@ -18,14 +17,15 @@ from typing import cast
 from howtobench.construct import prompts
 from howtobench.construct.backconstruct import BackConstruction, back_construct
 from howtobench.construct.backconstruct import request_for as back_request
-from howtobench.construct.calls import run_all
+from howtobench.construct.calls import quiet_loop, run_stage
 from howtobench.construct.completion import BLANK, blank_out, rng_for
 from howtobench.construct.quality import kept_texts
 from howtobench.construct.records import DraftItem, SourceText
-from howtobench.construct.workfile import INGEST, ITEMS, StageWriter, read_existing, read_stage, write_rows
+from howtobench.construct.workfile import INGEST, ITEMS, read_existing, read_stage, write_rows
 from howtobench.data.models import TASKS, Language, Task
 from howtobench.errors import ConfigError
 from howtobench.llm.types import ChatRequest, LLMClient
+from howtobench.steps.loop import LoopSettings
 
 _END = ("。", "！", "？", ".", "!", "?", "”", "\"")
 
@@ -121,22 +121,19 @@ async def make_text(client: LLMClient | None, text: SourceText, genre: str, task
 
 
 async def make(build_dir: Path, client: LLMClient | None, *, tasks: tuple[str, ...] = TASKS, seed: int = 0,
-               retry_failed: bool = False, split: bool = False,
-               on_done: Callable[[list[DraftItem]], None] | None = None) -> MakeReport:
-    """Make the items of every pending kept text, then rewrite 04_items.jsonl in ingest and task order."""
+               retry_failed: bool = False, split: bool = False, loop: LoopSettings | None = None) -> MakeReport:
+    """Make the items of every pending kept text, then rewrite 04_items.jsonl in ingest and task order (`loop`: as
+    for `classify.classify`; a text is one unit, failed when any of its items failed)."""
     unknown = set(tasks) - set(TASKS)
     if unknown:
         raise ConfigError(f"unknown task(s) {sorted(unknown)}; choose from {', '.join(TASKS)}")
     path = build_dir / ITEMS
-    with StageWriter(path) as writer:
 
-        async def work(job: tuple[SourceText, str, tuple[str, ...]]) -> list[DraftItem]:
-            rows = await make_text(client, *job, seed)
-            for row in rows:
-                writer.write(row)
-            return rows
+    async def work(job: tuple[SourceText, str, tuple[str, ...]]) -> list[DraftItem]:
+        return await make_text(client, *job, seed)
 
-        await run_all(pending(build_dir, tasks, retry_failed=retry_failed, split=split, seed=seed), work, on_done)
+    todo = pending(build_dir, tasks, retry_failed=retry_failed, split=split, seed=seed)
+    await run_stage(path, todo, work, loop or quiet_loop("make"))
     rows = read_stage(path, DraftItem, "item_id")
     order = [item_id(tid, t) for tid in read_stage(build_dir / INGEST, SourceText, "text_id")
              for t in TASKS]

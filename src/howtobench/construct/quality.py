@@ -8,16 +8,16 @@ kept, and is shown in its own column of the per-source table (the shape of the p
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from howtobench.construct import prompts
-from howtobench.construct.calls import ask, json_object, run_all
+from howtobench.construct.calls import ask, json_object, quiet_loop, run_stage
 from howtobench.construct.classify import load_genres
 from howtobench.construct.records import Classified, Rated, SourceText
-from howtobench.construct.workfile import FILTER, INGEST, StageWriter, read_existing, read_stage, write_rows
+from howtobench.construct.workfile import FILTER, INGEST, read_existing, read_stage, write_rows
 from howtobench.llm.types import ChatRequest, LLMClient, SamplingParams
+from howtobench.steps.loop import LoopSettings
 
 DEFAULT_THRESHOLD = 4  # the paper's choice (4.3)
 SCORES = (1, 2, 3, 4, 5)
@@ -78,18 +78,15 @@ def _check(data: dict[str, object]) -> str | None:
 
 
 async def rate(build_dir: Path, client: LLMClient, *, threshold: int = DEFAULT_THRESHOLD, retry_failed: bool = False,
-               on_done: Callable[[Rated], None] | None = None) -> ScoreTable:
-    """Score every pending text, then rewrite the stage file with `kept` set from `threshold`."""
+               loop: LoopSettings | None = None) -> ScoreTable:
+    """Score every pending text, then rewrite the stage file with `kept` set from `threshold` (`loop`: as for
+    `classify.classify`)."""
     todo = pending(build_dir, retry_failed=retry_failed)
-    path = build_dir / FILTER
-    with StageWriter(path) as writer:
 
-        async def work(job: tuple[SourceText, str]) -> Rated:
-            row = await rate_one(client, *job)
-            writer.write(row)
-            return row
+    async def work(job: tuple[SourceText, str]) -> Rated:
+        return await rate_one(client, *job)
 
-        await run_all(todo, work, on_done)
+    await run_stage(build_dir / FILTER, todo, work, loop or quiet_loop("filter"))
     return apply_threshold(build_dir, threshold)
 
 

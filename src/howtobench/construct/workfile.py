@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from types import TracebackType
+from typing import Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from howtobench.data.rows import iter_json_objects
 from howtobench.errors import DataError, RowError
-from howtobench.outputs import AppendOnly, write_text_atomic
+from howtobench.outputs import write_text_atomic
+from howtobench.steps.loop import DurableLines
 
 INGEST = "01_ingest.jsonl"
 CLASSIFY = "02_classify.jsonl"
@@ -60,24 +62,30 @@ def read_existing(path: Path, model: type[M], key: str) -> dict[str, M]:
     return read_stage(path, model, key) if path.exists() else {}
 
 
+class StageRow(Protocol):
+    """A row of a stage file: whether its unit succeeded, and its JSON line."""
+
+    ok: bool
+
+    def model_dump_json(self) -> str: ...
+
+
 class StageWriter:
-    """Appends rows as they finish so an interrupted step can resume from what it already wrote."""
+    """Appends rows as they finish (flushed at once, fsynced every half second and at the end: `DurableLines`) so
+    an interrupted step can resume from what it already wrote."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._handle = AppendOnly(path)
+        self._lines = DurableLines(path)
 
-    def write(self, row: BaseModel) -> None:
-        self._handle.write(row.model_dump_json() + "\n")
-
-    def close(self) -> None:
-        self._handle.close()
+    def write(self, row: StageRow) -> None:
+        self._lines.write(row.model_dump_json() + "\n")
 
     def __enter__(self) -> StageWriter:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self._lines.__exit__(kind, exc, tb)
 
 
 def write_rows(path: Path, rows: Iterable[BaseModel]) -> None:
