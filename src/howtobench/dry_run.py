@@ -23,7 +23,6 @@ from howtobench.llm.dryrun import Estimate, model_name, price_plan
 from howtobench.llm.expected import reply_sizes
 from howtobench.llm.types import Usage
 from howtobench.run import (
-    RunSettings,
     _judge_options,
     _release_writings,
     generated_writings,
@@ -31,6 +30,7 @@ from howtobench.run import (
     user_writings,
     writer_sampling,
 )
+from howtobench.run_settings import RunSettings
 from howtobench.steps.judge import JudgeJob, select_pairs
 
 # ------------------------------------------------------------------ generate

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
 
 import howtobench
 from howtobench.config import EndpointConfig
@@ -43,8 +42,7 @@ from howtobench.generate import (
     safe_file_stem,
     template_hash,
 )
-from howtobench.judges.base import EmptyConvention, Judgment, build_judge, calls_a_model, method_info
-from howtobench.judges.panel import PanelSpec
+from howtobench.judges.base import Judgment, build_judge, calls_a_model, method_info
 from howtobench.judges.runner import run_judge
 from howtobench.llm.accounting import usage_from_log
 from howtobench.llm.cache import DB_NAME
@@ -58,11 +56,12 @@ from howtobench.report.leaderboard import Leaderboard, build_leaderboard
 from howtobench.report.length_control import sources_from
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import board_text
+from howtobench.run_settings import RunSettings, run_config
 from howtobench.session import endpoint_or_local
 from howtobench.steps.batch_files import import_for
 from howtobench.steps.client import step_client
 from howtobench.steps.judge import panel_judge
-from howtobench.steps.settings import Execution, Selection
+from howtobench.steps.settings import Execution
 
 log = logging.getLogger(__name__)
 
@@ -81,82 +80,6 @@ SMOKE_NOTE = (
     "SMOKE JUDGE: every score here comes from the embedded Gemma-3-270M base model, run offline to show that the "
     "pipeline works end to end. These numbers say nothing about how well the models write."
 )
-
-
-class RunSettings(BaseModel):
-    """What a run does; saved as config.yaml (no secret can be in it: endpoints name key variables only).
-
-    `selection`: the items, and the writings judged beside the run's own (its `models` are the paper's shipped
-    models judged too; the run's own and --writings rows are never filtered by model; its `seed` is also the
-    bootstrap's). `execution`: how the calls are answered (its `parallel` is the writings judged at once, None:
-    twice the judge's capacity; its `preflight` checks every configured endpoint once, before the first item).
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    run_dir: Path
-    selection: Selection
-    execution: Execution
-    method: str = "tow"
-    judge_options: dict[str, Any] = Field(default_factory=dict)
-    writer: EndpointConfig | None = None
-    judge: EndpointConfig | None = None
-    generate: bool = True
-    release: bool | None = None  # judge the paper's shipped writings too; None: only when judging is free
-    sampling: SamplingParams = Field(default_factory=lambda: SamplingParams(temperature=0.7, max_tokens=4096, seed=0))
-    system_prompt: str | None = None
-    bootstrap: int = 1000
-    paper: bool = True
-    empty: EmptyConvention = "exclude"  # how the leaderboard and report count empty writings (judges.base)
-    reference_from: str | None = None  # a shipped model or a writings file as the reference (Appendix B.3)
-    length_control: bool = False  # add length-controlled tables to the leaderboard and report (report.length_control)
-    panel: PanelSpec | None = None  # judge with a panel of judges instead of `judge` (judges/panel.py)
-    panel_file: Path | None = None  # where the panel came from (written to config.yaml, so the run repeats)
-
-    @property
-    def judges_release(self) -> bool:
-        """Whether the paper's shipped writings are judged too. Asked for (--release, or naming shipped models):
-        yes. Otherwise only when judging costs nothing (the embedded model, or a metric that calls no model):
-        with a paid judge the paper's published Table 4 is the reference instead, and re-judging the ten
-        shipped models (about ten times the judging of your own model) is an explicit choice."""
-        if self.release is not None:
-            return self.release
-        return bool(self.selection.models) or self.needs_local_judge or not calls_a_model(self.method)
-
-    @property
-    def uses_local(self) -> bool:
-        """True when the embedded model stands in for a missing judge (or a missing writer that must write)."""
-        return self.needs_local_judge or (self.generate and self.writer is None)
-
-    @property
-    def smoke_subset(self) -> bool:
-        """A local run without item filters judges the small smoke subset rather than the whole benchmark."""
-        sel = self.selection
-        return self.uses_local and sel.limit is None and sel.ids is None and sel.subset is None
-
-    @property
-    def needs_local_judge(self) -> bool:
-        return self.judge is None and self.panel is None and calls_a_model(self.method)
-
-    @property
-    def judge_endpoints(self) -> dict[str, EndpointConfig | None]:
-        """The judge endpoints by lane name: "judge", or "judge <name>" for each judge of a panel."""
-        if self.panel is None:
-            return {"judge": self.judge}
-        return {f"judge {m.name}": m.endpoint for m in self.panel.judges}
-
-    @property
-    def judge_label(self) -> str | None:
-        """Who judges, in words: the judge model, or the panel's models."""
-        if self.panel is not None:
-            return "panel(" + ", ".join(f"{m.name}={m.endpoint.model}" for m in self.panel.judges) + ")"
-        return self.judge.model if self.judge else None
-
-    @property
-    def run_id(self) -> str:
-        """Stable across resumes, so the call log sums the whole run's tokens and cost."""
-        return f"run:{self.name}"
 
 
 @dataclass
@@ -305,44 +228,6 @@ def _write_config(settings: RunSettings) -> None:
 
 
 CONFIG_HEADER = "# The options of this run. `howtobench run --config THIS_FILE` repeats it (and resumes it).\n"
-
-
-def endpoint_config(ep: EndpointConfig) -> dict[str, Any]:
-    """An endpoint as a `writer:` / `judge:` section of a config file (flag names; no key, only its variable)."""
-    data = ep.public()
-    data["base_url"], data["timeout"] = list(data.pop("base_urls")), data.pop("timeout_s")
-    return {"base_url": data.pop("base_url"), "model": data.pop("model"), **data}
-
-
-def run_config(settings: RunSettings) -> dict[str, Any]:
-    """The run's settings as `howtobench run` option keys (see `cli.config_file`), for RUN_DIR/config.yaml."""
-    def listed(values: Sequence[Any] | None) -> list[str] | None:
-        return [str(v) for v in values] if values else None
-
-    sel, execution = settings.selection, settings.execution
-    options: dict[str, Any] = {
-        "name": settings.name, "run_dir": str(settings.run_dir), "data": str(sel.data_dir),
-        "workspace": str(execution.workspace), "method": settings.method, "task": listed(sel.tasks),
-        "genre": listed(sel.genres), "limit": sel.limit, "subset": sel.subset,
-        "ids": listed(sel.ids), "writings": listed(sel.writings), "generate": settings.generate,
-        "release": settings.release, "models": listed(sel.models),
-        "prices": str(execution.prices) if execution.prices else None,
-        "temperature": settings.sampling.temperature, "max_tokens": settings.sampling.max_tokens,
-        "system_prompt": settings.system_prompt, "seed": sel.seed, "bootstrap": settings.bootstrap,
-        "paper": settings.paper, "empty": settings.empty, "parallel": execution.parallel,
-        "length_control": settings.length_control or None,
-        "judge_max_tokens": settings.judge_options.get("max_tokens"),
-        "prompt_language": settings.judge_options.get("prompt_language"),
-        "reference_from": settings.reference_from,
-        "writer": endpoint_config(settings.writer) if settings.writer else None,
-        "judge": endpoint_config(settings.judge) if settings.judge else None,
-        "panel": str(settings.panel_file) if settings.panel_file else None,
-        # `run` refuses a judge without a writer unless asked: a run whose embedded model wrote for a judge says so
-        "local_writer": True if settings.generate and settings.writer is None and settings.judge else None,
-        # and a writer (or writings) without a judge unless asked: a run whose embedded model judged them says so too
-        "local_judge": True if settings.needs_local_judge and (settings.writer or sel.writings) else None,
-    }
-    return {key: value for key, value in options.items() if value is not None}
 
 
 def writer_sampling(settings: RunSettings) -> SamplingParams:

@@ -540,6 +540,15 @@ def model_flags(params: Mapping[str, Any] | None = None, *, files: BatchFiles | 
     )
 
 
+def given_flags() -> dict[str, Any]:
+    """The running model-calling command's flags by parameter name, as given on the command line or read from
+    --config: for a command whose settings are built by a table of its options (`run_settings.RUN_OPTIONS`)."""
+    given = _GIVEN.get()
+    if given is None:
+        raise RuntimeError("given_flags() outside a model-calling command: its flags were never handed over")
+    return dict(given)
+
+
 def run_preflight(flags: ModelFlags, **endpoints: EndpointConfig | None) -> None:
     """`llm.preflight.preflight_endpoints` of `endpoints` (role=endpoint) under the command's flags, for commands
     whose work runs in their own event loop (build, perturb); the others pass `flags.preflight` to their library

@@ -17,14 +17,13 @@ from howtobench.errors import ConfigError
 from howtobench.event_loop import run as run_async
 from howtobench.generate import safe_file_stem
 from howtobench.judges.base import calls_a_model
-from howtobench.judges.job import judge_options, prompt_language_for
+from howtobench.judges.job import prompt_language_for
 from howtobench.llm.budget import spending_limit
-from howtobench.llm.types import SamplingParams
 from howtobench.report.headline import headlines
 from howtobench.report.render import board_document
 from howtobench.report.tables import show
-from howtobench.run import RunSettings, run_benchmark
-from howtobench.steps.settings import Execution, Selection
+from howtobench.run import run_benchmark
+from howtobench.run_settings import RUN_OPTIONS, RunSettings, settings_from
 
 from .judge_panel import PanelOpt, panel_spec
 from .money import Money, estimate_first
@@ -53,6 +52,7 @@ from .options import (
     batch_rounds,
     check_judge,
     check_method,
+    given_flags,
     model_flags,
     preflight_plan,
 )
@@ -246,35 +246,18 @@ def run(
     _check_writer(writer, judging, do_generate, local_writer)
     _check_run_judge(writer, judging, writings, method, local_judge)
     run_name = _name(name, writer, judging, method, do_generate)
-    options = judge_options(max_tokens=judge_max_tokens, prompt_language=prompt_language_for(method, prompt_language))
-    selection = Selection(data_dir=resolve_data_dir(data), tasks=tuple(task) if task else None,
-                          genres=tuple(genre) if genre else None, models=tuple(models or ()) or None, limit=limit,
-                          subset=subset, ids=tuple(ids) if ids else None, seed=seed, writings=tuple(writings or ()),
-                          strict=strict)
-    execution = Execution(workspace=flags.workspace, cache_mode=flags.cache_mode, prices=prices,
-                          batch=batching.settings(), preflight=flags.preflight, parallel=parallel,
-                          progress=not no_progress, max_failed_rate=max_failed_rate, files=files)
-    settings = RunSettings(
-        name=run_name,
-        run_dir=run_dir or Path("runs") / run_name,
-        selection=selection,
-        execution=execution,
-        method=method,
-        judge_options=options,
-        writer=writer,
-        judge=judge,
-        generate=do_generate,
-        release=release,
-        sampling=SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed),
-        system_prompt=system_prompt,
-        bootstrap=bootstrap,
-        paper=paper,
-        empty=empty,
-        reference_from=reference_from,
-        length_control=length_control,
-        panel=spec,
-        panel_file=panel if spec is not None else None,
-    )
+    given = given_flags()
+    derived = {  # the values only the CLI decides (checked above); every other saved option as given
+        "name": run_name, "run_dir": run_dir or Path("runs") / run_name, "data": resolve_data_dir(data),
+        "workspace": flags.workspace, "generate": do_generate, "writer": writer, "judge": judge,
+        "prompt_language": prompt_language_for(method, prompt_language), "panel": panel if spec else None,
+    }
+    values = {o.key: derived[o.key] if o.key in derived else given[o.key] for o in RUN_OPTIONS}
+    settings = settings_from(values, {
+        "panel": spec, "selection.strict": strict, "execution.cache_mode": flags.cache_mode,
+        "execution.preflight": flags.preflight, "execution.progress": not no_progress,
+        "execution.max_failed_rate": max_failed_rate, "execution.batch": batching.settings(),
+        "execution.files": files})
     checked = preflight_plan(flags, batch=batching.batch or bool(files),
                              writer=settings.writer if settings.generate else None,
                              **(settings.judge_endpoints if calls_a_model(settings.method) else {}))
