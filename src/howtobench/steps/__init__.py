@@ -9,6 +9,7 @@
     generate.py   the generate job (`howtobench generate`), on the step client
 
 A job takes its output's lock (`locked_output`), reads its selection, opens `step_client` and hands its client
-and in-flight count to the runner of its kind (`judges.runner.run_judge`, `generate.generate_writings`), which
-reads what the output already holds and runs the rest through `loop.run_loop`.
+and in-flight count to the runner of its kind (`judges.runner.run_judge`, `generate.generate_writings`,
+`robustness.perturb_file`, the build steps of `construct.pipeline`), which reads what the output already holds
+and runs the rest through `loop.run_loop`.
 """
