@@ -104,3 +104,19 @@ def test_unknown_key_in_a_section_is_named_as_written(tmp_path: Path) -> None:
     assert code != 0
     assert "unknown key 'base_ulr' under judge: (did you mean 'base_url'?)" in out
     assert "judge_base_ulr" not in out
+
+
+def test_a_config_file_sets_the_bundled_item_flags_and_a_flag_wins(tmp_path: Path, bench_root: Path) -> None:
+    """--task, --models and --limit reach `judge` as one `params.Filters`; the file still sets them by name."""
+    config = tmp_path / "c.yaml"
+    config.write_text("task: guide\nmodels: [deepseek-chat]\nlimit: 2\n", encoding="utf-8")
+    out = tmp_path / "bleu.jsonl"
+    code, text = invoke(["judge", "--config", str(config), "--data", str(bench_root), "--method", "bleu", "-o",
+                         str(out), "--no-progress"])
+    assert code == 0, text
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert sorted((r["task"], r["model"]) for r in rows) == [("guide", "deepseek-chat")] * 2
+    code, text = invoke(["judge", "--config", str(config), "--data", str(bench_root), "--method", "bleu", "-o",
+                         str(tmp_path / "one.jsonl"), "--no-progress", "--limit", "1"])
+    assert code == 0, text
+    assert len((tmp_path / "one.jsonl").read_text(encoding="utf-8").splitlines()) == 1

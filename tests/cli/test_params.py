@@ -4,12 +4,27 @@ dropped (@flags) or handed over as one object (@bundled)."""
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from howtobench.cli.money import DEFAULT_CONFIRM_ABOVE, Money
-from howtobench.cli.params import ASK, BATCH_FLAGS, CALL_FILES, LIVE, MONEY_FLAGS, Batching, bundled, flags
+from howtobench.cli.params import (
+    ASK,
+    BATCH_FLAGS,
+    CALL_FILES,
+    EVERY_ITEM,
+    ITEM_FILTERS,
+    LIVE,
+    MONEY_FLAGS,
+    Batching,
+    Filters,
+    bundled,
+    flags,
+    group_of,
+)
+from howtobench.steps.settings import Selection
 
 
 def _command(first: int = 1, money: Money = ASK, last: int = 2, **seen: Any) -> dict[str, Any]:
@@ -44,3 +59,19 @@ def test_a_flag_declared_twice_or_a_missing_place_is_a_programming_error() -> No
         flags(CALL_FILES, after="nowhere")(_command)
     with pytest.raises(TypeError, match="no parameter 'batching'"):
         bundled("batching", Batching, BATCH_FLAGS)(_command)
+
+
+def test_a_group_is_a_dataclass_s_fields_all_or_the_named_ones_in_the_order_named() -> None:
+    assert [name for name, _, _ in group_of(Filters)] == ["data", "task", "genre", "models", "limit", "subset", "ids"]
+    assert [name for name, _, _ in ITEM_FILTERS] == ["data", "task", "genre", "limit", "subset", "ids"]
+    assert group_of(Money, "confirm_above", "yes") == (MONEY_FLAGS[2], MONEY_FLAGS[0])
+    command = bundled("filters", Filters, ITEM_FILTERS)(lambda filters=EVERY_ITEM: filters)
+    assert command(task=["guide"], limit=2) == Filters(task=["guide"], limit=2)
+
+
+def test_the_item_flags_make_the_steps_selection(tmp_path: Path) -> None:
+    flags = Filters(data=tmp_path, task=["guide", "open"], genre=None, models=["deepseek-chat"], subset=12, ids=[])
+    assert flags.selection(seed=7, writings=[tmp_path / "w.jsonl"], strict=True) == Selection(
+        data_dir=tmp_path, tasks=("guide", "open"), models=("deepseek-chat",), subset=12, seed=7,
+        writings=(tmp_path / "w.jsonl",), strict=True)
+    assert EVERY_ITEM.selection(seed=0) == Selection(data_dir=EVERY_ITEM.selection().data_dir)

@@ -10,8 +10,7 @@ from rich.console import Console
 
 from howtobench.cli import params
 from howtobench.cli.help_groups import GroupedCommand
-from howtobench.config import EndpointConfig, resolve_data_dir
-from howtobench.data.loader import load_items, select_items
+from howtobench.config import EndpointConfig
 from howtobench.data.models import Item
 from howtobench.dry_run import plan_generate
 from howtobench.event_loop import run as run_async
@@ -20,22 +19,11 @@ from howtobench.llm.budget import spending_limit
 from howtobench.llm.dryrun import Estimate, model_name
 from howtobench.llm.types import SamplingParams
 from howtobench.steps.generate import GenerateJob, generate_job, generate_out_path
-from howtobench.steps.settings import Execution
 
 from .money import Money, estimate_first
 from .options import (
-    DataOpt,
-    DryRunOpt,
-    GenreOpt,
-    IdsOpt,
-    LimitOpt,
-    MaxFailedRateOpt,
-    NoProgressOpt,
-    PricesOpt,
     ShardOpt,
-    SubsetOpt,
     SystemPromptOpt,
-    TaskOpt,
     WriterMaxTokensOpt,
     WriterTemperatureOpt,
     batch_rounds,
@@ -86,14 +74,11 @@ def _plan(endpoint: EndpointConfig | None, items: list[Item], out: Path | None, 
 @params.flags(params.WRITER_ENDPOINT, params.CALL_FILES, after="name")
 @params.bundled("money", Money, params.MONEY_FLAGS)
 @params.bundled("batching", params.Batching, params.BATCH_FLAGS)
+@params.bundled("filters", params.Filters, params.ITEM_FILTERS)
+@params.bundled("control", params.Control, params.RUN_CONTROL)
 def generate(
     out: OutOpt = None,
-    data: DataOpt = None,
-    task: TaskOpt = None,
-    genre: GenreOpt = None,
-    limit: LimitOpt = None,
-    subset: SubsetOpt = None,
-    ids: IdsOpt = None,
+    filters: params.Filters = params.EVERY_ITEM,
     temperature: WriterTemperatureOpt = 0.7,
     top_p: TopPOpt = None,
     max_tokens: WriterMaxTokensOpt = 4096,
@@ -102,10 +87,7 @@ def generate(
     prompt_style: StyleOpt = "release",
     prompt_language: LanguageOpt = None,
     name: NameOpt = None,
-    no_progress: NoProgressOpt = False,
-    max_failed_rate: MaxFailedRateOpt = None,
-    dry_run: DryRunOpt = False,
-    prices: PricesOpt = None,
+    control: params.Control = params.DEFAULT_CONTROL,
     batching: params.Batching = params.LIVE,
     shard: ShardOpt = None,
     money: Money = params.ASK,
@@ -126,7 +108,7 @@ def generate(
         raise typer.BadParameter("--prompt-language must be zh or en")
     if prompt_style not in PROMPT_STYLES:
         raise typer.BadParameter(f"--prompt-style must be one of {', '.join(PROMPT_STYLES)}")
-    items = select_items(load_items(resolve_data_dir(data), task), task, genre, limit, ids, subset, seed or 0)
+    items = filters.items(seed or 0)
     settings = GenerateSettings(
         sampling=SamplingParams(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
         system_prompt=system_prompt,
@@ -136,18 +118,15 @@ def generate(
     )
     part = shard_of(shard)
     planned = items if part is None else part.pick(items, lambda item: item.id)
-    if not estimate_first("generate", lambda: [_plan(flags.writer, planned, out, settings, prices,
+    if not estimate_first("generate", lambda: [_plan(flags.writer, planned, out, settings, control.prices,
                                                          flags.workspace)],
                           {"writer": flags.writer.capacity if flags.writer else 1}, money,
-                          dry_run=dry_run,
+                          dry_run=control.dry_run,
                           pays=flags.writer is not None and flags.cache_mode != "replay" and files is None,
                           preflight=preflight_plan(flags, batch=batching.batch or bool(files), writer=flags.writer),
-                          prices=prices, batch=batching.batch):
+                          prices=control.prices, batch=batching.batch):
         return
-    execution = Execution(workspace=flags.workspace, cache_mode=flags.cache_mode, prices=prices,
-                          batch=batching.settings(), preflight=flags.preflight,
-                          progress=not no_progress, max_failed_rate=max_failed_rate,
-                          report=lambda line: console.print(line, highlight=False, soft_wrap=True), files=files)
+    execution = params.execution(flags, control, batching, console)
     job = GenerateJob(flags.writer, items, generate_out_path(out, settings, model_name(flags.writer)), settings,
                       execution, part)
     with spending_limit(money.max_cost), batch_rounds(console):

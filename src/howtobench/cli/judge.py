@@ -11,7 +11,6 @@ from rich.console import Console
 
 from howtobench.cli import params
 from howtobench.cli.help_groups import GroupedCommand
-from howtobench.config import resolve_data_dir
 from howtobench.dry_run import plan_judges
 from howtobench.event_loop import run as run_async
 from howtobench.judges.base import Judgment, calls_a_model, counted_score
@@ -21,29 +20,17 @@ from howtobench.progress import step
 from howtobench.report.headline import headlines
 from howtobench.report.leaderboard import build_leaderboard
 from howtobench.steps.judge import JudgeJob, judge_job
-from howtobench.steps.settings import Execution, Selection
 
 from .judge_panel import PanelOpt, panel_spec
 from .money import Money, estimate_first
 from .options import (
-    DataOpt,
-    DryRunOpt,
-    GenreOpt,
-    IdsOpt,
     JudgeMaxTokensOpt,
-    LimitOpt,
     LocalJudgeOpt,
-    MaxFailedRateOpt,
-    ModelsOpt,
-    NoProgressOpt,
     ParallelOpt,
-    PricesOpt,
     PromptLanguageOpt,
     ReferenceFromOpt,
     ShardOpt,
     StrictOpt,
-    SubsetOpt,
-    TaskOpt,
     batch_rounds,
     check_judge,
     check_method,
@@ -106,16 +93,12 @@ def _summary(judgments: list[Judgment], out: Path) -> None:
 @params.flags(params.CALL_FILES, after="parallel")
 @params.bundled("money", Money, params.MONEY_FLAGS)
 @params.bundled("batching", params.Batching, params.BATCH_FLAGS)
+@params.bundled("filters", params.Filters, params.WRITING_FILTERS)
+@params.bundled("control", params.Control, params.STOP_FIRST_CONTROL)
 def judge(
     out: OutOpt = None,
     method: MethodOpt = "tow",
-    data: DataOpt = None,
-    task: TaskOpt = None,
-    genre: GenreOpt = None,
-    models: ModelsOpt = None,
-    limit: LimitOpt = None,
-    subset: SubsetOpt = None,
-    ids: IdsOpt = None,
+    filters: params.Filters = params.EVERY_ITEM,
     seed: SeedOpt = 0,
     writings: WritingsOpt = None,
     no_reference: NoReferenceOpt = False,
@@ -130,10 +113,7 @@ def judge(
     redo_failed: RedoFailedOpt = False,
     reference_from: ReferenceFromOpt = None,
     strict: StrictOpt = False,
-    max_failed_rate: MaxFailedRateOpt = None,
-    no_progress: NoProgressOpt = False,
-    dry_run: DryRunOpt = False,
-    prices: PricesOpt = None,
+    control: params.Control = params.DEFAULT_CONTROL,
     batching: params.Batching = params.LIVE,
     shard: ShardOpt = None,
     money: Money = params.ASK,
@@ -150,17 +130,9 @@ def judge(
     if panel is None:  # a panel names its own judges
         check_judge(flags.judge, method, local_judge, "no judge is given")
     out = out or Path("judgments") / f"{method}.jsonl"
-    selection = Selection(data_dir=resolve_data_dir(data), tasks=tuple(task) if task else None,
-                          genres=tuple(genre) if genre else None, models=tuple(models) if models else None,
-                          limit=limit, subset=subset, ids=tuple(ids) if ids else None, seed=seed,
-                          writings=tuple(writings or ()), strict=strict)
-    execution = Execution(workspace=flags.workspace, cache_mode=flags.cache_mode, prices=prices,
-                          batch=batching.settings(), preflight=flags.preflight, parallel=parallel,
-                          progress=not no_progress, max_failed_rate=max_failed_rate, files=files,
-                          report=lambda line: console.print(line, highlight=False, soft_wrap=True))
     job = JudgeJob(
-        selection=selection,
-        execution=execution,
+        selection=filters.selection(seed=seed, writings=writings, strict=strict),
+        execution=params.execution(flags, control, batching, console, parallel),
         out_path=out,
         method=method,
         endpoint=flags.judge,
@@ -172,19 +144,19 @@ def judge(
         panel=panel_spec(panel, method, flags.judge),
         shard=shard_of(shard),
     )
-    pays = (any(job.judge_endpoints.values()) and calls_a_model(method) and execution.cache_mode != "replay"
+    pays = (any(job.judge_endpoints.values()) and calls_a_model(method) and flags.cache_mode != "replay"
             and not files)
     checked = (preflight_plan(flags, batch=batching.batch or bool(files), **job.judge_endpoints)
                if calls_a_model(method) else {})
-    if not estimate_first("judge", lambda: run_async(plan_judges(job, prices)),
+    if not estimate_first("judge", lambda: run_async(plan_judges(job, control.prices)),
                           {lane: ep.capacity if ep else 1 for lane, ep in job.judge_endpoints.items()},
-                          money, dry_run=dry_run, pays=pays, preflight=checked,
-                          prices=prices, batch=batching.batch):
+                          money, dry_run=control.dry_run, pays=pays, preflight=checked,
+                          prices=control.prices, batch=batching.batch):
         return
     with spending_limit(money.max_cost), batch_rounds(console):
         judgments = run_async(judge_job(job))
     _summary(judgments, out)
-    closing = closing_lines(judgments, seed, not no_progress)
+    closing = closing_lines(judgments, seed, control.progress)
     finish(sum(j.status == "failed" for j in judgments), len(judgments), "judgments",
            "re-run with --redo-failed to judge them again", console, closing=closing)
 

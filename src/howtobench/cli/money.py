@@ -39,11 +39,11 @@ ConfirmAboveOpt = Annotated[float, typer.Option(
 
 @dataclass(frozen=True)
 class Money:
-    """The money-first flags of one command."""
+    """The money-first flags of one command (each field is its flag: `params.bundled` reads them)."""
 
-    yes: bool = False
-    max_cost: float | None = None
-    confirm_above: float = DEFAULT_CONFIRM_ABOVE
+    yes: YesOpt = False
+    max_cost: MaxCostOpt = None
+    confirm_above: ConfirmAboveOpt = DEFAULT_CONFIRM_ABOVE
 
 
 def stdin_is_terminal() -> bool:

@@ -6,20 +6,27 @@ bodies never read them as parameters: `options.model_flags()` reads the whole fl
 (handed over by `options.add_endpoint_settings`). So each group is written once here, and `flags(...)` inserts
 it into the signature typer reads, at the place the command names (its --help keeps the order it always had),
 and drops the group's values before calling the command. Flags the body does read (--yes, --max-cost,
---confirm-above) come as one object instead: `bundled(...)` puts the group where the command declares that
-object, and hands the command the object built from the flags' values.
+--confirm-above; the item filters; --dry-run, --prices, ...) come as one object instead: `bundled(...)` puts the
+group where the command declares that object, and hands the command the object built from the flags' values.
+Such a group is a frozen dataclass whose fields are the flags (`group_of`): each field's annotation is the
+flag's typer option and its default the flag's, so the flags and the object are written once, and a flag keeps
+its parameter name (a --config file's key, click's default_map) whichever command takes it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
-from collections.abc import Callable
+import typing
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from howtobench.cli.money import DEFAULT_CONFIRM_ABOVE, ConfirmAboveOpt, MaxCostOpt, Money, YesOpt
+from rich.console import Console
+
+from howtobench.cli.money import Money
 from howtobench.cli.options import (
     ApiKeyEnvOpt,
     BaseUrlOpt,
@@ -29,26 +36,52 @@ from howtobench.cli.options import (
     BatchPollOpt,
     ConcurrencyOpt,
     ConfigOpt,
+    DataOpt,
+    DryRunOpt,
+    GenreOpt,
+    IdsOpt,
     JudgeApiKeyEnvOpt,
     JudgeBaseUrlOpt,
     JudgeConcurrencyOpt,
     JudgeModelOpt,
     JudgeRpmOpt,
     JudgeTimeoutOpt,
+    LimitOpt,
+    MaxFailedRateOpt,
+    ModelFlags,
     ModelOpt,
+    ModelsOpt,
     NoCacheOpt,
+    NoProgressOpt,
+    PricesOpt,
     ReplayOpt,
     RpmOpt,
+    SubsetOpt,
+    TaskOpt,
     TimeoutOpt,
     WorkspaceOpt,
     batch_files,
     batch_settings,
 )
+from howtobench.config import resolve_data_dir
+from howtobench.data.loader import load_items, select_items
+from howtobench.data.models import Item
 from howtobench.llm.batch import BatchSettings
 from howtobench.steps.batch_files import BatchFiles
+from howtobench.steps.settings import Execution, Selection
 
 Group = tuple[tuple[str, Any, Any], ...]
 """(parameter name, annotation, default) of each flag of a group, in --help order."""
+
+
+def group_of(kind: type, *names: str) -> Group:
+    """The flags of the dataclass `kind`: its fields' annotations are the flags' types and their defaults the
+    flags' defaults. All fields in their order, or the `names` in the order given (a command that takes only some,
+    or lists them in another order in its --help)."""
+    hints = typing.get_type_hints(kind, include_extras=True)
+    defaults = {field.name: field.default for field in dataclasses.fields(kind)}
+    return tuple((name, hints[name], defaults[name]) for name in names or defaults)
+
 
 WRITER_ENDPOINT: Group = (
     ("base_url", BaseUrlOpt, None),
@@ -73,15 +106,10 @@ CALL_FILES: Group = (
     ("replay", ReplayOpt, False),
 )
 
-MONEY_FLAGS: Group = (
-    ("yes", YesOpt, False),
-    ("max_cost", MaxCostOpt, None),
-    ("confirm_above", ConfirmAboveOpt, DEFAULT_CONFIRM_ABOVE),
-)
+MONEY_FLAGS: Group = group_of(Money)
 """--yes, --max-cost and --confirm-above, handed to the command as one `money.Money`."""
 ASK = Money()
 """The default of a command's `money: Money` parameter (what the three flags' defaults make)."""
-
 
 
 @dataclass(frozen=True)
@@ -89,10 +117,10 @@ class Batching:
     """How a command's model calls go out: --batch (the endpoint's batch API, polled every --batch-poll
     seconds), --batch-export / --batch-import (files for your own engine), or live (all unset)."""
 
-    batch: bool = False
-    batch_poll: float = 30.0
-    batch_export: Path | None = None
-    batch_import: list[Path] | None = None
+    batch: BatchOpt = False
+    batch_poll: BatchPollOpt = 30.0
+    batch_export: BatchExportOpt = None
+    batch_import: BatchImportOpt = None
 
     def files(self) -> BatchFiles | None:
         """The batch files (None: the calls are sent); --batch with them is an error."""
@@ -103,15 +131,86 @@ class Batching:
         return batch_settings(self.batch, self.batch_poll)
 
 
-BATCH_FLAGS: Group = (
-    ("batch", BatchOpt, False),
-    ("batch_poll", BatchPollOpt, 30.0),
-    ("batch_export", BatchExportOpt, None),
-    ("batch_import", BatchImportOpt, None),
-)
+BATCH_FLAGS: Group = group_of(Batching)
 """--batch, --batch-poll, --batch-export and --batch-import, handed to the command as one `Batching`."""
 LIVE = Batching()
 """The default of a command's `batching: Batching` parameter (what the four flags' defaults make)."""
+
+
+@dataclass(frozen=True)
+class Filters:
+    """--data and the filters of the benchmark's items (and of the shipped writings: --models), as a command's
+    flags give them; `selection()` is what the steps take."""
+
+    data: DataOpt = None
+    task: TaskOpt = None
+    genre: GenreOpt = None
+    models: ModelsOpt = None
+    limit: LimitOpt = None
+    subset: SubsetOpt = None
+    ids: IdsOpt = None
+
+    def selection(self, *, seed: int = 0, writings: Sequence[Path] | None = None, strict: bool = False) -> Selection:
+        """The work these flags select (the data folder resolved: --data, else $HOWTOBENCH_DATA, else the cache)."""
+        return Selection(data_dir=resolve_data_dir(self.data), tasks=_tuple(self.task), genres=_tuple(self.genre),
+                         models=_tuple(self.models), limit=self.limit, subset=self.subset, ids=_tuple(self.ids),
+                         seed=seed, writings=tuple(writings or ()), strict=strict)
+
+    def items(self, seed: int = 0) -> list[Item]:
+        """The benchmark items selected (`seed` draws --subset)."""
+        chosen = self.selection(seed=seed)
+        return select_items(load_items(chosen.data_dir, chosen.tasks), chosen.tasks, chosen.genres, chosen.limit,
+                            chosen.ids, chosen.subset, chosen.seed)
+
+
+def _tuple(values: list[str] | None) -> tuple[str, ...] | None:
+    return tuple(values) if values else None
+
+
+@dataclass(frozen=True)
+class Control:
+    """How a model-calling command runs: --no-progress, --max-failed-rate, and --dry-run / --prices (the
+    estimate alone, and the price table every estimate and cost reads)."""
+
+    no_progress: NoProgressOpt = False
+    max_failed_rate: MaxFailedRateOpt = None
+    dry_run: DryRunOpt = False
+    prices: PricesOpt = None
+
+    @property
+    def progress(self) -> bool:
+        """Whether progress bars are drawn."""
+        return not self.no_progress
+
+
+def execution(flags: ModelFlags, control: Control, batching: Batching, console: Console | None,
+              parallel: int | None = None) -> Execution:
+    """How the command's step answers its calls, from its flags (batch status lines go to `console`; None: the
+    step's own)."""
+    return Execution(workspace=flags.workspace, cache_mode=flags.cache_mode, prices=control.prices,
+                     batch=batching.settings(), preflight=flags.preflight, parallel=parallel,
+                     progress=control.progress, max_failed_rate=control.max_failed_rate, files=batching.files(),
+                     report=None if console is None else _printer(console))
+
+
+def _printer(console: Console) -> Callable[[str], None]:
+    return lambda line: console.print(line, highlight=False, soft_wrap=True)
+
+
+RUN_CONTROL: Group = group_of(Control)
+"""--no-progress, --max-failed-rate, --dry-run and --prices, handed to the command as one `Control`."""
+STOP_FIRST_CONTROL: Group = group_of(Control, "max_failed_rate", "no_progress", "dry_run", "prices")
+"""The same with --max-failed-rate listed first (`judge`, `robustness`)."""
+DEFAULT_CONTROL = Control()
+"""The default of a command's `control: Control` parameter (what the flags' defaults make)."""
+
+
+ITEM_FILTERS: Group = group_of(Filters, "data", "task", "genre", "limit", "subset", "ids")
+"""The item flags of a command that reads no shipped writings (no --models), handed over as one `Filters`."""
+WRITING_FILTERS: Group = group_of(Filters)
+"""The item flags with --models after --genre (`judge`), handed over as one `Filters`."""
+EVERY_ITEM = Filters()
+"""The default of a command's `filters: Filters` parameter (what the flags' defaults make: no filter)."""
 
 
 def flags(*groups: Group, after: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -147,9 +246,10 @@ def flags(*groups: Group, after: str) -> Callable[[Callable[..., Any]], Callable
     return decorate
 
 
-def bundled(name: str, kind: Callable[..., Any], group: Group) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Replace the command's parameter `name` by the flags of `group`, at its place, and call the command with
-    `name=kind(**the flags' values)` (the group's names are `kind`'s fields)."""
+def bundled(name: str, kind: type, group: Group | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Replace the command's parameter `name` by the flags of `group` (default: every field of the dataclass
+    `kind`, see `group_of`), at its place, and call the command with `name=kind(**the flags' values)`."""
+    every_flag = group_of(kind) if group is None else group
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         signature = inspect.signature(command, eval_str=True)
@@ -159,11 +259,11 @@ def bundled(name: str, kind: Callable[..., Any], group: Group) -> Callable[[Call
             raise TypeError(f"{command.__name__} has no parameter {name!r} to put the flags in")
         at = names.index(name)
         added = [inspect.Parameter(flag, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
-                 for flag, annotation, default in group]
+                 for flag, annotation, default in every_flag]
 
         @functools.wraps(command)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            values = {flag: kwargs.pop(flag) for flag, _, _ in group if flag in kwargs}
+            values = {flag: kwargs.pop(flag) for flag, _, _ in every_flag if flag in kwargs}
             return command(*args, **kwargs, **{name: kind(**values)})
 
         every = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in [*params[:at], *added, *params[at + 1:]]]

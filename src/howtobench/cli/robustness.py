@@ -12,17 +12,24 @@ import typer
 from howtobench.cli.help_groups import GroupedCommand
 from howtobench.cli.options import (
     DataOpt,
-    DryRunOpt,
     EmptyOpt,
     FormatOpt,
-    MaxFailedRateOpt,
-    NoProgressOpt,
-    PricesOpt,
     TaskOpt,
     model_flags,
     preflight_plan,
 )
-from howtobench.cli.params import ASK, CALL_FILES, JUDGE_ENDPOINT, MONEY_FLAGS, WRITER_ENDPOINT, bundled, flags
+from howtobench.cli.params import (
+    ASK,
+    CALL_FILES,
+    DEFAULT_CONTROL,
+    JUDGE_ENDPOINT,
+    MONEY_FLAGS,
+    WRITER_ENDPOINT,
+    Control,
+    bundled,
+    flags,
+    group_of,
+)
 from howtobench.config import resolve_data_dir
 from howtobench.event_loop import run as run_async
 from howtobench.llm.budget import spending_limit
@@ -72,6 +79,7 @@ def parse_kinds(value: str) -> tuple[str, ...]:
 
 @flags(JUDGE_ENDPOINT, WRITER_ENDPOINT, CALL_FILES, after="data")
 @bundled("money", Money, MONEY_FLAGS)
+@bundled("control", Control, group_of(Control, "max_failed_rate", "dry_run", "prices", "no_progress"))
 def robustness(
     run_dir: RunDirOpt,
     methods: MethodsOpt = "bleu,rouge,tow",
@@ -84,11 +92,8 @@ def robustness(
     empty: EmptyOpt = "exclude",
     data: DataOpt = None,
     fmt: FormatOpt = "table",
-    max_failed_rate: MaxFailedRateOpt = None,
-    dry_run: DryRunOpt = False,
-    prices: PricesOpt = None,
+    control: Control = DEFAULT_CONTROL,
     money: Money = ASK,
-    no_progress: NoProgressOpt = False,
 ) -> None:
     """Sample writings (per model, seeded), perturb them, judge originals and perturbed sets, print Table 7 and a
     closing line per judge (what it did wrong, its original score, the change under each perturbation).
@@ -109,7 +114,7 @@ def robustness(
         seed=seed,
         tasks=tuple(task) if task else None,
         n_boot=bootstrap,
-        max_failed_rate=max_failed_rate,
+        max_failed_rate=control.max_failed_rate,
         empty=empty,
     )
     data_root = resolve_data_dir(data)
@@ -121,18 +126,19 @@ def robustness(
 
     def plan() -> list[Estimate]:
         return run_async(plan_robustness(suite, data_root=data_root, run_dir=run_dir, judge_endpoint=flags.judge,
-                                           writer_endpoint=flags.writer, prices=prices))
+                                           writer_endpoint=flags.writer, prices=control.prices))
 
     checked = preflight_plan(flags, writer=writer if need_writer else None, judge=flags.judge if need_judge else None)
-    if not estimate_first("robustness", plan, in_flight, money, dry_run=dry_run,
-                          pays=pays, preflight=checked, prices=prices):
+    if not estimate_first("robustness", plan, in_flight, money, dry_run=control.dry_run,
+                          pays=pays, preflight=checked, prices=control.prices):
         return
     with spending_limit(money.max_cost):
         table = run_async(
             run_suite(suite, data_root=data_root, run_dir=run_dir, judge_endpoint=flags.judge,
                       writer_endpoint=flags.writer,
-                      execution=Execution(workspace=flags.workspace, cache_mode=flags.cache_mode, prices=prices,
-                                          preflight=flags.preflight, progress=not no_progress))
+                      execution=Execution(workspace=flags.workspace, cache_mode=flags.cache_mode,
+                                          prices=control.prices, preflight=flags.preflight,
+                                          progress=control.progress))
         )
     if fmt == "json":
         typer.echo(json.dumps(asdict(table), ensure_ascii=False, indent=2))

@@ -28,25 +28,14 @@ from howtobench.run_settings import RUN_OPTIONS, RunSettings, settings_from
 from .judge_panel import PanelOpt, panel_spec
 from .money import Money, estimate_first
 from .options import (
-    DataOpt,
-    DryRunOpt,
     EmptyOpt,
-    GenreOpt,
-    IdsOpt,
     JudgeMaxTokensOpt,
-    LimitOpt,
     LocalJudgeOpt,
-    MaxFailedRateOpt,
-    ModelsOpt,
-    NoProgressOpt,
     ParallelOpt,
-    PricesOpt,
     PromptLanguageOpt,
     ReferenceFromOpt,
     StrictOpt,
-    SubsetOpt,
     SystemPromptOpt,
-    TaskOpt,
     WriterMaxTokensOpt,
     WriterTemperatureOpt,
     batch_rounds,
@@ -181,22 +170,18 @@ def _in_flight(settings: RunSettings) -> dict[str, int]:
 @params.flags(params.CALL_FILES, after="parallel")
 @params.bundled("money", Money, params.MONEY_FLAGS)
 @params.bundled("batching", params.Batching, params.BATCH_FLAGS)
+@params.bundled("filters", params.Filters, (*params.ITEM_FILTERS, *params.group_of(params.Filters, "models")))
+@params.bundled("control", params.Control, params.RUN_CONTROL)
 def run(
     name: NameOpt = None,
     run_dir: RunDirOpt = None,
-    data: DataOpt = None,
-    task: TaskOpt = None,
-    genre: GenreOpt = None,
-    limit: LimitOpt = None,
-    subset: SubsetOpt = None,
-    ids: IdsOpt = None,
+    filters: params.Filters = params.EVERY_ITEM,
     method: MethodOpt = "tow",
     writings: WritingsOpt = None,
     generate: GenerateOpt = None,
     local_writer: LocalWriterOpt = False,
     local_judge: LocalJudgeOpt = False,
     release: ReleaseOpt = None,
-    models: ModelsOpt = None,
     temperature: WriterTemperatureOpt = 0.7,
     max_tokens: WriterMaxTokensOpt = 4096,
     system_prompt: SystemPromptOpt = None,
@@ -211,10 +196,7 @@ def run(
     reference_from: ReferenceFromOpt = None,
     parallel: ParallelOpt = None,
     strict: StrictOpt = False,
-    no_progress: NoProgressOpt = False,
-    max_failed_rate: MaxFailedRateOpt = None,
-    dry_run: DryRunOpt = False,
-    prices: PricesOpt = None,
+    control: params.Control = params.DEFAULT_CONTROL,
     batching: params.Batching = params.LIVE,
     money: Money = params.ASK,
 ) -> None:
@@ -248,22 +230,22 @@ def run(
     run_name = _name(name, writer, judging, method, do_generate)
     given = given_flags()
     derived = {  # the values only the CLI decides (checked above); every other saved option as given
-        "name": run_name, "run_dir": run_dir or Path("runs") / run_name, "data": resolve_data_dir(data),
+        "name": run_name, "run_dir": run_dir or Path("runs") / run_name, "data": resolve_data_dir(filters.data),
         "workspace": flags.workspace, "generate": do_generate, "writer": writer, "judge": judge,
         "prompt_language": prompt_language_for(method, prompt_language), "panel": panel if spec else None,
     }
     values = {o.key: derived[o.key] if o.key in derived else given[o.key] for o in RUN_OPTIONS}
     settings = settings_from(values, {
         "panel": spec, "selection.strict": strict, "execution.cache_mode": flags.cache_mode,
-        "execution.preflight": flags.preflight, "execution.progress": not no_progress,
-        "execution.max_failed_rate": max_failed_rate, "execution.batch": batching.settings(),
+        "execution.preflight": flags.preflight, "execution.progress": control.progress,
+        "execution.max_failed_rate": control.max_failed_rate, "execution.batch": batching.settings(),
         "execution.files": files})
     checked = preflight_plan(flags, batch=batching.batch or bool(files),
                              writer=settings.writer if settings.generate else None,
                              **(settings.judge_endpoints if calls_a_model(settings.method) else {}))
-    if not estimate_first("run", lambda: run_async(plan_run(settings, prices)), _in_flight(settings),
-                          money, dry_run=dry_run, pays=_pays(settings),
-                          preflight=checked, prices=prices, batch=batching.batch):
+    if not estimate_first("run", lambda: run_async(plan_run(settings, control.prices)), _in_flight(settings),
+                          money, dry_run=control.dry_run, pays=_pays(settings),
+                          preflight=checked, prices=control.prices, batch=batching.batch):
         return
     with spending_limit(money.max_cost), batch_rounds(Console(stderr=True)):
         result = run_async(run_benchmark(settings))
