@@ -137,7 +137,8 @@ class OpenAIClient:
 
     async def chat(self, request: ChatRequest) -> ChatResult:
         messages = messages_json(request)
-        key = cache_key(self.model, request, messages)
+        messages_utf8 = messages.encode()  # hashed for the key and sent in the body: encoded once
+        key = cache_key(self.model, request, messages, messages_utf8)
         if self._cache_mode != "off":
             stored = self._store.lookup(key)
             if stored is not None:
@@ -155,7 +156,7 @@ class OpenAIClient:
         future: asyncio.Future[ChatResult] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
-            result = await self._fresh(request, key, messages)
+            result = await self._fresh(request, key, messages, messages_utf8=messages_utf8)
             future.set_result(result)
             return result
         except BaseException:
@@ -190,11 +191,12 @@ class OpenAIClient:
         return [f"{d} — going on without it" for d in dead]
 
     async def _fresh(self, request: ChatRequest, key: str, messages: str | None = None,
-                     only: int | None = None) -> ChatResult:
-        """Send `request` (its `messages_json` may be given: reused in the body when it is sent as is)."""
+                     only: int | None = None, messages_utf8: bytes | None = None) -> ChatResult:
+        """Send `request` (its `messages_json` and their UTF-8 bytes may be given: reused in the body when it is
+        sent as is)."""
         started, t0 = utc_now(), time.perf_counter()
         as_is = messages if not adds_schema_instruction(self.endpoint, request) else None
-        payload = Payload(lambda: wire_body(self.endpoint, request), as_is)
+        payload = Payload(lambda: wire_body(self.endpoint, request), as_is, messages_utf8 if as_is else None)
         kept: list[str] = []  # the asks whose replies are kept until this call's row is logged
         try:
             result, asks, interrupted = await self._ask_until_valid(request, payload, key, kept, only)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
 from typing import Any
 
 from howtobench.llm.types import ChatRequest
@@ -29,28 +28,26 @@ def messages_json(request: ChatRequest) -> str:
     return CANONICAL.encode(list(request.messages))
 
 
-def json_object(fields: Iterable[tuple[str, str]]) -> str:
-    """A JSON object from (key, value already encoded as JSON) pairs, in the order given."""
-    return "{" + ",".join(f"{CANONICAL.encode(key)}:{value}" for key, value in fields) + "}"
+def cache_key(model: str, request: ChatRequest, messages: str | None = None, messages_utf8: bytes | None = None
+              ) -> str:
+    """sha256 of what determines the reply: the canonical JSON of its fields, in sorted key order.
 
-
-def cache_key(model: str, request: ChatRequest, messages: str | None = None) -> str:
-    """sha256 of what determines the reply.
-
-    Put together from each field's own encoding, in sorted key order, so the messages — a judge prompt holds the
-    whole writing and reference — are encoded once for both the key and the body (`messages`: their
-    `messages_json`).
+    The messages — a judge prompt holds the whole writing and reference — are encoded once for both the key and the
+    body: `messages` is their `messages_json`, `messages_utf8` its UTF-8 bytes (hashed as given, so they must be
+    exactly `messages.encode()`). "messages" sorts first, so the key's text is `{"messages":` + the messages + the
+    other fields encoded as one object (one encoder call, not one per field), hashed piece by piece.
     """
-    fields = (
-        ("messages", messages if messages is not None else messages_json(request)),
-        ("model", CANONICAL.encode(model)),
-        ("response_schema", CANONICAL.encode(request.response_schema)),
-        ("sample_index", CANONICAL.encode(request.sample_index)),
-        ("sampling", CANONICAL.encode(request.sampling.model_dump(mode="json"))),
-        ("schema_name", CANONICAL.encode(request.schema_name)),
-        ("template_version", CANONICAL.encode(request.template_version)),
-    )
-    return hashlib.sha256(json_object(fields).encode()).hexdigest()
+    rest = CANONICAL.encode({
+        "model": model, "response_schema": request.response_schema, "sample_index": request.sample_index,
+        "sampling": request.sampling.model_dump(mode="json"), "schema_name": request.schema_name,
+        "template_version": request.template_version,
+    })
+    if messages_utf8 is None:
+        messages_utf8 = (messages if messages is not None else messages_json(request)).encode()
+    digest = hashlib.sha256(b'{"messages":')
+    digest.update(messages_utf8)
+    digest.update(("," + rest[1:]).encode())
+    return digest.hexdigest()
 
 
 def ask_key(key: str, extra: list[dict[str, str]]) -> str:

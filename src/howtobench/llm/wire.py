@@ -21,7 +21,6 @@ from howtobench.config import EndpointConfig
 from howtobench.errors import ConfigError
 from howtobench.llm import structured
 from howtobench.llm.accounting import Price
-from howtobench.llm.keys import json_object
 from howtobench.llm.types import ChatRequest, Usage
 from howtobench.redact import MASK, redact_text, redact_url
 
@@ -53,10 +52,13 @@ class Payload:
     a call builds its body only once it holds a slot, so queued calls cost only their cache key.
     """
 
-    def __init__(self, build: Callable[[], dict[str, Any]], messages_text: str | None = None) -> None:
+    def __init__(self, build: Callable[[], dict[str, Any]], messages_text: str | None = None,
+                 messages_utf8: bytes | None = None) -> None:
         self._build = build
         self._messages_text = messages_text  # the body's messages already encoded (the cache key's), if sent as is
+        self._messages_utf8 = messages_utf8  # and their UTF-8 bytes (exactly `messages_text.encode()`), if known
         self._body: dict[str, Any] | None = None
+        self._around: tuple[str, str] | None = None
         self._text: str | None = None
         self._bytes: bytes | None = None
 
@@ -75,15 +77,35 @@ class Payload:
     def text(self) -> str:
         """What the call log stores: the body sent, no headers (so no key)."""
         if self._text is None:
-            body, messages = self.body(), self._messages_text
-            self._text = BODY_JSON.encode(body) if messages is None else json_object(
-                (key, messages if key == "messages" else BODY_JSON.encode(value)) for key, value in body.items())
+            messages = self._messages_text
+            if messages is None:
+                self._text = BODY_JSON.encode(self.body())
+            else:
+                head, tail = self._around_messages()
+                self._text = head + messages + tail
         return self._text
 
     def encoded(self) -> bytes:
+        """The body's bytes; the messages' own bytes reused when given (the cache key hashed them already)."""
         if self._bytes is None:
-            self._bytes = self.text().encode()
+            if self._messages_utf8 is not None and self._messages_text is not None:
+                head, tail = self._around_messages()
+                self._bytes = b"".join((head.encode(), self._messages_utf8, tail.encode()))
+            else:
+                self._bytes = self.text().encode()
         return self._bytes
+
+    def _around_messages(self) -> tuple[str, str]:
+        """The body's JSON text before and after the messages' value (the fields on each side encoded in one call):
+        `head + messages_text + tail` is `BODY_JSON.encode(body)` with the messages as the cache key encoded them."""
+        if self._around is None:
+            body = self.body()
+            keys = list(body)
+            at = keys.index("messages")
+            head = BODY_JSON.encode({key: body[key] for key in keys[:at]})[:-1]  # "{...", no closing brace
+            tail = BODY_JSON.encode({key: body[key] for key in keys[at + 1:]})[1:]  # "...}", no opening brace
+            self._around = (head + ("," if at else "") + '"messages":', ("," if tail != "}" else "") + tail)
+        return self._around
 
 
 def adds_schema_instruction(endpoint: EndpointConfig, request: ChatRequest) -> bool:
