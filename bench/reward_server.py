@@ -6,7 +6,7 @@ capacity in its own process (`--slots` x `--latency`: 64 x 100 ms = 640 calls/s)
 judge calls per group (goal: exactly 1 + 7n), the judge's busy share between the first call and the last
 (calls / window / capacity, from the workspace's call log; goal >= 0.9), request latency p50 / p99, the server
 process's CPU per sample; and side by side the same samples judged by calling the judge layer directly (one
-TreeOfWriting, every writing at once) in this process.
+TreeOfWriting, every writing at once) in this process, with its CPU per sample and per judge call.
 
     python bench/reward_server.py [--groups 40] [--rollouts 8] [--slots 64] [--latency 0.1] [--per-request 1]
 
@@ -214,7 +214,7 @@ def direct_side(base_url: str, args: argparse.Namespace, groups: list[tuple[Item
     calls, weights, leaves, window = call_figures(workspace)
     print(f"judge layer   : {calls} judge calls ({weights} weights, {leaves} leaves), {calls / args.groups:g} per "
           f"group; judge busy {calls / window / capacity:.3f} of capacity ({calls / window:.0f} calls/s); "
-          f"CPU {cpu / samples * 1000:.2f} ms/sample (this process)")
+          f"CPU {cpu / samples * 1000:.2f} ms/sample, {cpu / calls * 1000:.3f} ms/judge call (this process)")
 
 
 if __name__ == "__main__":
