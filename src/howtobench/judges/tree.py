@@ -94,18 +94,12 @@ class Text(BaseModel):
         return self.en if language == "en" else self.zh
 
 
-class Band(BaseModel):
-    """What a range of raw scores means (e.g. 1-2: much weaker than the reference on nearly every criterion)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class Band(Text):
+    """What a range of raw scores means (e.g. 1-2: much weaker than the reference on nearly every criterion): a text
+    in every prompt language, for the scores `low` to `high`."""
 
     low: int
     high: int
-    zh: str
-    en: str
-
-    def get(self, language: str) -> str:
-        return self.en if language == "en" else self.zh
 
 
 class Leaf(BaseModel):
