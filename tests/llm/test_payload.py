@@ -53,3 +53,7 @@ def test_cache_key_from_the_messages_bytes_is_the_same_key() -> None:
     messages = messages_json(request)
     assert cache_key("m", request, messages, messages.encode()) == cache_key("m", request, messages) \
         == cache_key("m", request)
+    schema_json = CANONICAL.encode(SCORE_SCHEMA)
+    assert cache_key("m", request, messages, messages.encode(), schema_json) == cache_key("m", request)
+    plain = req(TEXT)
+    assert cache_key("m", plain, schema_json="null") == cache_key("m", plain)

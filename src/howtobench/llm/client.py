@@ -138,7 +138,8 @@ class OpenAIClient:
     async def chat(self, request: ChatRequest) -> ChatResult:
         messages = messages_json(request)
         messages_utf8 = messages.encode()  # hashed for the key and sent in the body: encoded once
-        key = cache_key(self.model, request, messages, messages_utf8)
+        schema_json = canonical_json(request.response_schema)  # in the key, and the validator's key of the schema
+        key = cache_key(self.model, request, messages, messages_utf8, schema_json)
         if self._cache_mode != "off":
             stored = self._store.lookup(key)
             if stored is not None:
@@ -156,7 +157,7 @@ class OpenAIClient:
         future: asyncio.Future[ChatResult] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
-            result = await self._fresh(request, key, messages, messages_utf8=messages_utf8)
+            result = await self._fresh(request, key, messages, messages_utf8=messages_utf8, schema_json=schema_json)
             future.set_result(result)
             return result
         except BaseException:
@@ -191,15 +192,16 @@ class OpenAIClient:
         return [f"{d} — going on without it" for d in dead]
 
     async def _fresh(self, request: ChatRequest, key: str, messages: str | None = None,
-                     only: int | None = None, messages_utf8: bytes | None = None) -> ChatResult:
+                     only: int | None = None, messages_utf8: bytes | None = None,
+                     schema_json: str | None = None) -> ChatResult:
         """Send `request` (its `messages_json` and their UTF-8 bytes may be given: reused in the body when it is
-        sent as is)."""
+        sent as is; and its schema's `canonical_json`)."""
         started, t0 = utc_now(), time.perf_counter()
         as_is = messages if not adds_schema_instruction(self.endpoint, request) else None
         payload = Payload(lambda: wire_body(self.endpoint, request), as_is, messages_utf8 if as_is else None)
         kept: list[str] = []  # the asks whose replies are kept until this call's row is logged
         try:
-            result, asks, interrupted = await self._ask_until_valid(request, payload, key, kept, only)
+            result, asks, interrupted = await self._ask_until_valid(request, payload, key, kept, only, schema_json)
         except HowtobenchError as exc:
             if not isinstance(exc, StopAfterSiblings):  # --max-cost, or a call for a batch file: no endpoint fact
                 await self._record_stop(request, key, exc, started, payload, time.perf_counter() - t0)
@@ -249,7 +251,8 @@ class OpenAIClient:
         return stored.model_copy(update={"from_cache": True, "cache_key": key, "usage": usage, "latency_s": 0.0})
 
     async def _ask_until_valid(self, request: ChatRequest, payload: Payload, key: str, kept: list[str],
-                               only: int | None = None) -> tuple[ChatResult, int, bool]:
+                               only: int | None = None, schema_json: str | None = None
+                               ) -> tuple[ChatResult, int, bool]:
         """Ask; if the reply must match a schema and does not, re-ask with the reason, up to `reasks` times.
 
         A reply that fails validation is kept at once (`_keep_answer`, its ask's key added to `kept`), before its
@@ -258,7 +261,7 @@ class OpenAIClient:
         stops)."""
         spent = _Spent()
         schema = request.response_schema
-        schema_key = canonical_json(schema) if schema is not None else ""
+        schema_key = "" if schema is None else schema_json if schema_json is not None else canonical_json(schema)
 
         async def ask(extra: list[dict[str, str]]) -> _Reply:
             sent = payload if not extra else Payload.reask(payload, extra)

@@ -28,25 +28,28 @@ def messages_json(request: ChatRequest) -> str:
     return CANONICAL.encode(list(request.messages))
 
 
-def cache_key(model: str, request: ChatRequest, messages: str | None = None, messages_utf8: bytes | None = None
-              ) -> str:
+def cache_key(model: str, request: ChatRequest, messages: str | None = None, messages_utf8: bytes | None = None,
+              schema_json: str | None = None) -> str:
     """sha256 of what determines the reply: the canonical JSON of its fields, in sorted key order.
 
     The messages — a judge prompt holds the whole writing and reference — are encoded once for both the key and the
     body: `messages` is their `messages_json`, `messages_utf8` its UTF-8 bytes (hashed as given, so they must be
-    exactly `messages.encode()`). "messages" sorts first, so the key's text is `{"messages":` + the messages + the
-    other fields encoded as one object (one encoder call, not one per field), hashed piece by piece.
+    exactly `messages.encode()`); `schema_json` is the response schema's `canonical_json` (the client validates
+    replies under it too). "messages" sorts first, then "model" and "response_schema", so the key's text is
+    `{"messages":` + the messages + those two + the other fields encoded as one object (one encoder call, not one
+    per field), hashed piece by piece.
     """
+    if schema_json is None:
+        schema_json = CANONICAL.encode(request.response_schema)
     rest = CANONICAL.encode({
-        "model": model, "response_schema": request.response_schema, "sample_index": request.sample_index,
-        "sampling": request.sampling.model_dump(mode="json"), "schema_name": request.schema_name,
-        "template_version": request.template_version,
+        "sample_index": request.sample_index, "sampling": request.sampling.model_dump(mode="json"),
+        "schema_name": request.schema_name, "template_version": request.template_version,
     })
     if messages_utf8 is None:
         messages_utf8 = (messages if messages is not None else messages_json(request)).encode()
     digest = hashlib.sha256(b'{"messages":')
     digest.update(messages_utf8)
-    digest.update(("," + rest[1:]).encode())
+    digest.update(f',"model":{CANONICAL.encode(model)},"response_schema":{schema_json},{rest[1:]}'.encode())
     return digest.hexdigest()
 
 
