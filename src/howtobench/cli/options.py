@@ -29,6 +29,7 @@ from howtobench.event_loop import run as run_async
 from howtobench.judges.base import EmptyConvention
 from howtobench.llm.batch import BatchSettings
 from howtobench.llm.client import CacheMode
+from howtobench.llm.wire import PROVIDERS, provider_defaults
 from howtobench.redact import redact_text, remember_secret
 from howtobench.report import formats
 from howtobench.steps.batch_files import FILE_BASE_URL, BatchFiles, RoundExported
@@ -361,7 +362,8 @@ SystemPromptOpt = Annotated[
 RESPONSE_FORMATS = ("json_schema", "json_object", "none")
 _DECLARED = ("base_url", "model", "api_key_env", "concurrency", "rpm", "timeout")
 _SETTINGS = ("max_retries", "reasks", "response_format", "use_max_completion_tokens", "json_object_schema")
-_ENDPOINT_FLAGS = (*_DECLARED, *_SETTINGS)
+_PROFILE = "provider"  # a named server's defaults (llm.wire.PROVIDERS), resolved into the settings above
+_ENDPOINT_FLAGS = (*_DECLARED, *_SETTINGS, _PROFILE)
 _GIVEN: ContextVar[Mapping[str, Any] | None] = ContextVar("model_command_flags", default=None)
 """The running model-calling command's flags, by parameter name (set by `add_endpoint_settings`' wrapper)."""
 
@@ -390,6 +392,11 @@ def _setting_options(prefix: str) -> dict[str, Any]:
             f"{flag}json-object-schema", rich_help_panel=panel,
                 help="With json_object, also send the schema inside response_format "
             "(llama-cpp-python's server constrains decoding by it).")],
+        _PROFILE: Annotated[str | None, typer.Option(
+            f"{flag}provider", rich_help_panel=panel, callback=_checked("provider", lambda: list(PROVIDERS)),
+            help=f"Defaults of a named server for {who}: {', '.join(PROVIDERS)} (its base URL, key variable, "
+            "JSON mode, max_completion_tokens for OpenAI's o-series, concurrency; docs/providers.md). Any "
+            "setting given as a flag or config key wins over the profile.")],
     }
 
 
@@ -448,8 +455,9 @@ def cache_mode(no_cache: bool, replay: bool) -> CacheMode:
 def endpoint_from_flags(prefix: str, flags: dict[str, Any], config: dict[str, Any]) -> EndpointConfig | None:
     """An EndpointConfig from flags (None = not given) over config-file keys `<prefix><name>`.
 
-    `flags` uses the names of `_ENDPOINT_FLAGS` (base_url, model, ..., reasks, response_format, ...). Returns
-    None when neither a base URL nor a model is configured (callers then use the embedded local model).
+    `flags` uses the names of `_ENDPOINT_FLAGS` (base_url, model, ..., reasks, response_format, ...). A `provider`
+    (`llm.wire.PROVIDERS`) gives the defaults, under every setting given. Returns None when neither a base URL, a
+    model nor a provider is configured (callers then use the embedded local model).
     """
     unknown = set(flags) - set(_ENDPOINT_FLAGS)
     if unknown:
@@ -458,10 +466,14 @@ def endpoint_from_flags(prefix: str, flags: dict[str, Any], config: dict[str, An
         value = flags.get(name)
         return value if value not in (None, []) else config.get(prefix + name)
 
-    base_url, model = pick("base_url"), pick("model")
-    if not base_url and not model:
+    model, provider = pick("model"), pick(_PROFILE)
+    profile = provider_defaults(str(provider), model) if provider else {}
+    base_url = pick("base_url") or profile.get("base_urls")
+    if not model and not (pick("base_url") or provider):
         return None
     flag = f"--{prefix.replace('_', '-')}"
+    if provider and not model:
+        raise ConfigError(f"{flag}provider {provider} needs {flag}model: the profile names no model")
     if not base_url or not model:
         missing = "base-url" if not base_url else "model"
         raise ConfigError(f"{flag}{missing} is missing: give both {flag}base-url and {flag}model")
@@ -479,7 +491,7 @@ def endpoint_from_flags(prefix: str, flags: dict[str, Any], config: dict[str, An
         **{name: pick(name) for name in _SETTINGS},
     }
     try:
-        return EndpointConfig(**{k: v for k, v in fields.items() if v is not None})
+        return EndpointConfig(**{**profile, **{k: v for k, v in fields.items() if v is not None}})
     except ValidationError as exc:
         raise ConfigError(f"bad {prefix or 'model'} endpoint settings: {redact_text(str(exc))}") from None
 

@@ -5,7 +5,8 @@ newer), how JSON is asked for (`json_schema`, or `json_object` with the schema t
 Ollama; also inside `response_format` for llama-cpp-python's server), the seed moved per sample, where a
 reasoning trace comes back (`reasoning_content`: DeepSeek; `reasoning`: vLLM, Ollama), where prompt-cache hits are
 counted (`prompt_tokens_details.cached_tokens`: OpenAI; `prompt_cache_hit_tokens`: DeepSeek), an error shaped
-`{"error": {"message": ...}}`, and a base URL whose query (Azure's `?api-version=`) stays after the path.
+`{"error": {"message": ...}}`, a base URL whose query (Azure's `?api-version=`) stays after the path, and the
+named provider profiles (`PROVIDERS`: each server's base URL, key variable, JSON mode and concurrency).
 Nothing here sends anything: `llm/attempts.py` sends, `llm/client.py` caches and logs.
 """
 
@@ -23,6 +24,7 @@ from howtobench.llm import structured
 from howtobench.llm.accounting import Price
 from howtobench.llm.types import ChatRequest, Usage
 from howtobench.redact import MASK, redact_text, redact_url
+from howtobench.suggest import unknown_name
 
 # Bodies are compact JSON: servers read any JSON. Built once (see keys.CANONICAL).
 BODY_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
@@ -217,3 +219,50 @@ def parse_completion(raw: bytes, url: str, attempt: int, price: Price | None) ->
     finish = choice.get("finish_reason")
     return Answer(ok=True, content=content, reasoning=reasoning, attempts=attempt, endpoint=url, usage=usage,
                   finish_reason=finish if isinstance(finish, str) else None)
+
+
+# ------------------------------------------------------------------ provider profiles
+
+
+@dataclass(frozen=True)
+class Provider:
+    """A named server's endpoint defaults: docs/providers.md's quirks table as settings (`--provider NAME`,
+    `--judge-provider NAME`, or `provider:` in a config file's writer: / judge: section). Any setting given
+    explicitly, as a flag or a config key, wins over the profile's."""
+
+    settings: dict[str, Any]  # EndpointConfig fields: base_urls, api_key_env, concurrency, response_format, ...
+    completion_tokens_models: tuple[str, ...] = ()  # models (name prefixes) that refuse max_tokens
+
+    def defaults(self, model: str | None) -> dict[str, Any]:
+        """The profile's settings for `model` (OpenAI's o-series and gpt-5 get max_completion_tokens)."""
+        found = dict(self.settings)
+        if model and model.startswith(self.completion_tokens_models):
+            found["use_max_completion_tokens"] = True
+        return found
+
+
+LOCAL_SERVER = 64  # calls at once to a batching GPU server (vLLM, SGLang): their default batch holds more
+PROVIDERS: dict[str, Provider] = {
+    "openai": Provider({"base_urls": ("https://api.openai.com/v1",), "api_key_env": "OPENAI_API_KEY"},
+                       completion_tokens_models=("o1", "o3", "o4", "gpt-5")),
+    # JSON mode is json_object only: the schema goes into the prompt
+    "deepseek": Provider({"base_urls": ("https://api.deepseek.com/v1",), "api_key_env": "DEEPSEEK_API_KEY",
+                          "response_format": "json_object"}),
+    "vllm": Provider({"base_urls": ("http://localhost:8000/v1",), "concurrency": LOCAL_SERVER}),
+    "sglang": Provider({"base_urls": ("http://localhost:30000/v1",), "concurrency": LOCAL_SERVER}),
+    "ollama": Provider({"base_urls": ("http://localhost:11434/v1",), "concurrency": 4}),  # OLLAMA_NUM_PARALLEL's
+    "llama-cpp": Provider({"base_urls": ("http://localhost:8080/v1",), "concurrency": 4}),  # llama-server -np 4
+    # llama-cpp-python's server answers one request at a time and constrains decoding by the schema sent inside
+    # {"type": "json_object", "schema": ...} (it has no json_schema type)
+    "llama-cpp-python": Provider({"base_urls": ("http://localhost:8000/v1",), "concurrency": 1,
+                                  "response_format": "json_object", "json_object_schema": True}),
+}
+
+
+def provider_defaults(name: str, model: str | None) -> dict[str, Any]:
+    """The EndpointConfig settings the profile `name` gives `model`; an unknown name is a ConfigError naming the
+    known ones (with a did-you-mean)."""
+    profile = PROVIDERS.get(name)
+    if profile is None:
+        raise ConfigError(unknown_name("provider", name, PROVIDERS))
+    return profile.defaults(model)
