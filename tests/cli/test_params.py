@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from howtobench.cli.judge_flags import AS_JUDGED, Judging
 from howtobench.cli.money import DEFAULT_CONFIRM_ABOVE, Money
 from howtobench.cli.params import (
     ASK,
@@ -18,12 +19,18 @@ from howtobench.cli.params import (
     ITEM_FILTERS,
     LIVE,
     MONEY_FLAGS,
+    STOP_FIRST_CONTROL,
+    WRITER_DEFAULTS,
+    WRITING_CONTROL,
     Batching,
+    Control,
     Filters,
+    Sampling,
     bundled,
     flags,
     group_of,
 )
+from howtobench.llm.types import SamplingParams
 from howtobench.steps.settings import Selection
 
 
@@ -75,3 +82,26 @@ def test_the_item_flags_make_the_steps_selection(tmp_path: Path) -> None:
         data_dir=tmp_path, tasks=("guide", "open"), models=("deepseek-chat",), subset=12, seed=7,
         writings=(tmp_path / "w.jsonl",), strict=True)
     assert EVERY_ITEM.selection(seed=0) == Selection(data_dir=EVERY_ITEM.selection().data_dir)
+
+
+def test_the_writer_s_sampling_flags_make_its_sampling_parameters() -> None:
+    assert Sampling(temperature=0.2, top_p=0.9, max_tokens=64).params(5) == SamplingParams(
+        temperature=0.2, top_p=0.9, max_tokens=64, seed=5)
+    assert WRITER_DEFAULTS.params(0) == SamplingParams(temperature=0.7, max_tokens=4096, seed=0)
+
+
+def test_the_judge_s_flags_make_only_the_options_changed_from_their_defaults() -> None:
+    assert AS_JUDGED.options("tow") == {"prompt_language": "en"}
+    assert AS_JUDGED.options("bleu") == {}
+    assert Judging(no_reference=True, samples=3, judge_max_tokens=100, prompt_language="zh").options("tow") == {
+        "prompt_language": "zh", "with_reference": False, "samples": 3, "max_tokens": 100}
+    assert [name for name, _, _ in group_of(Judging)] == [
+        "no_reference", "renormalize", "samples", "tree", "from_", "judge_max_tokens", "prompt_language"]
+
+
+def test_strict_is_part_of_the_run_control_of_the_commands_that_read_input_rows() -> None:
+    assert [name for name, _, _ in STOP_FIRST_CONTROL] == ["strict", "max_failed_rate", "no_progress", "dry_run",
+                                                           "prices"]
+    assert "strict" not in [name for name, _, _ in WRITING_CONTROL]
+    assert bundled("control", Control, WRITING_CONTROL)(lambda control=None: control)(no_progress=True) == Control(
+        no_progress=True)

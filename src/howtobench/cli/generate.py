@@ -17,15 +17,11 @@ from howtobench.event_loop import run as run_async
 from howtobench.generate import PROMPT_STYLES, GenerateSettings, failures_path
 from howtobench.llm.budget import spending_limit
 from howtobench.llm.dryrun import Estimate, model_name
-from howtobench.llm.types import SamplingParams
 from howtobench.steps.generate import GenerateJob, generate_job, generate_out_path
 
 from .money import Money, estimate_first
 from .options import (
     ShardOpt,
-    SystemPromptOpt,
-    WriterMaxTokensOpt,
-    WriterTemperatureOpt,
     batch_rounds,
     model_flags,
     preflight_plan,
@@ -44,7 +40,6 @@ OutOpt = Annotated[
         "Re-running with the same file resumes: items already in it are skipped.",
     ),
 ]
-TopPOpt = Annotated[float | None, typer.Option("--top-p", min=0.0, max=1.0, help="Nucleus sampling (default: server).")]
 SeedOpt = Annotated[int | None, typer.Option("--seed", min=0,
                                              help="Sampling seed sent to the server (recorded), and the "
                                               "seed of --subset.")]
@@ -75,15 +70,13 @@ def _plan(endpoint: EndpointConfig | None, items: list[Item], out: Path | None, 
 @params.bundled("money", Money, params.MONEY_FLAGS)
 @params.bundled("batching", params.Batching, params.BATCH_FLAGS)
 @params.bundled("filters", params.Filters, params.ITEM_FILTERS)
-@params.bundled("control", params.Control, params.RUN_CONTROL)
+@params.bundled("control", params.Control, params.WRITING_CONTROL)
+@params.bundled("sampling", params.Sampling)
 def generate(
     out: OutOpt = None,
     filters: params.Filters = params.EVERY_ITEM,
-    temperature: WriterTemperatureOpt = 0.7,
-    top_p: TopPOpt = None,
-    max_tokens: WriterMaxTokensOpt = 4096,
+    sampling: params.Sampling = params.WRITER_DEFAULTS,
     seed: SeedOpt = 0,
-    system_prompt: SystemPromptOpt = None,
     prompt_style: StyleOpt = "release",
     prompt_language: LanguageOpt = None,
     name: NameOpt = None,
@@ -110,8 +103,8 @@ def generate(
         raise typer.BadParameter(f"--prompt-style must be one of {', '.join(PROMPT_STYLES)}")
     items = filters.items(seed or 0)
     settings = GenerateSettings(
-        sampling=SamplingParams(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed),
-        system_prompt=system_prompt,
+        sampling=sampling.params(seed),
+        system_prompt=sampling.system_prompt,
         prompt_style=prompt_style,  # type: ignore[arg-type]
         prompt_language=prompt_language,  # type: ignore[arg-type]
         model_name=name,

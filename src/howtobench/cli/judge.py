@@ -14,23 +14,20 @@ from howtobench.cli.help_groups import GroupedCommand
 from howtobench.dry_run import plan_judges
 from howtobench.event_loop import run as run_async
 from howtobench.judges.base import Judgment, calls_a_model, counted_score
-from howtobench.judges.job import judge_options, prompt_language_for
 from howtobench.llm.budget import spending_limit
 from howtobench.progress import step
 from howtobench.report.headline import headlines
 from howtobench.report.leaderboard import build_leaderboard
 from howtobench.steps.judge import JudgeJob, judge_job
 
+from .judge_flags import AS_JUDGED, Judging
 from .judge_panel import PanelOpt, panel_spec
 from .money import Money, estimate_first
 from .options import (
-    JudgeMaxTokensOpt,
     LocalJudgeOpt,
     ParallelOpt,
-    PromptLanguageOpt,
     ReferenceFromOpt,
     ShardOpt,
-    StrictOpt,
     batch_rounds,
     check_judge,
     check_method,
@@ -54,26 +51,6 @@ WritingsOpt = Annotated[list[Path] | None, typer.Option("--writings", help="Judg
                         "(infer_id, model, output per line) instead of the release's; repeatable. Bad rows are "
                         "skipped and counted with file:line (--strict stops at the first); rows of items or models "
                         "outside --task/--genre/--limit/--models are left out without a warning.")]
-NoReferenceOpt = Annotated[bool, typer.Option("--no-reference", help="Reference-free judging: the prompts carry "
-                           "absolute score anchors and no reference text (paper Appendix B.2).")]
-RenormalizeOpt = Annotated[bool, typer.Option("--renormalize", help="When a leaf fails, still compute the root over "
-                           "the scored leaves (weights renormalised); such judgments are flagged 'renormalized'. "
-                           "Without it a failed leaf leaves the root empty.")]
-SamplesOpt = Annotated[int, typer.Option("--samples", min=1, help="Self-consistency, n samples at temperature 0.7. "
-                       "tow: negotiate the edge weights n times per item and report the mean root and every "
-                       "sample's root (negotiation-inconsistency analysis). single/autoplan/rubric: n judge calls "
-                       "per writing (cached per sample), every sample kept, score = mean of the valid samples. "
-                       "Default 1: one deterministic call.")]
-FromOpt = Annotated[Path | None, typer.Option("--from", help="For --method average: the ToW judgments file "
-                    "(from `howtobench judge --method tow`) whose leaves are re-aggregated with uniform weights; "
-                    "its writings are the ones judged (the filters narrow them; writings of your own also need "
-                    "--writings).")]
-TreeOpt = Annotated[Path | None, typer.Option("--tree", help="Tree spec YAML, or a bundled tree by name: default "
-                    "(the paper's judge), debiased (the same tree with a system prompt asking not to reward length; "
-                    "not the paper's) or analysis-first (every leaf reasons before it scores; the authors put the "
-                    "score first on logic, emotion, plots, paragraphing and impression). Add a leaf or change a scale "
-                    "by editing a copy of "
-                    "src/howtobench/judges/trees/default.yaml (or start it with `base: default`).")]
 SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed of --subset (same seed, same items).")]
 RedoFailedOpt = Annotated[bool, typer.Option("--redo-failed", help="Judge again the writings whose judgment in --out "
                           "has status 'failed' (the new line supersedes the old one).")]
@@ -90,6 +67,7 @@ def _summary(judgments: list[Judgment], out: Path) -> None:
 
 
 @params.flags(params.JUDGE_ENDPOINT, after="prompt_language")
+@params.bundled("judging", Judging)
 @params.flags(params.CALL_FILES, after="parallel")
 @params.bundled("money", Money, params.MONEY_FLAGS)
 @params.bundled("batching", params.Batching, params.BATCH_FLAGS)
@@ -101,18 +79,11 @@ def judge(
     filters: params.Filters = params.EVERY_ITEM,
     seed: SeedOpt = 0,
     writings: WritingsOpt = None,
-    no_reference: NoReferenceOpt = False,
-    renormalize: RenormalizeOpt = False,
-    samples: SamplesOpt = 1,
-    tree: TreeOpt = None,
-    from_: FromOpt = None,
-    judge_max_tokens: JudgeMaxTokensOpt = None,
-    prompt_language: PromptLanguageOpt = None,
+    judging: Judging = AS_JUDGED,
     local_judge: LocalJudgeOpt = False,
     parallel: ParallelOpt = None,
     redo_failed: RedoFailedOpt = False,
     reference_from: ReferenceFromOpt = None,
-    strict: StrictOpt = False,
     control: params.Control = params.DEFAULT_CONTROL,
     batching: params.Batching = params.LIVE,
     shard: ShardOpt = None,
@@ -131,14 +102,12 @@ def judge(
         check_judge(flags.judge, method, local_judge, "no judge is given")
     out = out or Path("judgments") / f"{method}.jsonl"
     job = JudgeJob(
-        selection=filters.selection(seed=seed, writings=writings, strict=strict),
+        selection=filters.selection(seed=seed, writings=writings, strict=control.strict),
         execution=params.execution(flags, control, batching, console, parallel),
         out_path=out,
         method=method,
         endpoint=flags.judge,
-        options=judge_options(with_reference=not no_reference, renormalize=renormalize, samples=samples, tree=tree,
-                              max_tokens=judge_max_tokens, tow_results=from_,
-                              prompt_language=prompt_language_for(method, prompt_language)),
+        options=judging.options(method),
         redo_failed=redo_failed,
         reference_from=reference_from,
         panel=panel_spec(panel, method, flags.judge),

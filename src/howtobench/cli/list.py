@@ -8,20 +8,12 @@ import typer
 
 from howtobench.catalog import BUILDERS, CATALOGS
 from howtobench.report.tables import print_tables
-from howtobench.suggest import unknown_name
 
-from .options import FormatOpt
-
-
-def _check_catalog(value: str) -> str:
-    if value not in BUILDERS:
-        raise typer.BadParameter(unknown_name("catalog", value, CATALOGS))
-    return value
-
+from .options import FormatOpt, checked
 
 WhatArg = Annotated[
     str,
-    typer.Argument(callback=_check_catalog, metavar="|".join(CATALOGS),
+    typer.Argument(callback=checked("catalog", lambda: CATALOGS), metavar="|".join(CATALOGS),
                    help="What to list: judge methods, shipped trees, tasks, genres, or the paper's shipped models."),
 ]
 

@@ -5,6 +5,7 @@ Every number is computed from stored judgment files and human ratings; no comman
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -13,10 +14,9 @@ from rich.console import Console
 
 from howtobench.cli.help_groups import command_group
 from howtobench.errors import DataError
-from howtobench.judges.base import EmptyConvention
 from howtobench.meta.ablation import ablation_rows, unreproduced_roots
 from howtobench.meta.agreement import Agreement, agreement
-from howtobench.meta.correlate import CorrelationSettings, correlate_results
+from howtobench.meta.correlate import CorrelationRow, CorrelationSettings, correlate_results
 from howtobench.meta.correlate_table import correlation_table
 from howtobench.meta.human import HumanRating, average_scores, load_ratings
 from howtobench.meta.inconsistency import (
@@ -34,6 +34,7 @@ from howtobench.meta.judgments import SkipReport, load_judgments, load_results
 from howtobench.report.tables import Table, print_tables
 
 from .options import EmptyOpt, FormatOpt, StrictOpt
+from .params import bundled, group_of
 
 meta_app = command_group(
     "meta",
@@ -113,13 +114,36 @@ RankByOpt = Annotated[
 ]
 
 
-def _settings(bootstrap: int, seed: int, interval: str, items: str, empty: EmptyConvention,
-              rank_by: str = "spearman") -> CorrelationSettings:
-    try:
-        return CorrelationSettings(n_boot=bootstrap, seed=seed, interval=interval, items=items, empty=empty,
-                                   rank_by=rank_by)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
+@dataclass(frozen=True)
+class Correlations:
+    """The flags `correlate` and `ablation` share: which tables (--level), how the correlations and their
+    intervals are computed (--seed, --bootstrap, --interval, --items, --empty, --rank-by) and shown (--ci)."""
+
+    level: LevelOpt = None
+    seed: SeedOpt = 0
+    bootstrap: BootOpt = 1000
+    interval: IntervalOpt = "bca"
+    items: ItemsOpt = "common"
+    empty: EmptyOpt = "exclude"
+    rank_by: RankByOpt = "spearman"
+    show_ci: CiOpt = True
+
+    def settings(self) -> CorrelationSettings:
+        """The correlation settings (a value they refuse is a usage error naming it)."""
+        try:
+            return CorrelationSettings(n_boot=self.bootstrap, seed=self.seed, interval=self.interval,
+                                       items=self.items, empty=self.empty, rank_by=self.rank_by)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+    def tables(self, rows: list[CorrelationRow], fmt: str, title: str | None = None) -> list[Table]:
+        """One table per --level (default: system, then sample), intervals as --ci and --format want them."""
+        ci = _ci_style(self.show_ci, fmt)
+        return [correlation_table(rows, level, ci, title) for level in (self.level or ["system", "sample"])]
+
+
+PAPER_TABLES = Correlations()
+"""The default of a meta command's `correlations` parameter (what the flags' defaults make)."""
 
 
 def _human_scores(path: Path, strict: bool, console: Console, dim: str | None = None) -> dict[tuple[str, str], float]:
@@ -133,18 +157,12 @@ def _human_scores(path: Path, strict: bool, console: Console, dim: str | None = 
 
 
 @meta_app.command("correlate")
+@bundled("correlations", Correlations)
 def correlate_cmd(
     results: ResultsArg,
     human: HumanOpt,
     human_dim: DimOpt = None,
-    level: LevelOpt = None,
-    seed: SeedOpt = 0,
-    bootstrap: BootOpt = 1000,
-    interval: IntervalOpt = "bca",
-    items: ItemsOpt = "common",
-    empty: EmptyOpt = "exclude",
-    rank_by: RankByOpt = "spearman",
-    show_ci: CiOpt = True,
+    correlations: Correlations = PAPER_TABLES,
     fmt: FormatOpt = "table",
     strict: StrictOpt = False,
 ) -> None:
@@ -157,12 +175,10 @@ def correlate_cmd(
     sums the recorded usage. Empty writings are left out, as the authors did (--empty). Every table names its
     interval method, item policy and empty-writing convention, and counts the items used and the empty writings.
     """
-    settings = _settings(bootstrap, seed, interval, items, empty, rank_by)
-    err = Console(stderr=True)
-    scores = _human_scores(human, strict, err, human_dim)
+    settings = correlations.settings()
+    scores = _human_scores(human, strict, Console(stderr=True), human_dim)
     rows = correlate_results(load_results(results, strict=strict), scores, settings)
-    ci = _ci_style(show_ci, fmt)
-    print_tables([correlation_table(rows, lv, ci) for lv in (level or ["system", "sample"])], fmt)
+    print_tables(correlations.tables(rows, fmt), fmt)
 
 
 @meta_app.command("agreement")
@@ -214,18 +230,14 @@ def _agreement_tables(agr: Agreement) -> list[Table]:
 
 
 @meta_app.command("ablation")
+@bundled("correlations", Correlations, group_of(Correlations, "level", "seed", "bootstrap", "interval", "items",
+                                                "empty", "show_ci"))
 def ablation_cmd(
     results: Annotated[
         Path, typer.Argument(exists=True, dir_okay=False, help="ToW judgment JSONL (with node scores and leaves).")
     ],
     human: HumanOpt,
-    level: LevelOpt = None,
-    seed: SeedOpt = 0,
-    bootstrap: BootOpt = 1000,
-    interval: IntervalOpt = "bca",
-    items: ItemsOpt = "common",
-    empty: EmptyOpt = "exclude",
-    show_ci: CiOpt = True,
+    correlations: Correlations = PAPER_TABLES,
     fmt: FormatOpt = "table",
     strict: StrictOpt = False,
 ) -> None:
@@ -235,15 +247,14 @@ def ablation_cmd(
     weights, per sample and then averaged as the judge does), so no model is called; correlations as `meta
     correlate` computes them (same --interval, --items and --empty).
     """
-    settings = _settings(bootstrap, seed, interval, items, empty)
+    settings = correlations.settings()
     err = Console(stderr=True)
     scores = _human_scores(human, strict, err)
     report = SkipReport()
     judgments = load_judgments(results, strict=strict, report=report)
     _warn_skipped(err, report)
     rows = ablation_rows(judgments, scores, settings)
-    ci = _ci_style(show_ci, fmt)
-    tables = [correlation_table(rows, lv, ci, title="Ablation of ToW nodes") for lv in (level or ["system", "sample"])]
+    tables = correlations.tables(rows, fmt, title="Ablation of ToW nodes")
     if stray := unreproduced_roots(judgments):
         warning = (f"{stray} stored roots are not the leaf-weighted mean of their node scores (e.g. ToW judged with "
                    "--samples n before each sample's nodes were stored keeps the first sample's nodes only): the "

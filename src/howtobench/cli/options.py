@@ -70,7 +70,9 @@ StrictOpt = Annotated[
 # any model is started, with a did-you-mean.
 
 
-def _checked(what: str, known: Callable[[], Sequence[str]]) -> Callable[[Any], Any]:
+def checked(what: str, known: Callable[[], Sequence[str]]) -> Callable[[Any], Any]:
+    """The callback of a flag (or argument) naming one of `known()` (or a list of them): a name it does not know
+    stops the command with a did-you-mean."""
     def check(value: Any) -> Any:
         names = known()
         for name in [value] if isinstance(value, str) else value or []:
@@ -136,7 +138,7 @@ def judge_methods() -> Sequence[str]:
     return sorted(METHODS)
 
 
-check_method = _checked("judge method", judge_methods)
+check_method = checked("judge method", judge_methods)
 check_task = _listed("task", _tasks)
 TaskOpt = Annotated[
     list[str] | None,
@@ -161,18 +163,11 @@ SubsetOpt = Annotated[
                  min=1, help="A seeded sample of N items stratified by task x genre (--seed picks it): "
                  "the first 12 cover all 12 genres, more follow the benchmark's mix. Instead of --limit."),
 ]
-def _check_format(value: str) -> str:
-    """One --format vocabulary for every command: the output formats registered (report.formats)."""
-    if value not in formats.names():
-        raise typer.BadParameter(unknown_name("format", value, formats.names()))
-    return value
-
-
 FormatOpt = Annotated[
     str,
     typer.Option(
         "--format",
-        callback=_check_format,
+        callback=checked("format", formats.names),  # one vocabulary for every command: report.formats
         help=f"How results are printed: {formats.help_text()}.",
     ),
 ]
@@ -352,6 +347,7 @@ WriterTemperatureOpt = Annotated[
 ]
 WriterMaxTokensOpt = Annotated[int, typer.Option("--max-tokens", rich_help_panel=WRITER,
                                                  min=1, help="Longest writing, in tokens.")]
+TopPOpt = Annotated[float | None, typer.Option("--top-p", min=0.0, max=1.0, help="Nucleus sampling (default: server).")]
 SystemPromptOpt = Annotated[
     str | None, typer.Option("--system-prompt", rich_help_panel=WRITER,
                              help="A system message sent before every writing prompt (recorded).")
@@ -380,7 +376,7 @@ def _setting_options(prefix: str) -> dict[str, Any]:
                                                      min=0, help=f"Times {who} is asked again "
                             "when its reply does not match the JSON schema (default 2).")],
         "response_format": Annotated[str | None, typer.Option(f"{flag}response-format", rich_help_panel=panel,
-                                                              callback=_checked(
+                                                              callback=checked(
                                      "response format", lambda: RESPONSE_FORMATS), help=f"How {who} is asked "
                                      "for JSON: json_schema (OpenAI, vLLM, SGLang, llama.cpp; default), json_object "
                                      "(DeepSeek, Ollama: the schema goes into the prompt) or none.")],
@@ -393,7 +389,7 @@ def _setting_options(prefix: str) -> dict[str, Any]:
                 help="With json_object, also send the schema inside response_format "
             "(llama-cpp-python's server constrains decoding by it).")],
         _PROFILE: Annotated[str | None, typer.Option(
-            f"{flag}provider", rich_help_panel=panel, callback=_checked("provider", lambda: list(PROVIDERS)),
+            f"{flag}provider", rich_help_panel=panel, callback=checked("provider", lambda: list(PROVIDERS)),
             help=f"Defaults of a named server for {who}: {', '.join(PROVIDERS)} (its base URL, key variable, "
             "JSON mode, max_completion_tokens for OpenAI's o-series, concurrency; docs/providers.md). Any "
             "setting given as a flag or config key wins over the profile.")],

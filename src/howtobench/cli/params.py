@@ -56,10 +56,15 @@ from howtobench.cli.options import (
     PricesOpt,
     ReplayOpt,
     RpmOpt,
+    StrictOpt,
     SubsetOpt,
+    SystemPromptOpt,
     TaskOpt,
     TimeoutOpt,
+    TopPOpt,
     WorkspaceOpt,
+    WriterMaxTokensOpt,
+    WriterTemperatureOpt,
     batch_files,
     batch_settings,
 )
@@ -67,6 +72,7 @@ from howtobench.config import resolve_data_dir
 from howtobench.data.loader import load_items, select_items
 from howtobench.data.models import Item
 from howtobench.llm.batch import BatchSettings
+from howtobench.llm.types import SamplingParams
 from howtobench.steps.batch_files import BatchFiles
 from howtobench.steps.settings import Execution, Selection
 
@@ -83,28 +89,19 @@ def group_of(kind: type, *names: str) -> Group:
     return tuple((name, hints[name], defaults[name]) for name in names or defaults)
 
 
-WRITER_ENDPOINT: Group = (
-    ("base_url", BaseUrlOpt, None),
-    ("model", ModelOpt, None),
-    ("api_key_env", ApiKeyEnvOpt, None),
-    ("concurrency", ConcurrencyOpt, None),
-    ("rpm", RpmOpt, None),
-    ("timeout", TimeoutOpt, None),
-)
-JUDGE_ENDPOINT: Group = (
-    ("judge_base_url", JudgeBaseUrlOpt, None),
-    ("judge_model", JudgeModelOpt, None),
-    ("judge_api_key_env", JudgeApiKeyEnvOpt, None),
-    ("judge_concurrency", JudgeConcurrencyOpt, None),
-    ("judge_rpm", JudgeRpmOpt, None),
-    ("judge_timeout", JudgeTimeoutOpt, None),
-)
-CALL_FILES: Group = (
-    ("config", ConfigOpt, None),
-    ("workspace", WorkspaceOpt, None),
-    ("no_cache", NoCacheOpt, False),
-    ("replay", ReplayOpt, False),
-)
+def _defaulting(default: Any, **annotations: Any) -> Group:
+    """A group of flags (name=annotation, in --help order) that all default to `default`."""
+    return tuple((name, annotation, default) for name, annotation in annotations.items())
+
+
+WRITER_ENDPOINT: Group = _defaulting(None, base_url=BaseUrlOpt, model=ModelOpt, api_key_env=ApiKeyEnvOpt,
+                                     concurrency=ConcurrencyOpt, rpm=RpmOpt, timeout=TimeoutOpt)
+JUDGE_ENDPOINT: Group = _defaulting(None, judge_base_url=JudgeBaseUrlOpt, judge_model=JudgeModelOpt,
+                                    judge_api_key_env=JudgeApiKeyEnvOpt, judge_concurrency=JudgeConcurrencyOpt,
+                                    judge_rpm=JudgeRpmOpt, judge_timeout=JudgeTimeoutOpt)
+"""The endpoint flags each model-calling command declares (None: not given; `options.model_flags` reads them)."""
+CALL_FILES: Group = (*_defaulting(None, config=ConfigOpt, workspace=WorkspaceOpt),
+                     *_defaulting(False, no_cache=NoCacheOpt, replay=ReplayOpt))
 
 MONEY_FLAGS: Group = group_of(Money)
 """--yes, --max-cost and --confirm-above, handed to the command as one `money.Money`."""
@@ -169,9 +166,11 @@ def _tuple(values: list[str] | None) -> tuple[str, ...] | None:
 
 @dataclass(frozen=True)
 class Control:
-    """How a model-calling command runs: --no-progress, --max-failed-rate, and --dry-run / --prices (the
-    estimate alone, and the price table every estimate and cost reads)."""
+    """How a model-calling command runs: --strict and --max-failed-rate (when bad input rows and failed items
+    stop it), --no-progress, and --dry-run / --prices (the estimate alone, and the price table every estimate and
+    cost reads)."""
 
+    strict: StrictOpt = False
     no_progress: NoProgressOpt = False
     max_failed_rate: MaxFailedRateOpt = None
     dry_run: DryRunOpt = False
@@ -198,11 +197,31 @@ def _printer(console: Console) -> Callable[[str], None]:
 
 
 RUN_CONTROL: Group = group_of(Control)
-"""--no-progress, --max-failed-rate, --dry-run and --prices, handed to the command as one `Control`."""
-STOP_FIRST_CONTROL: Group = group_of(Control, "max_failed_rate", "no_progress", "dry_run", "prices")
-"""The same with --max-failed-rate listed first (`judge`, `robustness`)."""
+"""--strict, --no-progress, --max-failed-rate, --dry-run and --prices, handed to the command as one `Control`."""
+STOP_FIRST_CONTROL: Group = group_of(Control, "strict", "max_failed_rate", "no_progress", "dry_run", "prices")
+"""The same with --max-failed-rate before --no-progress (`judge`)."""
+WRITING_CONTROL: Group = group_of(Control, "no_progress", "max_failed_rate", "dry_run", "prices")
+"""The same without --strict (`generate`: it reads no input rows)."""
 DEFAULT_CONTROL = Control()
 """The default of a command's `control: Control` parameter (what the flags' defaults make)."""
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How the model under test writes: --temperature, --top-p, --max-tokens and --system-prompt."""
+
+    temperature: WriterTemperatureOpt = 0.7
+    top_p: TopPOpt = None
+    max_tokens: WriterMaxTokensOpt = 4096
+    system_prompt: SystemPromptOpt = None
+
+    def params(self, seed: int | None) -> SamplingParams:
+        """The sampling parameters sent with every writing prompt (`seed` is the command's --seed)."""
+        return SamplingParams(temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens, seed=seed)
+
+
+WRITER_DEFAULTS = Sampling()
+"""The default of a command's `sampling: Sampling` parameter (what the flags' defaults make)."""
 
 
 ITEM_FILTERS: Group = group_of(Filters, "data", "task", "genre", "limit", "subset", "ids")

@@ -25,19 +25,14 @@ from howtobench.report.tables import show
 from howtobench.run import run_benchmark
 from howtobench.run_settings import RUN_OPTIONS, RunSettings, settings_from
 
+from .judge_flags import AS_JUDGED, Judging
 from .judge_panel import PanelOpt, panel_spec
 from .money import Money, estimate_first
 from .options import (
     EmptyOpt,
-    JudgeMaxTokensOpt,
     LocalJudgeOpt,
     ParallelOpt,
-    PromptLanguageOpt,
     ReferenceFromOpt,
-    StrictOpt,
-    SystemPromptOpt,
-    WriterMaxTokensOpt,
-    WriterTemperatureOpt,
     batch_rounds,
     check_judge,
     check_method,
@@ -172,6 +167,9 @@ def _in_flight(settings: RunSettings) -> dict[str, int]:
 @params.bundled("batching", params.Batching, params.BATCH_FLAGS)
 @params.bundled("filters", params.Filters, (*params.ITEM_FILTERS, *params.group_of(params.Filters, "models")))
 @params.bundled("control", params.Control, params.RUN_CONTROL)
+@params.bundled("sampling", params.Sampling,
+                 params.group_of(params.Sampling, "temperature", "max_tokens", "system_prompt"))
+@params.bundled("judging", Judging, params.group_of(Judging, "judge_max_tokens", "prompt_language"))
 def run(
     name: NameOpt = None,
     run_dir: RunDirOpt = None,
@@ -182,20 +180,16 @@ def run(
     local_writer: LocalWriterOpt = False,
     local_judge: LocalJudgeOpt = False,
     release: ReleaseOpt = None,
-    temperature: WriterTemperatureOpt = 0.7,
-    max_tokens: WriterMaxTokensOpt = 4096,
-    system_prompt: SystemPromptOpt = None,
+    sampling: params.Sampling = params.WRITER_DEFAULTS,
     seed: SeedOpt = 0,
     bootstrap: BootstrapOpt = 1000,
     paper: PaperOpt = True,
     empty: EmptyOpt = "exclude",
     length_control: LengthControlOpt = False,
     panel: PanelOpt = None,
-    judge_max_tokens: JudgeMaxTokensOpt = None,
-    prompt_language: PromptLanguageOpt = None,
+    judging: Judging = AS_JUDGED,
     reference_from: ReferenceFromOpt = None,
     parallel: ParallelOpt = None,
-    strict: StrictOpt = False,
     control: params.Control = params.DEFAULT_CONTROL,
     batching: params.Batching = params.LIVE,
     money: Money = params.ASK,
@@ -223,20 +217,20 @@ def run(
     flags = model_flags(files=files)
     writer, judge = flags.writer, flags.judge
     spec = panel_spec(panel, method, judge)
-    judging = judge if spec is None else spec.judges[0].endpoint  # a panel is a configured judge too
+    first_judge = judge if spec is None else spec.judges[0].endpoint  # a panel is a configured judge too
     do_generate = _generates(generate, writings, local_writer)
-    _check_writer(writer, judging, do_generate, local_writer)
-    _check_run_judge(writer, judging, writings, method, local_judge)
-    run_name = _name(name, writer, judging, method, do_generate)
+    _check_writer(writer, first_judge, do_generate, local_writer)
+    _check_run_judge(writer, first_judge, writings, method, local_judge)
+    run_name = _name(name, writer, first_judge, method, do_generate)
     given = given_flags()
     derived = {  # the values only the CLI decides (checked above); every other saved option as given
         "name": run_name, "run_dir": run_dir or Path("runs") / run_name, "data": resolve_data_dir(filters.data),
         "workspace": flags.workspace, "generate": do_generate, "writer": writer, "judge": judge,
-        "prompt_language": prompt_language_for(method, prompt_language), "panel": panel if spec else None,
+        "prompt_language": prompt_language_for(method, judging.prompt_language), "panel": panel if spec else None,
     }
     values = {o.key: derived[o.key] if o.key in derived else given[o.key] for o in RUN_OPTIONS}
     settings = settings_from(values, {
-        "panel": spec, "selection.strict": strict, "execution.cache_mode": flags.cache_mode,
+        "panel": spec, "selection.strict": control.strict, "execution.cache_mode": flags.cache_mode,
         "execution.preflight": flags.preflight, "execution.progress": control.progress,
         "execution.max_failed_rate": control.max_failed_rate, "execution.batch": batching.settings(),
         "execution.files": files})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Annotated
 
 import typer
@@ -10,21 +11,20 @@ from rich.console import Console
 
 from howtobench.config import resolve_data_dir
 from howtobench.event_loop import run as run_async
-from howtobench.judges.job import judge_options, prompt_language_for
 from howtobench.serve.server import DEFAULT_HOST, DEFAULT_PORT
 from howtobench.serve.server import serve as serve_forever
 from howtobench.serve.service import DEFAULT_DEADLINE_S, DEFAULT_MAX_PENDING, GROUP_MEAN, FailedReward
 from howtobench.serve.setup import ServeSettings
 
-from .judge import MethodOpt, NoReferenceOpt, RenormalizeOpt, TreeOpt
+from .judge import MethodOpt
+from .judge_flags import AS_JUDGED, Judging
 from .judge_panel import PanelOpt, panel_spec
 from .options import (
     DataOpt,
     JudgeMaxTokensOpt,
-    PromptLanguageOpt,
     model_flags,
 )
-from .params import CALL_FILES, JUDGE_ENDPOINT, flags
+from .params import CALL_FILES, JUDGE_ENDPOINT, bundled, flags, group_of
 
 console = Console(stderr=True)
 
@@ -62,14 +62,12 @@ DeadlineOpt = Annotated[float, typer.Option(
 
 
 @flags(JUDGE_ENDPOINT, CALL_FILES, after="judge_max_tokens")
+@bundled("judging", Judging, group_of(Judging, "tree", "no_reference", "renormalize", "prompt_language"))
 def serve(
     host: HostOpt = DEFAULT_HOST,
     port: PortOpt = DEFAULT_PORT,
     method: MethodOpt = "tow",
-    tree: TreeOpt = None,
-    no_reference: NoReferenceOpt = False,
-    renormalize: RenormalizeOpt = False,
-    prompt_language: PromptLanguageOpt = None,
+    judging: Judging = AS_JUDGED,
     failed_reward: FailedRewardOpt = None,
     max_pending: MaxPendingOpt = DEFAULT_MAX_PENDING,
     deadline: DeadlineOpt = DEFAULT_DEADLINE_S,
@@ -88,10 +86,10 @@ def serve(
     flags = model_flags()
     settings = ServeSettings(
         endpoint=flags.judge, workspace=flags.workspace, data_dir=resolve_data_dir(data) if data else None,
-        method=method, no_reference=no_reference, failed_reward=failed_reward, max_pending=max_pending,
+        method=method, no_reference=judging.no_reference, failed_reward=failed_reward, max_pending=max_pending,
         deadline_s=deadline, cache_mode=flags.cache_mode,
-        options=judge_options(renormalize=renormalize, tree=tree, max_tokens=judge_max_tokens,
-                              prompt_language=prompt_language_for(method, prompt_language)),
+        # with or without the reference is the request's label, not an option of the judges (ServeSettings)
+        options=replace(judging, no_reference=False, judge_max_tokens=judge_max_tokens).options(method),
         preflight=flags.preflight,
         panel=panel_spec(panel, method, flags.judge),
     )
