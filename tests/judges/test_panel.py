@@ -76,6 +76,21 @@ def test_panel_file_errors_are_one_line(tmp_path: Path) -> None:
     assert loaded.judges[0].endpoint.timeout_s == 5 and loaded.judges[1].endpoint.base_urls == ("http://y/v1",)
 
 
+def test_a_panel_judge_names_a_provider_under_its_own_keys(tmp_path: Path) -> None:
+    path = tmp_path / "panel.yaml"
+    path.write_text("judges:\n  - {name: ds, provider: deepseek, model: deepseek-chat}\n"
+                    "  - {name: gpu, provider: vllm, base-url: 'http://gpu:9000/v1', model: q, concurrency: 8}\n",
+                    encoding="utf-8")
+    ds, gpu = (judge.endpoint for judge in load_panel(path).judges)
+    assert (ds.base_urls, ds.api_key_env, ds.response_format) == (("https://api.deepseek.com/v1",),
+                                                                  "DEEPSEEK_API_KEY", "json_object")
+    assert (gpu.base_urls, gpu.concurrency) == (("http://gpu:9000/v1",), 8)  # the entry's keys over the profile
+    path.write_text("judges:\n  - {name: a, provider: opnai, model: m}\n  - {name: b, base_url: 'http://y/v1', "
+                    "model: n}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"judge a: unknown provider 'opnai' \(did you mean 'openai'\?\)"):
+        load_panel(path)
+
+
 def shifted_reply(request: dict[str, Any]) -> dict[str, Any]:
     """A second judge: the first judge's weights in reverse order per node (so its roots differ), its own reasons."""
     name, schema = schema_of(request)

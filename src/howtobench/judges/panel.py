@@ -12,6 +12,9 @@ A panel file:
         base_url: https://api.openai.com/v1
         model: gpt-4o-mini
         api_key_env: OPENAI_API_KEY
+      - name: c
+        provider: deepseek          # a named server's defaults (docs/providers.md), under the keys given
+        model: deepseek-chat
     aggregate: mean                 # or median
     missing: fail                   # or available
 
@@ -41,6 +44,7 @@ from howtobench.errors import ConfigError
 from howtobench.judges.base import Judge, Judgment, LeafResult, PanelRecord, Status
 from howtobench.judges.runner import judge_or_fail
 from howtobench.llm.types import Usage
+from howtobench.llm.wire import provider_defaults
 
 Aggregate = Literal["mean", "median"]
 Missing = Literal["fail", "available"]
@@ -87,7 +91,21 @@ def _member(raw: Any, origin: str) -> dict[str, Any]:
         raise ConfigError(f"{origin}: each entry of `judges:` is a mapping with a `name` and endpoint keys")
     settings = {ENDPOINT_ALIASES.get(str(k).replace("-", "_"), str(k).replace("-", "_")): v
                 for k, v in raw.items() if k != "name"}
-    return {"name": str(raw["name"]), "endpoint": settings}
+    return {"name": str(raw["name"]), "endpoint": _with_profile(settings, f"{origin}: judge {raw['name']}")}
+
+
+def _with_profile(settings: dict[str, Any], origin: str) -> dict[str, Any]:
+    """A judge's `provider:` (llm.wire.PROVIDERS) as defaults under the keys the entry gives itself."""
+    name = settings.pop("provider", None)
+    if name is None:
+        return settings
+    try:
+        profile = provider_defaults(str(name), settings.get("model"))
+    except ConfigError as exc:
+        raise ConfigError(f"{origin}: {exc}") from None
+    if "base_url" in settings or "base_urls" in settings:
+        profile.pop("base_urls", None)
+    return {**profile, **settings}
 
 
 def load_panel(path: Path) -> PanelSpec:
