@@ -91,6 +91,23 @@ def help_text() -> str:
 
 
 @dataclass(frozen=True)
+class Format:
+    """A format given by two functions: the text `-o` writes (`render`) and how it is printed (`print_to`)."""
+
+    name: str
+    label: str
+    rank: int
+    render: Callable[[Document], str]
+    print_to: Callable[[Document, Console], None]
+
+    def text(self, doc: Document) -> str:
+        return self.render(doc)
+
+    def show(self, doc: Document, console: Console) -> None:
+        self.print_to(doc, console)
+
+
+@dataclass(frozen=True)
 class TextFormat:
     """A format whose terminal view is its text: a document with a title (the leaderboard), or any document when
     `verbatim`, is written exactly as its file; otherwise the tables (every other command) are printed one by one

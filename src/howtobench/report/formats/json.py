@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
 
-from howtobench.report.formats import register
+from howtobench.report.formats import Format, register
 from howtobench.report.tables import Cell, Document, Table
 
 
@@ -30,24 +29,19 @@ def _tables_data(doc: Document) -> Any:
     return docs if len(docs) != 1 else docs[0]
 
 
-@dataclass(frozen=True)
-class JsonFormat:
-    name: str = "json"
-    label: str = "json (raw numbers, for scripts)"
-    rank: int = 3
-
-    def text(self, doc: Document) -> str:
-        if doc.data is not None:
-            return json.dumps(doc.data, ensure_ascii=False, indent=2) + "\n"
-        return json.dumps(_tables_data(doc), ensure_ascii=False, indent=2)
-
-    def show(self, doc: Document, console: Console) -> None:
-        """A document's own JSON as its file; several tables as one JSON list, so the output stays parseable."""
-        if doc.data is not None:
-            console.file.write(self.text(doc))
-            console.file.flush()
-            return
-        console.print_json(json.dumps(_tables_data(doc), ensure_ascii=False))
+def json_text(doc: Document) -> str:
+    if doc.data is not None:
+        return json.dumps(doc.data, ensure_ascii=False, indent=2) + "\n"
+    return json.dumps(_tables_data(doc), ensure_ascii=False, indent=2)
 
 
-register(JsonFormat())
+def show_json(doc: Document, console: Console) -> None:
+    """A document's own JSON as its file; several tables as one JSON list, so the output stays parseable."""
+    if doc.data is not None:
+        console.file.write(json_text(doc))
+        console.file.flush()
+        return
+    console.print_json(json.dumps(_tables_data(doc), ensure_ascii=False))
+
+
+register(Format("json", "json (raw numbers, for scripts)", 3, json_text, show_json))

@@ -4,14 +4,13 @@ looks (`Table.look`); a titled document (the leaderboard) as one group ending wi
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
 
 from rich.console import Console, Group, RenderableType
 from rich.table import Table as RichTable
 from rich.text import Text
 
 from howtobench.report.fit import Fitted, Grid, TableMaker
-from howtobench.report.formats import register
+from howtobench.report.formats import Format, register
 from howtobench.report.tables import Document, Paragraph, Table, label_columns, numeric_column
 
 
@@ -84,23 +83,16 @@ def views(doc: Document) -> list[RenderableType]:
     return [document_view(doc)] if doc.title is not None else [fitted(t) for t in doc.tables]
 
 
-@dataclass(frozen=True)
-class TerminalFormat:
-    name: str = "table"
-    label: str = "table (terminal)"
-    rank: int = 0
-
-    def text(self, doc: Document) -> str:
-        """As printed to a plain 200-column terminal (what `-o` writes)."""
-        buf = io.StringIO()
-        console = Console(file=buf, width=200)
-        for view in views(doc):
-            console.print(view)
-        return buf.getvalue()
-
-    def show(self, doc: Document, console: Console) -> None:
-        for view in views(doc):
-            console.print(view)
+def terminal_text(doc: Document) -> str:
+    """As printed to a plain 200-column terminal (what `-o` writes)."""
+    buf = io.StringIO()
+    show_views(doc, Console(file=buf, width=200))
+    return buf.getvalue()
 
 
-register(TerminalFormat())
+def show_views(doc: Document, console: Console) -> None:
+    for view in views(doc):
+        console.print(view)
+
+
+register(Format("table", "table (terminal)", 0, terminal_text, show_views))
