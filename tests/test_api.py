@@ -124,3 +124,21 @@ def test_score_takes_the_judge_prompt_language(fake_server: FakeServer, tmp_path
     judgment = howtobench.score("写一篇短文", "正文。", reference="范文。", judge=endpoint, workspace=tmp_path, **extra)
     assert judgment.prompt_language == (language or "en")
     assert all(mark in r["messages"][-1]["content"] for r in fake_server.requests)
+
+
+def test_provider_gives_a_named_servers_defaults_under_what_is_given(fake_server: FakeServer, tmp_path: Path) -> None:
+    """`provider=` fills the endpoint from llm.wire.PROVIDERS (deepseek: json_object with the schema in the prompt),
+    an explicit `base_url=` wins over the profile's, and a profile without `model=` is a clear error."""
+    fake_server.handler = handler
+    judgment = howtobench.score("写一篇短文", "正文。", provider="llama-cpp", base_url=fake_server.base_url,
+                                model="fake-judge", workspace=str(tmp_path / "w"))
+    assert judgment.score is not None and judgment.judge_model == "fake-judge"
+    assert {r["model"] for r in fake_server.requests} == {"fake-judge"}
+    endpoint = howtobench.api.judge_endpoint(None, None, "deepseek-chat", None, "deepseek")
+    assert isinstance(endpoint, EndpointConfig)
+    assert endpoint.base_urls == ("https://api.deepseek.com/v1",) and endpoint.api_key_env == "DEEPSEEK_API_KEY"
+    assert endpoint.response_format == "json_object"
+    with pytest.raises(ConfigError, match="provider='deepseek' needs model="):
+        howtobench.score("x", "y", provider="deepseek")
+    with pytest.raises(ConfigError, match="unknown provider"):
+        howtobench.score("x", "y", provider="deepsek", model="m")

@@ -3,7 +3,8 @@
 For writing apps and RL reward loops: one call judges a text with a ToW tree, with or without a
 reference. The judge is an `EndpointConfig` (any OpenAI-compatible server), an already open
 `LLMClient` (reuse it across many calls: its cache and connection pool are shared), the shorthand
-`base_url="..."` + `model="..."` (+ `api_key_env="NAME"`), or nothing for the embedded local model.
+`base_url="..."` + `model="..."` (+ `api_key_env="NAME"`; `provider="deepseek"` + `model=` takes a named server's
+defaults, llm.wire.PROVIDERS), or nothing for the embedded local model.
 Paths (`workspace`, `tree`) may be given as `str` or `Path`. To score many writings of one instruction, build one
 `howtobench.judges.tree_of_writing.TreeOfWriting` and call its `judge` repeatedly: the edge weights
 are then negotiated once for all of them.
@@ -28,6 +29,7 @@ from howtobench.judges.prompts import DEFAULT_PROMPT_LANGUAGE
 from howtobench.judges.tree import Tree
 from howtobench.judges.tree_of_writing import TreeOfWriting
 from howtobench.llm.types import LLMClient
+from howtobench.llm.wire import provider_defaults
 from howtobench.suggest import unknown_name
 
 LANGUAGES: tuple[str, ...] = ("zh", "en")
@@ -41,17 +43,22 @@ def adhoc_item(instruction: str, reference: str | None, information: str, task: 
 
 
 def judge_endpoint(judge: EndpointConfig | LLMClient | None, base_url: str | None, model: str | None,
-                   api_key_env: str | None) -> EndpointConfig | LLMClient | None:
-    """The judge from either `judge=` or the `base_url=` / `model=` shorthand (not both)."""
-    if base_url is None and model is None:
+                   api_key_env: str | None, provider: str | None = None) -> EndpointConfig | LLMClient | None:
+    """The judge from either `judge=` or the `base_url=` / `model=` shorthand (not both); `provider=` names a
+    server's defaults (llm.wire.PROVIDERS: its base URL, key variable, JSON mode), under what is given."""
+    if base_url is None and model is None and provider is None:
         if api_key_env is not None:
             raise ConfigError("api_key_env= needs base_url= and model=")
         return judge
     if judge is not None:
-        raise ConfigError("give judge= or base_url=/model=, not both")
-    if base_url is None or model is None:
-        raise ConfigError("give both base_url= and model= (the judge's server and its model name)")
-    return EndpointConfig.model_validate({"model": model, "base_url": base_url, "api_key_env": api_key_env})
+        raise ConfigError("give judge= or base_url=/model=/provider=, not both")
+    profile = provider_defaults(provider, model) if provider is not None else {}
+    given = {"base_urls": None if base_url is None else (base_url,), "api_key_env": api_key_env}
+    settings = {**profile, **{k: v for k, v in given.items() if v is not None}}
+    if model is None or "base_urls" not in settings:
+        raise ConfigError(f"provider={provider!r} needs model= (the judge's model name)" if provider is not None and
+                          model is None else "give both base_url= and model= (the judge's server and its model name)")
+    return EndpointConfig.model_validate({"model": model, **settings})
 
 
 @asynccontextmanager
@@ -84,6 +91,7 @@ async def ascore(
     base_url: str | None = None,
     model: str | None = None,
     api_key_env: str | None = None,
+    provider: str | None = None,
     workspace: str | Path | None = None,
     panel: PanelSpec | str | Path | None = None,
     **options: Any,
@@ -119,7 +127,7 @@ async def ascore(
                 judges[member.name] = TreeOfWriting(client, tree=tree, with_reference=with_reference,
                                                     prompt_language=prompt_language, **options)
             return with_lengths(await PanelJudge(spec, judges).judge(item, text), item, text)
-    endpoint = judge_endpoint(judge, base_url, model, api_key_env)
+    endpoint = judge_endpoint(judge, base_url, model, api_key_env, provider)
     async with _client(endpoint, workspace) as client:
         judge_ = TreeOfWriting(client, tree=tree, with_reference=with_reference, prompt_language=prompt_language,
                                **options)
