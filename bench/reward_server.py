@@ -38,10 +38,12 @@ from howtobench.config import EndpointConfig  # noqa: E402
 from howtobench.data.loader import load_items  # noqa: E402
 from howtobench.data.models import Item, Writing  # noqa: E402
 from howtobench.event_loop import run  # noqa: E402
+from howtobench.judges.base import Judgment  # noqa: E402
 from howtobench.judges.runner import judge_or_fail  # noqa: E402
 from howtobench.judges.tree_of_writing import TreeOfWriting  # noqa: E402
 from howtobench.llm.cache import DB_NAME  # noqa: E402
 from howtobench.llm.client import open_client  # noqa: E402
+from howtobench.steps.client import writings_in_flight  # noqa: E402
 
 PROMPT = "<|im_start|>user\n{instruction}<|im_end|>\n<|im_start|>assistant\n"
 
@@ -132,14 +134,19 @@ async def load(url: str, groups: list[tuple[Item, list[str]]], per_request: int)
 
 
 async def direct(base_url: str, slots: int, workspace: Path, groups: list[tuple[Item, list[str]]]) -> float:
-    """The same samples through the judge layer directly: every writing at once on one TreeOfWriting."""
+    """The same samples through the judge layer directly: one TreeOfWriting, as many writings at once as the step
+    layer gives a judge of this endpoint (`writings_in_flight`, as `judge` and `serve` take)."""
     endpoint = EndpointConfig(model="fake-judge", base_urls=(base_url,), concurrency=slots, timeout_s=600)
+    gate = asyncio.Semaphore(writings_in_flight(None, endpoint))
     async with open_client(endpoint, workspace=workspace) as client:
         judge = TreeOfWriting(client)
+
+        async def one(item: Item, text: str) -> Judgment:
+            async with gate:
+                return await judge_or_fail(judge, item, Writing(infer_id=item.id, model="policy", output=text))
+
         cpu = time.process_time()
-        judged = await asyncio.gather(*(judge_or_fail(judge, item, Writing(infer_id=item.id, model="policy",
-                                                                           output=text))
-                                        for item, texts in groups for text in texts))
+        judged = await asyncio.gather(*(one(item, text) for item, texts in groups for text in texts))
         cpu = time.process_time() - cpu
     failed = sum(j.score is None for j in judged)
     if failed:

@@ -9,6 +9,7 @@ own judge on its own client, and the reward is the panel's score (judges/panel.p
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,8 +27,11 @@ class JudgeSet:
 
     def __init__(self, client: LLMClient, method: str = "tow", options: dict[str, Any] | None = None, *,
                  no_reference: bool = False, panel: PanelSpec | None = None,
-                 members: Mapping[str, LLMClient] | None = None) -> None:
+                 members: Mapping[str, LLMClient] | None = None, in_flight: int | None = None) -> None:
         self.client, self.method, self.no_reference = client, method, no_reference
+        # Why a bound: a trainer's batch arrives at once, and starting every sample together renders every prompt
+        # before the first call goes out (bench/reward_server.py: the judge idle for the first half second).
+        self._gate = asyncio.Semaphore(in_flight) if in_flight is not None else None
         self.panel, self.members = panel, dict(members or {})
         self.options = {k: v for k, v in (options or {}).items() if k != "with_reference"}
         self._judges: dict[bool, Judge] = {}
@@ -53,4 +57,7 @@ class JudgeSet:
     async def judge(self, item: Item, response: str) -> Judgment:
         """The judgment of one response; a writing-level failure is a failed judgment, a run-level one raises."""
         writing = Writing(infer_id=item.id, model=POLICY, output=response)
-        return await judge_or_fail(self.for_item(item), item, writing)
+        if self._gate is None:
+            return await judge_or_fail(self.for_item(item), item, writing)
+        async with self._gate:
+            return await judge_or_fail(self.for_item(item), item, writing)

@@ -98,10 +98,13 @@ def call_counts(client: LLMClient) -> tuple[int, int]:
     return fresh, sum(u.cached_calls for u in by_purpose.values())
 
 
-def service_state(client: LLMClient, settings: ServeSettings, items: ItemIndex) -> ServeState:
+def service_state(client: LLMClient, settings: ServeSettings, items: ItemIndex, in_flight: int | None = None
+                  ) -> ServeState:
+    """The service over `client`; `in_flight`: samples judged at once (the step layer's number for the judge; the
+    rest wait their turn inside their request), None: every admitted sample at once."""
     members = client.members if isinstance(client, PanelClients) else None
     judges = JudgeSet(client, settings.method, settings.options, no_reference=settings.no_reference,
-                      panel=settings.panel, members=members)
+                      panel=settings.panel, members=members, in_flight=in_flight)
     service = RewardService(judges, failed_reward=settings.failed_reward, max_pending=settings.max_pending,
                             deadline_s=settings.deadline_s)
     return ServeState(service, items, tree_names(judges.for_reference(not settings.no_reference)),
@@ -113,8 +116,8 @@ def service_state(client: LLMClient, settings: ServeSettings, items: ItemIndex) 
 async def open_service(settings: ServeSettings) -> AsyncIterator[tuple[ServeState, LLMClient]]:
     """The service state over a cached judge client (the embedded local model without an endpoint)."""
     items = benchmark_items(settings.data_dir)
-    async with _judge_client(settings) as client:
-        state = service_state(client, settings, items)
+    async with _judge_client(settings) as (client, in_flight):
+        state = service_state(client, settings, items, in_flight)
         try:
             yield state, client
         finally:
@@ -122,23 +125,26 @@ async def open_service(settings: ServeSettings) -> AsyncIterator[tuple[ServeStat
 
 
 @asynccontextmanager
-async def _judge_client(settings: ServeSettings) -> AsyncIterator[LLMClient]:
+async def _judge_client(settings: ServeSettings) -> AsyncIterator[tuple[LLMClient, int]]:
     """The judge's cached client for the service's lifetime (the step layer's live client; with a panel, one per
-    judge behind `PanelClients`). No preflight here: the server runs its own once it listens (/health)."""
+    judge behind `PanelClients`) and the samples it judges at once (a panel: as many as its narrowest judge takes).
+    No preflight here: the server runs its own once it listens (/health)."""
     if settings.panel is None:
-        async with _member_client(settings.endpoint, settings) as client:
-            yield client
+        async with _member_client(settings.endpoint, settings) as found:
+            yield found
         return
     async with AsyncExitStack() as stack:
-        members = {m.name: await stack.enter_async_context(_member_client(m.endpoint, settings))
-                   for m in settings.panel.judges}
-        yield PanelClients(members)  # type: ignore[misc]
+        steps = {m.name: await stack.enter_async_context(_member_client(m.endpoint, settings))
+                 for m in settings.panel.judges}
+        members = {name: client for name, (client, _) in steps.items()}
+        yield PanelClients(members), min(n for _, n in steps.values())  # type: ignore[misc]
 
 
 @asynccontextmanager
-async def _member_client(endpoint: EndpointConfig | None, settings: ServeSettings) -> AsyncIterator[LLMClient]:
+async def _member_client(endpoint: EndpointConfig | None, settings: ServeSettings
+                         ) -> AsyncIterator[tuple[LLMClient, int]]:
     execution = Execution(workspace=settings.workspace, cache_mode=settings.cache_mode)
     async with step_client(endpoint, execution, purpose="judge", run_id=settings.run_id, items=0,
                            check=False) as step:
         assert step.client is not None  # a served judge always calls a model (calls_model is the default)
-        yield step.client
+        yield step.client, step.in_flight
