@@ -16,31 +16,23 @@ from functools import cache
 from importlib import resources
 
 import jinja2
+import yaml
 
 from howtobench.data.models import Language
 from howtobench.llm.replies import finish_problem, is_truncated
 from howtobench.llm.types import ChatRequest, LLMClient, SamplingParams
 from howtobench.robustness.perturb import Perturbation, PerturbContext, Perturbed, failed
 
-# genre id -> language -> (name used in the prompt, one rule that makes the genre unmistakable)
-TRANSFER_GENRES: dict[str, dict[str, tuple[str, str]]] = {
-    "comment": {
-        "zh": ("评论", "以评论者的视角对文章涉及的人和事发表看法，观点鲜明，有评有论。"),
-        "en": ("a comment piece", "Speak as a commentator giving clear opinions on the people and events."),
-    },
-    "letter": {
-        "zh": ("书信", "有称呼、问候、正文、祝颂语和署名，以写信人的口吻写给一位具体的收信人。"),
-        "en": ("a letter", "Use a salutation, a body addressed to one recipient, a closing and a signature."),
-    },
-    "official": {
-        "zh": ("公文（通知）", "有标题、主送机关、正文和落款日期，语言庄重、简明、规范。"),
-        "en": ("an official notice", "Use a title, the addressed office, a formal body, the issuer and a date."),
-    },
-    "poem": {
-        "zh": ("诗歌", "分行分节，语言凝练，讲究意象和节奏，不要写成散文。"),
-        "en": ("a poem", "Write in lines and stanzas with concise, rhythmic language and imagery, not prose."),
-    },
-}
+
+def _load_genres() -> dict[str, dict[str, tuple[str, str]]]:
+    """genre id -> language -> (the genre's name in the prompt, its one rule), from the table beside the prompts
+    (data, kept out of the code)."""
+    text = resources.files("howtobench.robustness").joinpath("prompts/transfer_genres.yaml").read_text("utf-8")
+    return {genre: {language: (entry["name"], entry["rule"]) for language, entry in languages.items()}
+            for genre, languages in yaml.safe_load(text).items()}
+
+
+TRANSFER_GENRES: dict[str, dict[str, tuple[str, str]]] = _load_genres()
 TRANSFER_KINDS: tuple[str, ...] = tuple(f"transfer-{genre}" for genre in TRANSFER_GENRES)
 _SPLIT = "=====USER====="
 _CLOSING = {"zh": "</原文>", "en": "</source>"}
