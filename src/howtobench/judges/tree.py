@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -80,12 +80,20 @@ ReplyOrder = Literal["analysis-first", "score-first"]
 TreeReplyOrder = Literal["per-leaf", "analysis-first"]
 Aggregation = Literal["negotiated", "mean", "single"]
 TREES_DIR = Path(__file__).parent / "trees"
+SPEC_NAME = r"^[a-z][a-z0-9_]*$"
+Name = Annotated[str, Field(pattern=SPEC_NAME)]
+"""An id or template name in a spec file: lower-case words joined by underscores (it becomes a reply key)."""
 
 
-class Text(BaseModel):
-    """A text in every prompt language (HoWToBench is Chinese; English serves other benchmarks)."""
+class Spec(BaseModel):
+    """A part of a spec file (a tree, a rubric): immutable once read, and an unknown key is refused, so a misspelt
+    key is an error instead of a silently ignored line."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Text(Spec):
+    """A text in every prompt language (HoWToBench is Chinese; English serves other benchmarks)."""
 
     zh: str
     en: str
@@ -102,12 +110,10 @@ class Band(Text):
     high: int
 
 
-class Leaf(BaseModel):
+class Leaf(Spec):
     """One scored trait."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    id: Name
     label: Text
     summary: Text | None = Field(default=None, description="One line for the weight negotiator; default: label.")
     criteria: Text
@@ -169,12 +175,10 @@ class Leaf(BaseModel):
         return raw, self.score_of(raw)
 
 
-class Node(BaseModel):
+class Node(Spec):
     """A primary node (Content, Format, Impression) and how its leaves aggregate."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    id: Name
     label: Text
     aggregation: Aggregation
     tasks: tuple[Task, ...] = TASKS  # type: ignore[assignment]  # TASKS holds exactly the Task values
@@ -192,15 +196,13 @@ class Node(BaseModel):
         return self.aggregation == "negotiated" and len(self.leaves) > 1
 
 
-class Tree(BaseModel):
+class Tree(Spec):
     """A whole ToW tree: root -> nodes -> leaves; the root averages nodes weighted by their leaf counts."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
     description: str = ""
     reference_anchor: int = Field(default=6, ge=1, le=10)
-    system: str = Field(default="system", pattern=r"^[a-z][a-z0-9_]*$", description="System-prompt template name.")
+    system: str = Field(default="system", pattern=SPEC_NAME, description="System-prompt template name.")
     reply_order: TreeReplyOrder = Field(default="per-leaf", description="per-leaf: each leaf's own `reply` (the "
                                         "authors' order); analysis-first: every leaf reasons before it scores.")
     nodes: tuple[Node, ...] = Field(min_length=1)

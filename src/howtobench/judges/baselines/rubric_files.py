@@ -16,31 +16,27 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from howtobench.data.genres import OTHERS, detail_genre_for
 from howtobench.data.models import Item
 from howtobench.errors import JudgeError
-from howtobench.judges.tree import Text
+from howtobench.judges.tree import Name, Spec, Text
 
 RUBRICS_DIR = Path(__file__).resolve().parents[1] / "rubrics"
 
 
-class Criterion(BaseModel):
+class Criterion(Spec):
     """One named sub-criterion of a dimension: what the judge checks under it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     label: Text
     description: Text
 
 
-class Dimension(BaseModel):
+class Dimension(Spec):
     """One rubric dimension the judge scores 1-10, judged by its sub-criteria."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    id: Name
     label: Text
     criteria: tuple[Criterion, ...] = Field(min_length=1)
 
@@ -51,10 +47,8 @@ class Dimension(BaseModel):
                              for c in self.criteria]}
 
 
-class Rubric(BaseModel):
+class Rubric(Spec):
     """The rubric of one genre."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     genre: str
     appendix_h: str = Field(pattern=r"^H\.\d+$")
