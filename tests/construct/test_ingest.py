@@ -75,8 +75,9 @@ def test_duplicates_lengths_and_bad_rows(tmp_path: Path) -> None:
         {"text": ZH + "新", "source": ""},
     ])
     report = ingest([src], tmp_path / "b", license="unknown", limits=LIMITS)
-    assert (report.read, report.kept, report.exact_duplicates, report.near_duplicates) == (6, 2, 1, 1)
-    assert (report.too_short, report.too_long) == (1, 1)
+    dropped = report.dropped
+    assert (report.read, report.kept, dropped["exact_duplicates"], dropped["near_duplicates"]) == (6, 2, 1, 1)
+    assert (report.dropped["too_short"], report.dropped["too_long"]) == (1, 1)
     assert report.bad_rows == [f"{src}:7: not valid JSON (Expecting property name enclosed in double quotes)",
                                f"{src}:8: missing or empty string field 'source'"]
     rows = read_stage(tmp_path / "b" / INGEST, SourceText, "text_id")
@@ -90,7 +91,7 @@ def test_reingest_is_resumable(tmp_path: Path) -> None:
     ingest([src], tmp_path / "b", limits=LIMITS)
     more = _jsonl(tmp_path / "more.jsonl", [{"text": ZH, "source": "s1"}, {"text": EN, "source": "s2"}])
     report = ingest([more], tmp_path / "b", limits=LIMITS)
-    assert (report.already_present, report.kept) == (1, 1)
+    assert (report.dropped["already_present"], report.kept) == (1, 1)
     assert len(read_stage(tmp_path / "b" / INGEST, SourceText, "text_id")) == 2
 
 
@@ -103,4 +104,4 @@ def test_near_duplicates_found_among_many(tmp_path: Path) -> None:
     assert jaccard(tx.shingles(texts[57]), tx.shingles(edited)) >= 0.9
     src = _jsonl(tmp_path / "in.jsonl", [{"text": t, "source": f"s{i}"} for i, t in enumerate([*texts, edited])])
     report = ingest([src], tmp_path / "b", limits=LIMITS)
-    assert (report.kept, report.near_duplicates) == (200, 1)
+    assert (report.kept, report.dropped["near_duplicates"]) == (200, 1)

@@ -130,11 +130,12 @@ def ingest_cmd(
 
 
 def _print_ingest(report: IngestReport) -> None:
+    kept, dropped = report.by_language, report.dropped
     console.print(
-        f"read {report.read} texts, kept {report.kept} (zh {report.by_language.get('zh', 0)}, en "
-        f"{report.by_language.get('en', 0)}); dropped {report.already_present} already in the build, "
-        f"{report.exact_duplicates} exact and {report.near_duplicates} near duplicates, {report.too_short} too "
-        f"short, {report.too_long} too long, {report.empty} empty", highlight=False)
+        f"read {report.read} texts, kept {report.kept} (zh {kept['zh']}, en {kept['en']}); dropped "
+        f"{dropped['already_present']} already in the build, {dropped['exact_duplicates']} exact and "
+        f"{dropped['near_duplicates']} near duplicates, {dropped['too_short']} too short, {dropped['too_long']} too "
+        f"long, {dropped['empty']} empty", highlight=False)
     if report.bad_rows:
         console.print(f"[yellow]skipped {len(report.bad_rows)} bad input rows:[/]")
         for line in report.bad_rows[:20]:

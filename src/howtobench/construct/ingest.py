@@ -15,6 +15,7 @@ Re-running ingest adds new texts to an existing build directory and skips known 
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -48,20 +49,20 @@ class RawText:
     origin: str  # "file:line" or a path, for messages
 
 
+DropReason = Literal["already_present", "exact_duplicates", "near_duplicates", "too_short", "too_long", "empty"]
+"""Why a text is not kept: already in the build, a duplicate (exact, near), too short or long, or empty."""
+
+
 @dataclass
 class IngestReport:
-    """What ingest did, for the CLI summary; `bad_rows` are "file:line: reason" strings."""
+    """What ingest did, for the CLI summary: texts read and kept, the dropped ones counted by `DropReason`,
+    kept ones by language; `bad_rows` are "file:line: reason" strings."""
 
     read: int = 0
     kept: int = 0
-    already_present: int = 0
-    exact_duplicates: int = 0
-    near_duplicates: int = 0
-    too_short: int = 0
-    too_long: int = 0
-    empty: int = 0
+    dropped: Counter[DropReason] = field(default_factory=Counter)
+    by_language: Counter[str] = field(default_factory=Counter)
     bad_rows: list[str] = field(default_factory=list)
-    by_language: dict[str, int] = field(default_factory=dict)
 
 
 def read_folder(folder: Path, license: str, source: str | None = None) -> list[RawText]:
@@ -205,7 +206,7 @@ def ingest(
             kept.append(admitted)
             dedup.add(admitted.text_id, admitted.text)
             report.kept += 1
-            report.by_language[admitted.language] = report.by_language.get(admitted.language, 0) + 1
+            report.by_language[admitted.language] += 1
     write_rows(out_path, kept)
     return report
 
@@ -213,27 +214,30 @@ def ingest(
 def _admit(
     raw: RawText, dedup: _Deduper, limits: IngestLimits, language: Literal["auto", "zh", "en"], report: IngestReport
 ) -> SourceText | None:
-    """The ingest row for one raw text, or None (and a counted reason) when it is dropped."""
+    """The ingest row for one raw text, or None (and its reason counted) when it is dropped."""
     body = tx.canonical(raw.text)
-    if not body:
-        report.empty += 1
-        return None
     chars = tx.count_chars(body)
-    if chars < limits.min_chars:
-        report.too_short += 1
-        return None
-    if chars > limits.max_chars:
-        report.too_long += 1
-        return None
     tid = tx.text_id(body)
-    if tid in dedup.preexisting:
-        report.already_present += 1
-        return None
-    if tid in dedup.ids:
-        report.exact_duplicates += 1
-        return None
-    if dedup.near(body):
-        report.near_duplicates += 1
+    reason = _drop_reason(body, chars, tid, dedup, limits)
+    if reason is not None:
+        report.dropped[reason] += 1
         return None
     lang: Language = tx.detect_language(body) if language == "auto" else language
     return SourceText(text_id=tid, text=body, source=raw.source, license=raw.license, language=lang, chars=chars)
+
+
+def _drop_reason(body: str, chars: int, tid: str, dedup: _Deduper, limits: IngestLimits) -> DropReason | None:
+    """Why the canonical text `body` is not kept, checked in this order; None: it is kept."""
+    if not body:
+        return "empty"
+    if chars < limits.min_chars:
+        return "too_short"
+    if chars > limits.max_chars:
+        return "too_long"
+    if tid in dedup.preexisting:
+        return "already_present"
+    if tid in dedup.ids:
+        return "exact_duplicates"
+    if dedup.near(body):
+        return "near_duplicates"
+    return None

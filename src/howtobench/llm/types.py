@@ -58,15 +58,7 @@ class Usage(BaseModel):
     unpriced_calls: int = 0  # completions of a model without a price: their cost is unknown, not part of cost_usd
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            calls=self.calls + other.calls,
-            cached_calls=self.cached_calls + other.cached_calls,
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-            cached_tokens=self.cached_tokens + other.cached_tokens,
-            cost_usd=self.cost_usd + other.cost_usd,
-            unpriced_calls=self.unpriced_calls + other.unpriced_calls,
-        )
+        return Usage(**{name: getattr(self, name) + getattr(other, name) for name in Usage.model_fields})
 
     def cost_text(self) -> str:
         """Dollars for display: "unknown" when any call had no price (never a misleading $0)."""
