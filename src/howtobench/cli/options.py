@@ -185,71 +185,43 @@ EmptyOpt = Annotated[EmptyConvention, typer.Option("--empty", help=EMPTY_HELP)]
 # same name with underscores (base_url, model, judge_model, judge_concurrency, ...); a flag overrides the file.
 # With neither a base URL nor a model configured, commands use the embedded local model.
 
-BaseUrlOpt = Annotated[
-    list[str] | None,
-    typer.Option("--base-url", rich_help_panel=WRITER, help="OpenAI-compatible base URL of the model under test, e.g. "
-                 "http://localhost:8000/v1. Repeat it to spread calls over several servers of the same model."),
-]
-ModelOpt = Annotated[str | None, typer.Option("--model", rich_help_panel=WRITER,
-                                              help="Model name of the model under test, as the "
-                                                 "server knows it.")]
-ApiKeyEnvOpt = Annotated[
-    str | None,
-    typer.Option("--api-key-env", rich_help_panel=WRITER,
-                 help="NAME of the environment variable holding the API key (the key itself is "
-                 "never passed on the command line, stored or logged). Omit for servers without a key."),
-]
-ConcurrencyOpt = Annotated[
-    int | None,
-    typer.Option("--concurrency", rich_help_panel=WRITER,
-                 min=1, help="Requests in flight at once per base URL of the model under test "
-                 "(default 8)."),
-]
-RpmOpt = Annotated[
-    int | None,
-    typer.Option("--rpm", rich_help_panel=WRITER,
-                 min=1, help="At most this many requests per minute to the model under test (default: "
-                 "no limit)."),
-]
-TimeoutOpt = Annotated[
-    float | None,
-    typer.Option("--timeout", rich_help_panel=WRITER, min=0.001, max=MAX_TIMEOUT_S,
-                 help="Seconds one HTTP attempt may take before it is retried "
-                 "(default 300)."),
-]
-JudgeBaseUrlOpt = Annotated[
-    list[str] | None,
-    typer.Option("--judge-base-url", rich_help_panel=JUDGE,
-                 help="OpenAI-compatible base URL of the judge model; repeatable."),
-]
-JudgeModelOpt = Annotated[str | None, typer.Option("--judge-model", rich_help_panel=JUDGE,
-                                                   help="Model name of the judge.")]
-JudgeApiKeyEnvOpt = Annotated[
-    str | None,
-    typer.Option("--judge-api-key-env", rich_help_panel=JUDGE,
-                 help="NAME of the environment variable holding the judge's API key."),
-]
-JudgeConcurrencyOpt = Annotated[
-    int | None,
-    typer.Option("--judge-concurrency", rich_help_panel=JUDGE,
-                 min=1, help="Judge requests in flight at once per judge base URL "
-                 "(default 8)."),
-]
-JudgeRpmOpt = Annotated[
-    int | None, typer.Option("--judge-rpm", rich_help_panel=JUDGE,
-                             min=1, help="At most this many judge requests per minute.")
-]
-JudgeTimeoutOpt = Annotated[
-    float | None,
-    typer.Option("--judge-timeout", rich_help_panel=JUDGE, min=0.001, max=MAX_TIMEOUT_S,
-                 help="Seconds one judge HTTP attempt may take (default 300)."),
-]
-NoCacheOpt = Annotated[
-    bool,
-    typer.Option("--no-cache", rich_help_panel=FILES,
-                 help="Call the model even when the workspace cache holds the answer (calls are "
-                 "still logged)."),
-]
+_ENDPOINT_HELP = {
+    "base-url": "OpenAI-compatible base URL of {whom}, e.g. http://localhost:8000/v1. Repeat it to spread calls "
+                "over several servers of the same model.",
+    "model": "Model name of {whom}, as the server knows it.",
+    "api-key-env": "NAME of the environment variable holding the API key of {whom} (the key itself is never passed "
+                   "on the command line, stored or logged). Omit for servers without a key.",
+    "concurrency": "Requests in flight at once per base URL of {whom} (default 8).",
+    "rpm": "At most this many requests per minute to {whom} (default: no limit).",
+    "timeout": "Seconds one HTTP attempt to {whom} may take before it is retried (default 300).",
+}
+_LIMITS: dict[str, dict[str, Any]] = {"concurrency": {"min": 1}, "rpm": {"min": 1},
+                                      "timeout": {"min": 0.001, "max": MAX_TIMEOUT_S}}
+
+
+def _endpoint_option(judge: bool, name: str) -> Any:
+    """The flag `name` of an endpoint: the model under test's (--NAME) or the judge's (--judge-NAME) are the same
+    option with the same limits, each explained for its endpoint and shown in its own --help section."""
+    flag, panel, whom = (f"--judge-{name}", JUDGE, "the judge") if judge else (f"--{name}", WRITER,
+                                                                                 "the model under test")
+    return typer.Option(flag, rich_help_panel=panel, help=_ENDPOINT_HELP[name].format(whom=whom),
+                        **_LIMITS.get(name, {}))
+
+
+BaseUrlOpt = Annotated[list[str] | None, _endpoint_option(False, "base-url")]
+JudgeBaseUrlOpt = Annotated[list[str] | None, _endpoint_option(True, "base-url")]
+ModelOpt = Annotated[str | None, _endpoint_option(False, "model")]
+JudgeModelOpt = Annotated[str | None, _endpoint_option(True, "model")]
+ApiKeyEnvOpt = Annotated[str | None, _endpoint_option(False, "api-key-env")]
+JudgeApiKeyEnvOpt = Annotated[str | None, _endpoint_option(True, "api-key-env")]
+ConcurrencyOpt = Annotated[int | None, _endpoint_option(False, "concurrency")]
+JudgeConcurrencyOpt = Annotated[int | None, _endpoint_option(True, "concurrency")]
+RpmOpt = Annotated[int | None, _endpoint_option(False, "rpm")]
+JudgeRpmOpt = Annotated[int | None, _endpoint_option(True, "rpm")]
+TimeoutOpt = Annotated[float | None, _endpoint_option(False, "timeout")]
+JudgeTimeoutOpt = Annotated[float | None, _endpoint_option(True, "timeout")]
+NoCacheOpt = Annotated[bool, typer.Option("--no-cache", rich_help_panel=FILES, help="Call the model even when the "
+                                           "workspace cache holds the answer (calls are still logged).")]
 ReplayOpt = Annotated[
     bool,
     typer.Option("--replay", rich_help_panel=FILES,
@@ -257,12 +229,8 @@ ReplayOpt = Annotated[
                  "error at the first call that is not cached. Give the same endpoint flags as the run that filled "
                  "the cache (its model names are part of every cache key); no key is read and nothing is sent."),
 ]
-DryRunOpt = Annotated[
-    bool,
-    typer.Option("--dry-run", rich_help_panel=MONEY,
-                 help="Estimate calls, tokens and cost (from the price table) and exit without "
-                 "calling any model."),
-]
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", rich_help_panel=MONEY, help="Estimate calls, tokens and cost "
+                                         "(from the price table) and exit without calling any model.")]
 PricesOpt = Annotated[
     Path | None,
     typer.Option("--prices", rich_help_panel=MONEY,
@@ -576,12 +544,11 @@ def preflight_plan(flags: ModelFlags, *, batch: bool = False, **endpoints: Endpo
     return endpoints
 
 
-BatchOpt = Annotated[bool, typer.Option(
-    "--batch", rich_help_panel=MONEY,
-        help="Send the model calls through the endpoint's batch API (/files and /batches, as OpenAI's): "
-    "half the price at OpenAI, answers within the batch window (up to 24 h). Pending calls go out as one batch "
-    "file, follow-up batches carry re-asks and retries; each batch id is kept in the workspace, so a killed run "
-    "picks its batch up again instead of paying twice. Results land in the call cache like any call's.")]
+BatchOpt = Annotated[bool, typer.Option("--batch", rich_help_panel=MONEY, help="Send the model calls through the "
+                                        "endpoint's batch API (/files and /batches, as OpenAI's: half the price, "
+                                        "answered within 24 h; re-asks and retries follow in later batches). Each "
+                                        "batch id is kept in the workspace, so a killed run picks its batch up again "
+                                        "instead of paying twice (docs/batch.md).")]
 BatchPollOpt = Annotated[float, typer.Option(
     "--batch-poll", rich_help_panel=MONEY, min=0.01, help="Seconds between status checks of a running batch.")]
 
