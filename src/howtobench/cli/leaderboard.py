@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -10,13 +11,14 @@ import typer
 
 from howtobench.cli.length_options import LengthControlOpt, WritingsOpt, length_sources
 from howtobench.cli.options import EmptyOpt, FormatOpt, NoProgressOpt
+from howtobench.cli.params import bundled
 from howtobench.config import optional_data_dir
 from howtobench.data.loader import load_items
 from howtobench.data.models import Item
 from howtobench.judges.base import Judgment
 from howtobench.outputs import output_file, write_text_atomic
 from howtobench.progress import step
-from howtobench.report.leaderboard import build_leaderboard, load_judgments
+from howtobench.report.leaderboard import Leaderboard, build_leaderboard, load_judgments
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import board_document
 from howtobench.report.tables import render, show
@@ -87,25 +89,51 @@ BaselineOpt = Annotated[
 OutputOpt = Annotated[Path | None, typer.Option("-o", "--out", help="Write to this file instead of the terminal.")]
 
 
-def leaderboard(
-    results: ResultsArg,
-    by: ByOpt = By.both,
-    nodes: NodesOpt = False,
-    fmt: FormatOpt = "table",
-    paper: PaperOpt = False,
-    seed: SeedOpt = 0,
-    bootstrap: BootstrapOpt = 1000,
-    data: LbDataOpt = None,
-    title: TitleOpt = "Leaderboard",
-    order: OrderOpt = Order.means,
-    empty: EmptyOpt = "exclude",
-    length_control: LengthControlOpt = False,
-    writings: WritingsOpt = None,
-    compare: CompareOpt = None,
-    baseline: BaselineOpt = None,
-    output: OutputOpt = None,
-    no_progress: NoProgressOpt = False,
-) -> None:
+@dataclass(frozen=True)
+class Board:
+    """What `leaderboard` tabulates and where it goes, as its flags give it (each field is its flag)."""
+
+    by: ByOpt = By.both
+    nodes: NodesOpt = False
+    fmt: FormatOpt = "table"
+    paper: PaperOpt = False
+    seed: SeedOpt = 0
+    bootstrap: BootstrapOpt = 1000
+    data: LbDataOpt = None
+    title: TitleOpt = "Leaderboard"
+    order: OrderOpt = Order.means
+    empty: EmptyOpt = "exclude"
+    length_control: LengthControlOpt = False
+    writings: WritingsOpt = None
+    compare: CompareOpt = None
+    baseline: BaselineOpt = None
+    output: OutputOpt = None
+    no_progress: NoProgressOpt = False
+
+    def build(self, judgments: list[Judgment]) -> Leaderboard:
+        """The leaderboard of `judgments` these flags ask for."""
+        lengths = length_sources(judgments, self.data, self.writings) if self.length_control else None
+        return build_leaderboard(
+            judgments, by=self.by.value, nodes=self.nodes, seed=self.seed, n_boot=self.bootstrap,
+            items=_items_for(self.data, judgments), paper=paper_table4() if self.paper else None, title=self.title,
+            order=self.order.value, empty=self.empty, length_controlled=self.length_control, lengths=lengths,
+            compare=self.compare, baseline=self.baseline)
+
+    def publish(self, board: Leaderboard) -> None:
+        """Print the leaderboard in --format, or write it to --out."""
+        doc = board_document(board)
+        if self.output:
+            write_text_atomic(output_file(self.output), render(doc, self.fmt))
+        else:
+            show(doc, self.fmt)
+
+
+DEFAULT_BOARD = Board()
+"""The default of `leaderboard`'s `board` parameter (what the flags' defaults make)."""
+
+
+@bundled("board", Board)
+def leaderboard(results: ResultsArg, board: Board = DEFAULT_BOARD) -> None:
     """Rows Completion / Guide / Open, each genre and All; columns the models ordered by All (see --order).
 
     Cells are mean root scores with seeded bootstrap 95% intervals (items resampled); failed judgments are
@@ -115,29 +143,9 @@ def leaderboard(
     opposite of the order is flagged. --compare A B and --baseline X add the paired differences asked for. The
     table ends with one line per model: All with its interval and n, the judge, the rank, and its comparison.
     """
-    with step(f"reading judgments, bootstrapping {bootstrap} replicates per cell", not no_progress):
-        judgments = load_judgments(results)
-        board = build_leaderboard(
-            judgments,
-            by=by.value,
-            nodes=nodes,
-            seed=seed,
-            n_boot=bootstrap,
-            items=_items_for(data, judgments),
-            paper=paper_table4() if paper else None,
-            title=title,
-            order=order.value,
-            empty=empty,
-            length_controlled=length_control,
-            lengths=length_sources(judgments, data, writings) if length_control else None,
-            compare=compare,
-            baseline=baseline,
-        )
-    doc = board_document(board)
-    if output:
-        write_text_atomic(output_file(output), render(doc, fmt))
-    else:
-        show(doc, fmt)
+    with step(f"reading judgments, bootstrapping {board.bootstrap} replicates per cell", not board.no_progress):
+        result = board.build(load_judgments(results))
+    board.publish(result)
 
 
 def register(app: typer.Typer) -> None:

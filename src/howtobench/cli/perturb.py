@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -11,6 +12,7 @@ from rich.console import Console
 from howtobench.cli.options import (
     DataOpt,
     DryRunOpt,
+    ModelFlags,
     NoProgressOpt,
     PricesOpt,
     model_flags,
@@ -59,19 +61,31 @@ OutOpt = Annotated[
 ]
 
 
+@dataclass(frozen=True)
+class Perturbing:
+    """How `perturb` runs, as its flags give it (each field is its flag): the base seed, the benchmark, the
+    estimate alone (--dry-run, --prices) and the bar."""
+
+    seed: SeedOpt = 0
+    data: DataOpt = None
+    dry_run: DryRunOpt = False
+    prices: PricesOpt = None
+    no_progress: NoProgressOpt = False
+
+    def execution(self, flags: ModelFlags) -> Execution:
+        """How the transfer calls are answered: the workspace's cache, priced by --prices."""
+        return Execution(workspace=flags.workspace, cache_mode=flags.cache_mode, prices=self.prices,
+                         progress=not self.no_progress)
+
+
+SEEDED = Perturbing()
+"""The default of `perturb`'s `job` parameter (what the flags' defaults make)."""
+
+
 @flags(WRITER_ENDPOINT, CALL_FILES, after="data")
 @bundled("money", Money, MONEY_FLAGS)
-def perturb(
-    source: InputArg,
-    kind: KindOpt,
-    output: OutOpt,
-    seed: SeedOpt = 0,
-    data: DataOpt = None,
-    dry_run: DryRunOpt = False,
-    prices: PricesOpt = None,
-    money: Money = ASK,
-    no_progress: NoProgressOpt = False,
-) -> None:
+@bundled("job", Perturbing)
+def perturb(source: InputArg, kind: KindOpt, output: OutOpt, job: Perturbing = SEEDED, money: Money = ASK) -> None:
     """Perturb every writing of INPUT with one kind and write them in the release layout.
 
     Each output row keeps `infer_id` and `output`, renames `model` to `<model>+<kind>` (so a judge, the resume key
@@ -91,26 +105,24 @@ def perturb(
     kind and seed; failed ones are tried again). With an endpoint, the estimate is shown before the first call.
     """
     flags = model_flags()
-    data_root = resolve_data_dir(data)
+    data_root = resolve_data_dir(job.data)
+    transfers = kind in TRANSFER_KINDS
 
     def plan() -> list[Estimate]:
-        return [run_async(plan_perturb(source, kind, seed, data_root=data_root, endpoint=flags.writer,
-                                         prices=prices, out=output))]
+        return [run_async(plan_perturb(source, kind, job.seed, data_root=data_root, endpoint=flags.writer,
+                                         prices=job.prices, out=output))]
 
-    pays = kind in TRANSFER_KINDS and flags.writer is not None and flags.cache_mode != "replay"
+    pays = transfers and flags.writer is not None and flags.cache_mode != "replay"
     in_flight = {"writer": flags.writer.capacity if flags.writer else 1}
-    checked = preflight_plan(flags, writer=flags.writer) if kind in TRANSFER_KINDS else {}
-    if not estimate_first("perturb", plan, in_flight, money, dry_run=dry_run,
-                          pays=pays, preflight=checked, prices=prices):
+    checked = preflight_plan(flags, writer=flags.writer) if transfers else {}
+    if not estimate_first("perturb", plan, in_flight, money, dry_run=job.dry_run,
+                          pays=pays, preflight=checked, prices=job.prices):
         return
-    if kind in TRANSFER_KINDS:
+    if transfers:
         run_preflight(flags, writer=flags.writer)
     with spending_limit(money.max_cost):
-        summary = run_async(
-            perturb_file(source, kind, seed, output, data_root=data_root, endpoint=flags.writer,
-                         execution=Execution(workspace=flags.workspace, cache_mode=flags.cache_mode, prices=prices,
-                                             progress=not no_progress))
-        )
+        summary = run_async(perturb_file(source, kind, job.seed, output, data_root=data_root, endpoint=flags.writer,
+                                         execution=job.execution(flags)))
     console = Console(stderr=True)
     for line in summary.skipped_rows:
         console.print(f"[yellow]{line}[/]", highlight=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -10,6 +11,7 @@ from rich.console import Console
 
 from howtobench.cli.length_options import LengthControlOpt
 from howtobench.cli.options import EMPTY_HELP
+from howtobench.cli.params import bundled
 from howtobench.config import resolve_data_dir
 from howtobench.judges.base import EmptyConvention
 from howtobench.report.html import ReportOptions, default_report_path, write_report
@@ -79,19 +81,36 @@ ReportEmptyOpt = Annotated[
 ]
 
 
-def report(
-    sources: SourcesArg,
-    output: OutOpt = None,
-    data: ReportDataOpt = None,
-    writings: WritingsOpt = None,
-    seed: SeedOpt = None,
-    bootstrap: BootstrapOpt = None,
-    paper: PaperOpt = None,
-    explorer: ExplorerOpt = DEFAULT_LIMIT,
-    title: TitleOpt = None,
-    empty: ReportEmptyOpt = None,
-    length_control: LengthControlOpt = False,
-) -> None:
+@dataclass(frozen=True)
+class Page:
+    """Where `report` writes its page and what the page shows, as its flags give it (each field is its flag; None:
+    as the run directory recorded it, else the default its help names)."""
+
+    output: OutOpt = None
+    data: ReportDataOpt = None
+    writings: WritingsOpt = None
+    seed: SeedOpt = None
+    bootstrap: BootstrapOpt = None
+    paper: PaperOpt = None
+    explorer: ExplorerOpt = DEFAULT_LIMIT
+    title: TitleOpt = None
+    empty: ReportEmptyOpt = None
+    length_control: LengthControlOpt = False
+
+    def options(self) -> ReportOptions:
+        """The report's options (the data folder resolved when --data is given)."""
+        return ReportOptions(
+            data_dir=resolve_data_dir(self.data) if self.data is not None else None, seed=self.seed,
+            n_boot=self.bootstrap, paper=self.paper, explorer_limit=self.explorer, title=self.title,
+            empty=self.empty, length_control=self.length_control, writings=tuple(self.writings or ()))
+
+
+AS_RECORDED = Page()
+"""The default of `report`'s `page` parameter (what the flags' defaults make)."""
+
+
+@bundled("page", Page)
+def report(sources: SourcesArg, page: Page = AS_RECORDED) -> None:
     """Write one self-contained HTML page of judgment files or a run directory.
 
     It shows the leaderboard with 95% intervals and failure counts (empty
@@ -104,18 +123,7 @@ def report(
     network and calls no model. Given a run directory, the page is written
     into it (RUN_DIR/report.html) unless -o says otherwise; the path is printed.
     """
-    options = ReportOptions(
-        data_dir=resolve_data_dir(data) if data is not None else None,
-        seed=seed,
-        n_boot=bootstrap,
-        paper=paper,
-        explorer_limit=explorer,
-        title=title,
-        empty=empty,
-        length_control=length_control,
-        writings=tuple(writings or ()),
-    )
-    path = write_report(sources, output or default_report_path(sources), options)
+    path = write_report(sources, page.output or default_report_path(sources), page.options())
     size = path.stat().st_size
     Console(soft_wrap=True).print(f"wrote {path} ({size / 1024:,.0f} KiB)", highlight=False)  # a path unbroken
 
