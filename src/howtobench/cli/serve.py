@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Annotated
 
 import typer
@@ -11,6 +11,7 @@ from rich.console import Console
 
 from howtobench.config import resolve_data_dir
 from howtobench.event_loop import run as run_async
+from howtobench.judges.panel import PanelSpec
 from howtobench.serve.server import DEFAULT_HOST, DEFAULT_PORT
 from howtobench.serve.server import serve as serve_forever
 from howtobench.serve.service import DEFAULT_DEADLINE_S, DEFAULT_MAX_PENDING, GROUP_MEAN, FailedReward
@@ -21,7 +22,7 @@ from .judge_flags import AS_JUDGED, Judging
 from .judge_panel import PanelOpt, panel_spec
 from .options import (
     DataOpt,
-    JudgeMaxTokensOpt,
+    ModelFlags,
     model_flags,
 )
 from .params import CALL_FILES, JUDGE_ENDPOINT, bundled, flags, group_of
@@ -61,20 +62,38 @@ DeadlineOpt = Annotated[float, typer.Option(
     "default stays under OpenRLHF's 180 s client timeout.")]
 
 
+@dataclass(frozen=True)
+class Server:
+    """Where `serve` listens and how it answers, as its flags give it (each field is its flag)."""
+
+    host: HostOpt = DEFAULT_HOST
+    port: PortOpt = DEFAULT_PORT
+    failed_reward: FailedRewardOpt = None
+    max_pending: MaxPendingOpt = DEFAULT_MAX_PENDING
+    deadline: DeadlineOpt = DEFAULT_DEADLINE_S
+    data: DataOpt = None
+
+    def settings(self, flags: ModelFlags, method: str, judging: Judging, panel: PanelSpec | None) -> ServeSettings:
+        """The server's settings: these flags, the judge endpoint and files (`flags`), the judge's options."""
+        data_dir = resolve_data_dir(self.data) if self.data else None
+        return ServeSettings(
+            endpoint=flags.judge, workspace=flags.workspace, data_dir=data_dir, method=method,
+            no_reference=judging.no_reference, failed_reward=self.failed_reward, max_pending=self.max_pending,
+            deadline_s=self.deadline, cache_mode=flags.cache_mode,
+            # with or without the reference is the request's label, not an option of the judges (ServeSettings)
+            options=replace(judging, no_reference=False).options(method), preflight=flags.preflight, panel=panel)
+
+
+LOOPBACK = Server()
+"""The default of `serve`'s `server` parameter (what the flags' defaults make)."""
+
+
 @flags(JUDGE_ENDPOINT, CALL_FILES, after="judge_max_tokens")
-@bundled("judging", Judging, group_of(Judging, "tree", "no_reference", "renormalize", "prompt_language"))
-def serve(
-    host: HostOpt = DEFAULT_HOST,
-    port: PortOpt = DEFAULT_PORT,
-    method: MethodOpt = "tow",
-    judging: Judging = AS_JUDGED,
-    failed_reward: FailedRewardOpt = None,
-    max_pending: MaxPendingOpt = DEFAULT_MAX_PENDING,
-    deadline: DeadlineOpt = DEFAULT_DEADLINE_S,
-    data: DataOpt = None,
-    judge_max_tokens: JudgeMaxTokensOpt = None,
-    panel: PanelOpt = None,
-) -> None:
+@bundled("server", Server)
+@bundled("judging", Judging, group_of(Judging, "tree", "no_reference", "renormalize", "prompt_language",
+                                      "judge_max_tokens"))
+def serve(server: Server = LOOPBACK, method: MethodOpt = "tow", judging: Judging = AS_JUDGED,
+          panel: PanelOpt = None) -> None:
     """Serve rewards over HTTP: POST /get_reward (OpenRLHF's remote reward contract), POST /v1/score (every node,
     leaf and reason), GET /health, GET /metrics (Prometheus).
 
@@ -84,16 +103,8 @@ def serve(
     server answers what it judged before without calling the judge. See docs/rl.md for the trainer recipes.
     """
     flags = model_flags()
-    settings = ServeSettings(
-        endpoint=flags.judge, workspace=flags.workspace, data_dir=resolve_data_dir(data) if data else None,
-        method=method, no_reference=judging.no_reference, failed_reward=failed_reward, max_pending=max_pending,
-        deadline_s=deadline, cache_mode=flags.cache_mode,
-        # with or without the reference is the request's label, not an option of the judges (ServeSettings)
-        options=replace(judging, no_reference=False, judge_max_tokens=judge_max_tokens).options(method),
-        preflight=flags.preflight,
-        panel=panel_spec(panel, method, flags.judge),
-    )
-    run_async(serve_forever(settings, host, port, say=lambda line: console.print(
+    settings = server.settings(flags, method, judging, panel_spec(panel, method, flags.judge))
+    run_async(serve_forever(settings, server.host, server.port, say=lambda line: console.print(
         line, highlight=False, markup=False, soft_wrap=True), announce=lambda url: print(url, flush=True)))
 
 
