@@ -43,34 +43,28 @@ def parse_failed_reward(value: str | None) -> FailedReward:
     return number
 
 
-HostOpt = Annotated[str, typer.Option("--host", help="Address to listen on. Anything but loopback is announced "
-                                      "with a warning: the server has no authentication.")]
-PortOpt = Annotated[int, typer.Option("--port", min=0, max=65535, help="Port; 0 picks a free one (the URL is "
-                                      "printed on its own line).")]
-FailedRewardOpt = Annotated[str | None, typer.Option(
-    "--failed-reward", callback=parse_failed_reward,
-    help="For trainers that cannot take a null reward (OpenRLHF and verl build tensors of the rewards): what a "
-    "failed sample gets instead. group-mean: the mean of the judged rewards of its group (the samples of its "
-    "instruction in flight with it), so its advantage is zero and no signal is made up; a number: that number. "
-    "Every answer says which samples were substituted and why. Default: null with the reason.")]
-MaxPendingOpt = Annotated[int, typer.Option(
-    "--max-pending", min=1, help="Samples being judged at once, over all requests; a request that would pass it "
-    "is answered 429 with Retry-After (OpenRLHF's client retries).")]
-DeadlineOpt = Annotated[float, typer.Option(
-    "--deadline", min=0.001, help="Seconds a request waits for its samples; a sample not judged by then gets null "
-    "with the reason (its judgment goes on into the cache, so a re-sent request is answered from there). The "
-    "default stays under OpenRLHF's 180 s client timeout.")]
-
-
 @dataclass(frozen=True)
 class Server:
-    """Where `serve` listens and how it answers, as its flags give it (each field is its flag)."""
+    """Where `serve` listens and how it answers, as its flags give it (each field is its flag, declared here
+    and nowhere else)."""
 
-    host: HostOpt = DEFAULT_HOST
-    port: PortOpt = DEFAULT_PORT
-    failed_reward: FailedRewardOpt = None
-    max_pending: MaxPendingOpt = DEFAULT_MAX_PENDING
-    deadline: DeadlineOpt = DEFAULT_DEADLINE_S
+    host: Annotated[str, typer.Option("--host", help="Address to listen on. Anything but loopback is announced "
+                                      "with a warning: the server has no authentication.")] = DEFAULT_HOST
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port; 0 picks a free one (the URL is "
+                                      "printed on its own line).")] = DEFAULT_PORT
+    failed_reward: Annotated[str | None, typer.Option(
+        "--failed-reward", callback=parse_failed_reward,
+        help="For trainers that cannot take a null reward (OpenRLHF and verl build tensors of the rewards): what a "
+        "failed sample gets instead. group-mean: the mean of the judged rewards of its group (the samples of its "
+        "instruction in flight with it), so its advantage is zero and no signal is made up; a number: that number. "
+        "Every answer says which samples were substituted and why. Default: null with the reason.")] = None
+    max_pending: Annotated[int, typer.Option(
+        "--max-pending", min=1, help="Samples being judged at once, over all requests; a request that would pass it "
+        "is answered 429 with Retry-After (OpenRLHF's client retries).")] = DEFAULT_MAX_PENDING
+    deadline: Annotated[float, typer.Option(
+        "--deadline", min=0.001, help="Seconds a request waits for its samples; a sample not judged by then gets "
+        "null with the reason (its judgment goes on into the cache, so a re-sent request is answered from there). "
+        "The default stays under OpenRLHF's 180 s client timeout.")] = DEFAULT_DEADLINE_S
     data: DataOpt = None
 
     def settings(self, flags: ModelFlags, method: str, judging: Judging, panel: PanelSpec | None) -> ServeSettings:
