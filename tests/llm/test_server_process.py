@@ -140,3 +140,13 @@ async def test_an_error_unrelated_to_a_living_server_passes_through(tmp_path: Pa
             async with stop_when_it_dies(server):
                 raise LLMError("not about the server")
         proc.kill()
+
+
+def test_imports_where_the_signal_module_has_no_sigkill() -> None:
+    """Windows' signal module has no SIGKILL: importing the launcher there must not fail (it is imported by every
+    command that may use the local model)."""
+    code = ("import signal\ndel signal.SIGKILL\nimport howtobench.llm.server_process as sp\n"
+            "print(sorted(sp._SIGNAL_HINTS))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['SIGABRT', 'SIGKILL', 'SIGSEGV']"

@@ -30,8 +30,9 @@ from howtobench.http import new_session
 
 WATCH_EVERY_S = 0.1  # how often the watcher looks at the process (a waitpid(WNOHANG) each time)
 TAIL_LINES = 15
-_SIGNAL_HINTS = {signal.SIGSEGV: "a crash inside llama.cpp", signal.SIGKILL: "killed: out of memory, or by hand",
-                 signal.SIGABRT: "llama.cpp aborted"}
+_SIGNAL_HINTS = {"SIGSEGV": "a crash inside llama.cpp", "SIGKILL": "killed: out of memory, or by hand",
+                 "SIGABRT": "llama.cpp aborted"}
+"""By signal name: Windows' signal module has no SIGKILL, and importing this module must not fail there."""
 
 
 def _die_with_parent() -> None:
@@ -77,7 +78,7 @@ class ServerProcess:
         if code < 0:
             with contextlib.suppress(ValueError):
                 sig = signal.Signals(-code)
-                hint = _SIGNAL_HINTS.get(sig)
+                hint = _SIGNAL_HINTS.get(sig.name)
                 return f"was killed by signal {sig.name}" + (f" ({hint})" if hint else "")
             return f"was killed by signal {-code}"
         return f"exited with code {code}"
