@@ -129,7 +129,7 @@ def test_judge_dry_run_needs_no_out_and_takes_ids(tmp_path: Path, bench_root: Pa
 
 def test_data_stats_and_llm_usage_take_format(bench_root: Path, tmp_path: Path) -> None:
     stats = CliRunner().invoke(app, ["data", "stats", "--data", str(bench_root), "--format", "json"])
-    assert stats.exit_code == 0 and json.loads(stats.output)["tasks"]["guide"]["instructions"] == 456
+    assert stats.exit_code == 0 and json.loads(stats.stdout)["tasks"]["guide"]["instructions"] == 456
     markdown = CliRunner().invoke(app, ["data", "stats", "--data", str(bench_root), "--format", "markdown"])
     assert "| guide | 456 |" in markdown.output
 

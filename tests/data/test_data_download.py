@@ -207,7 +207,7 @@ def test_data_stats_prints_the_commit_and_the_hashes_it_verified(bench_root: Pat
     data_cli.register(app)
     result = CliRunner().invoke(app, ["data", "stats", "--data", str(bench_root), "--format", "json"])
     assert result.exit_code == 0, result.output
-    release = json.loads(result.output)["release"]
+    release = json.loads(result.stdout)["release"]
     assert release["commit"] == RELEASE_COMMIT and release["pinned"] is True
     assert release["sha256"] == pinned_release().sha256 and release["mismatched"] == release["missing"] == []
     shown = CliRunner().invoke(app, ["data", "stats", "--data", str(bench_root)], env={"COLUMNS": "200"})

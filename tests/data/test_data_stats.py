@@ -27,7 +27,7 @@ def make_app() -> typer.Typer:
 def test_acceptance_release_json(bench_root: Path) -> None:
     result = CliRunner().invoke(make_app(), ["data", "stats", "--data", str(bench_root), "--format", "json"])
     assert result.exit_code == 0, result.output
-    stats = json.loads(result.output)
+    stats = json.loads(result.stdout)
     expected = {"completion": 379, "guide": 456, "open": 467}
     assert {t: stats["tasks"][t]["instructions"] for t in expected} == expected
     assert stats["tasks"]["all"]["instructions"] == 1302
@@ -100,8 +100,9 @@ def test_skipped_rows_are_reported(tmp_path: Path) -> None:
     path = _small_bench(tmp_path)
     result = CliRunner().invoke(make_app(), ["data", "stats", "--data", str(tmp_path), "--format", "json"])
     assert result.exit_code == 0, result.output
-    stats = json.loads(result.output)
+    stats = json.loads(result.stdout)  # stdout is the record; the notes for a person go to stderr
     assert stats["skipped_rows"] == 1
+    assert "skipped 1 bad row" in result.stderr
     assert stats["skipped"] == [f"skipped 1 bad row in {path} (first: line 2: malformed JSON: Expecting property "
                                 "name enclosed in double quotes (column 2))"]
 

@@ -108,3 +108,19 @@ def test_an_analysis_in_a_format_of_one_module(tsv: None, tmp_path: Path) -> Non
     assert title.startswith("# ") and "\t" not in title
     assert lines == [line.replace(",", "\t") for line in csv_out.output.splitlines() if line]
     assert lines[0].split("\t")[:3] == ["judge", "judge-x", "judge-y"]
+
+
+def test_a_format_for_machines_gets_numbers_in_columns(tsv: None) -> None:
+    """What a command gives a format depends on the format's `for_machines`, not on its name: `data stats` splits
+    "mean / median" into two numeric columns for TSV as for CSV, and keeps the stderr notes off stdout."""
+    shown = runner.invoke(app, ["data", "stats", "--format", "tsv"])
+    assert shown.exit_code == 0, shown.output
+    blocks = {block.splitlines()[0]: block.splitlines()[1:] for block in shown.stdout.split("\n\n") if block}
+    header, *rows = blocks["# Instructions per task"]
+    assert header.split("\t") == ["task", "instructions", "instruction chars mean", "instruction chars median",
+                                  "information chars mean", "information chars median", "reference chars mean",
+                                  "reference chars median"]
+    assert [row.split("\t")[0] for row in rows] == ["completion", "guide", "open", "all"]
+    assert all(float(row.split("\t")[2]) > 0 for row in rows)  # a number, not "mean / median" text
+    csv_lines = runner.invoke(app, ["data", "stats", "--format", "csv"]).stdout.splitlines()
+    assert "task,instructions,instruction chars mean,instruction chars median" in "\n".join(csv_lines)

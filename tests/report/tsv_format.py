@@ -1,4 +1,5 @@
-"""A tiny output format in one module, as a plugin would write it: tab-separated values, one block per table."""
+"""A tiny output format in one module, as a plugin would write it: tab-separated values, one block per table, for
+programs and spreadsheets (`for_machines`: commands give it numbers in columns of their own)."""
 
 from __future__ import annotations
 
@@ -13,4 +14,4 @@ def tsv(doc: Document) -> str:
     return "\n".join(blocks)
 
 
-TSV = register(TextFormat("tsv", "tsv", 9, tsv, verbatim=True))
+TSV = register(TextFormat("tsv", "tsv", 9, tsv, verbatim=True, for_machines=True))

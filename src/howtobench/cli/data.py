@@ -13,7 +13,8 @@ from howtobench.config import resolve_data_dir, user_cache_dir
 from howtobench.data.genres import GENRES
 from howtobench.data.release import ReleaseCheck
 from howtobench.data.stats import BenchStats, GroupStats, benchmark_stats
-from howtobench.report.tables import Table, print_tables
+from howtobench.report.formats import output_format
+from howtobench.report.tables import Document, Table, show
 
 from .options import DataOpt, FormatOpt, NoProgressOpt, StrictOpt
 
@@ -31,10 +32,7 @@ def stats_cmd(data: DataOpt = None, fmt: FormatOpt = "table",
     """Show the shape of the benchmark: instructions and text lengths per task and genre, writings per model."""
     root = resolve_data_dir(data)
     result = benchmark_stats(root, strict=strict)
-    if fmt == "json":  # the full record, for scripts
-        typer.echo(result.model_dump_json(indent=2))
-        return
-    split = fmt == "csv"  # numbers a spreadsheet can read: mean and median in columns of their own
+    split = output_format(fmt).for_machines  # mean and median in columns of their own, for a program or sheet
     tables = [_group_table("Instructions per task", "task", result.tasks, split)]
     for task, genres in result.genres.items():
         rows = {f"{g} ({GENRES[g].zh})" if g in GENRES else g: s for g, s in genres.items()}
@@ -43,8 +41,8 @@ def stats_cmd(data: DataOpt = None, fmt: FormatOpt = "table",
     if result.release is not None:
         tables.append(_release_table(result.release))
     console = Console()
-    print_tables(tables, fmt, console)
-    _print_problems(Console(stderr=True) if fmt == "csv" else console, result)  # stdout stays CSV
+    show(Document(list(tables), data=result.model_dump(mode="json")), fmt, console)  # JSON: the full record
+    _print_problems(Console(stderr=True) if split else console, result)  # stdout stays parseable
 
 
 def _group_table(title: str, key: str, groups: dict[str, GroupStats], split: bool = False) -> Table:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
@@ -13,7 +12,7 @@ from howtobench.config import resolve_workspace
 from howtobench.event_loop import run as run_async
 from howtobench.llm.accounting import StopRow, UsageRow, stops_from_log, usage_from_log
 from howtobench.llm.pricing import MODES, Mode, modes_from_log
-from howtobench.report.tables import Table, print_tables
+from howtobench.report.tables import Document, Table, show
 
 from .options import FormatOpt, PricesOpt, WorkspaceOpt
 
@@ -40,11 +39,9 @@ def usage_cmd(
     rows = usage_from_log(resolve_workspace(workspace), run, prices)
     modes = modes_from_log(resolve_workspace(workspace), run, prices)
     stops = stops_from_log(resolve_workspace(workspace), run)
-    if fmt == "json":
-        typer.echo(json.dumps([_row_dict(r, modes.get((r.run_id, r.purpose), {}), stops) for r in rows], indent=2))
-        return
-    tables = [_usage_table(rows), _modes_table(rows, modes)]
-    print_tables([*tables, _stops_table(stops)] if stops else tables, fmt, Console())
+    tables = [_usage_table(rows), _modes_table(rows, modes), *([_stops_table(stops)] if stops else [])]
+    record = [_row_dict(r, modes.get((r.run_id, r.purpose), {}), stops) for r in rows]
+    show(Document(tables, data=record), fmt, Console())  # JSON: one record per run and purpose
 
 
 def _row_dict(row: UsageRow, modes: dict[Mode, float | None], stops: list[StopRow]) -> dict[str, object]:

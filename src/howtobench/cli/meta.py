@@ -31,6 +31,7 @@ from howtobench.meta.inconsistency import (
     weight_trials,
 )
 from howtobench.meta.judgments import SkipReport, load_judgments, load_results
+from howtobench.report.formats import output_format
 from howtobench.report.tables import Table, print_tables
 
 from .options import EmptyOpt, FormatOpt, StrictOpt
@@ -103,7 +104,7 @@ def _ci_style(show: bool, fmt: str) -> str:
     """Intervals as numeric columns for machines, inline text for people, or not at all."""
     if not show:
         return "none"
-    return "columns" if fmt in ("json", "csv") else "inline"
+    return "columns" if output_format(fmt).for_machines else "inline"
 
 
 RankByOpt = Annotated[

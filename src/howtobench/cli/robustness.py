@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
@@ -34,7 +33,7 @@ from howtobench.config import resolve_data_dir
 from howtobench.event_loop import run as run_async
 from howtobench.llm.budget import spending_limit
 from howtobench.llm.dryrun import Estimate
-from howtobench.report.tables import print_tables
+from howtobench.report.tables import Document, show
 from howtobench.robustness.apply import ALL_KINDS, PAPER_KINDS
 from howtobench.robustness.plan import plan_robustness
 from howtobench.robustness.suite import SuiteConfig, failures_left, needs, run_suite
@@ -140,11 +139,9 @@ def robustness(
                                           prices=control.prices, preflight=flags.preflight,
                                           progress=control.progress))
         )
-    if fmt == "json":
-        typer.echo(json.dumps(asdict(table), ensure_ascii=False, indent=2))
-    else:
-        # at the terminal's width (report.fit turns or wraps it to fit); padding kinds add the gameability table
-        print_tables([as_table(table), *([table.gameability] if table.gameability else [])], fmt)
+    # at the terminal's width (report.fit turns or wraps it to fit); padding kinds add the gameability table;
+    # JSON: the whole robustness table as its record
+    show(Document([as_table(table), *([table.gameability] if table.gameability else [])], data=asdict(table)), fmt)
     failed, total = failures_left(run_dir, suite)
     finish(failed, total, "judgments and perturbations",
            f"failed judgments stay in {run_dir / 'judgments'}, failed perturbations in "

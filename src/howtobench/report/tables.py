@@ -135,7 +135,7 @@ class Document:
     warnings: list[str] = field(default_factory=list)
     footer: list[Paragraph] = field(default_factory=list)
     long_form: Table | None = None
-    data: dict[str, Any] | None = None
+    data: dict[str, Any] | list[Any] | None = None
 
     @property
     def tables(self) -> list[Table]:

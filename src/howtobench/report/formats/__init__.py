@@ -34,6 +34,12 @@ class OutputFormat(Protocol):
         """Where --help lists it (lowest first; the built-in ones 0-3, the terminal view first)."""
         ...
 
+    @property
+    def for_machines(self) -> bool:
+        """Whether its readers are programs (json, csv): a command gives it numbers in columns of their own (an
+        interval as low and high, not "[a, b]" text) and its full record where it has one (`Document.data`)."""
+        ...
+
     def text(self, doc: Document) -> str:
         """The document as the file `-o` writes."""
         ...
@@ -99,6 +105,7 @@ class Format:
     rank: int
     render: Callable[[Document], str]
     print_to: Callable[[Document, Console], None]
+    for_machines: bool = False
 
     def text(self, doc: Document) -> str:
         return self.render(doc)
@@ -118,6 +125,7 @@ class TextFormat:
     rank: int
     render: Callable[[Document], str]
     verbatim: bool = False
+    for_machines: bool = False
 
     def text(self, doc: Document) -> str:
         return self.render(doc)

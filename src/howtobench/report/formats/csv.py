@@ -24,4 +24,4 @@ def csv_text(doc: Document) -> str:
     return "\n".join(table_csv(table) for table in tables)
 
 
-register(TextFormat("csv", "csv", 2, csv_text))
+register(TextFormat("csv", "csv", 2, csv_text, for_machines=True))

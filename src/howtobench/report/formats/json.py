@@ -44,4 +44,4 @@ def show_json(doc: Document, console: Console) -> None:
     console.print_json(json.dumps(_tables_data(doc), ensure_ascii=False))
 
 
-register(Format("json", "json (raw numbers, for scripts)", 3, json_text, show_json))
+register(Format("json", "json (raw numbers, for scripts)", 3, json_text, show_json, for_machines=True))
