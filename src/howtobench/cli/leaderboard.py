@@ -41,73 +41,64 @@ def _items_for(data: Path | None, judgments: list[Judgment]) -> list[Item] | Non
 ResultsArg = Annotated[
     list[Path], typer.Argument(help="Judgment JSONL files written by `howtobench judge` (any method).")
 ]
-ByOpt = Annotated[
-    By, typer.Option("--by", help="Rows: both = tasks and genres (Table 4), task, or genre. All is always shown.")
-]
-NodesOpt = Annotated[
-    bool, typer.Option("--nodes", help="Also tabulate each tree node (content / format / impression).")
-]
-PaperOpt = Annotated[
-    bool, typer.Option("--paper", help="Add the paper's Table 4 ToW scores (GPT-4o judge) as reference columns.")
-]
-SeedOpt = Annotated[int, typer.Option("--seed", min=0,
-                                      help="Seed of the bootstrap resampling (same seed, same intervals).")]
-BootstrapOpt = Annotated[
-    int, typer.Option("--bootstrap", min=0, help="Bootstrap replicates for the 95% intervals; 0 = no intervals.")
-]
-LbDataOpt = Annotated[
-    Path | None,
-    typer.Option("--data", help="Benchmark root: genres from the data, and a count of items never judged. "
-                 "Default: $HOWTOBENCH_DATA, else the per-user cache when `howtobench data download` filled it."),
-]
-TitleOpt = Annotated[str, typer.Option("--title", help="Heading printed above the tables.")]
+
+
 class Order(StrEnum):
     means = "means"
     shared = "shared"
 
 
-OrderOpt = Annotated[
-    Order,
-    typer.Option(
-        "--order",
-        help="means (default, as Table 4): models ordered by their All mean, each over its own scored items; an "
-        "adjacent pair whose paired difference on shared items has the other sign is flagged. shared: ordered "
-        "by the mean over the items every model has a score for (their number is printed).",
-    ),
-]
-CompareOpt = Annotated[
-    tuple[str, str] | None,
-    typer.Option("--compare", metavar="A B", show_default=False,
-                 help="Two models (columns) to compare: A − B on the items both have a score for, with its paired "
-                 "bootstrap 95% interval and Wilcoxon p."),
-]
-BaselineOpt = Annotated[
-    str | None,
-    typer.Option("--baseline", help="Compare every model with this one (paired on shared items, interval and p); "
-                 "each model's closing line reads 'vs BASELINE'."),
-]
-OutputOpt = Annotated[Path | None, typer.Option("-o", "--out", help="Write to this file instead of the terminal.")]
-
-
 @dataclass(frozen=True)
 class Board:
-    """What `leaderboard` tabulates and where it goes, as its flags give it (each field is its flag)."""
+    """What `leaderboard` tabulates and where it goes, as its flags give it (each field is its flag; those
+    nobody else takes are declared here)."""
 
-    by: ByOpt = By.both
-    nodes: NodesOpt = False
+    by: Annotated[
+        By, typer.Option("--by", help="Rows: both = tasks and genres (Table 4), task, or genre. All is always shown.")
+    ] = By.both
+    nodes: Annotated[
+        bool, typer.Option("--nodes", help="Also tabulate each tree node (content / format / impression).")
+    ] = False
     fmt: FormatOpt = "table"
-    paper: PaperOpt = False
-    seed: SeedOpt = 0
-    bootstrap: BootstrapOpt = 1000
-    data: LbDataOpt = None
-    title: TitleOpt = "Leaderboard"
-    order: OrderOpt = Order.means
+    paper: Annotated[
+        bool, typer.Option("--paper", help="Add the paper's Table 4 ToW scores (GPT-4o judge) as reference columns.")
+    ] = False
+    seed: Annotated[int, typer.Option("--seed", min=0,
+                                      help="Seed of the bootstrap resampling (same seed, same intervals).")] = 0
+    bootstrap: Annotated[
+        int, typer.Option("--bootstrap", min=0, help="Bootstrap replicates for the 95% intervals; 0 = no intervals.")
+    ] = 1000
+    data: Annotated[
+        Path | None,
+        typer.Option("--data", help="Benchmark root: genres from the data, and a count of items never judged. "
+                     "Default: $HOWTOBENCH_DATA, else the per-user cache when `howtobench data download` filled it."),
+    ] = None
+    title: Annotated[str, typer.Option("--title", help="Heading printed above the tables.")] = "Leaderboard"
+    order: Annotated[
+        Order,
+        typer.Option(
+            "--order",
+            help="means (default, as Table 4): models ordered by their All mean, each over its own scored items; an "
+            "adjacent pair whose paired difference on shared items has the other sign is flagged. shared: ordered "
+            "by the mean over the items every model has a score for (their number is printed).",
+        ),
+    ] = Order.means
     empty: EmptyOpt = "exclude"
     length_control: LengthControlOpt = False
     writings: WritingsOpt = None
-    compare: CompareOpt = None
-    baseline: BaselineOpt = None
-    output: OutputOpt = None
+    compare: Annotated[
+        tuple[str, str] | None,
+        typer.Option("--compare", metavar="A B", show_default=False,
+                     help="Two models (columns) to compare: A − B on the items both have a score for, with its paired "
+                     "bootstrap 95% interval and Wilcoxon p."),
+    ] = None
+    baseline: Annotated[
+        str | None,
+        typer.Option("--baseline", help="Compare every model with this one (paired on shared items, interval and p); "
+                     "each model's closing line reads 'vs BASELINE'."),
+    ] = None
+    output: Annotated[Path | None, typer.Option("-o", "--out",
+                                                help="Write to this file instead of the terminal.")] = None
     no_progress: NoProgressOpt = False
 
     def build(self, judgments: list[Judgment]) -> Leaderboard:

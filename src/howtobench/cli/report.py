@@ -25,76 +25,68 @@ SourcesArg = Annotated[
         show_default=False,
     ),
 ]
-OutOpt = Annotated[
-    Path | None,
-    typer.Option("-o", "--out", help="The HTML file to write. Default: report.html inside the run directory when "
-                 "one is given, else ./report.html.", show_default=False),
-]
-WritingsOpt = Annotated[
-    list[Path] | None,
-    typer.Option(
-        "--writings",
-        exists=True,
-        dir_okay=False,
-        help="Writings JSONL (infer_id, model, output per line), e.g. the file given to `judge --writings`: the "
-        "explorer shows its texts (before a run directory's and the release's). A file none of whose writings was "
-        "judged is an error. Repeatable.",
-    ),
-]
-ReportDataOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--data",
-        help="Benchmark root: shows each instruction and the shipped writings in the explorer and takes genres "
-        "from the data. Default: the folder a run directory's manifest names, else $HOWTOBENCH_DATA, else the "
-        "per-user cache when `howtobench data download` filled it, else none.",
-    ),
-]
-SeedOpt = Annotated[
-    int | None,
-    typer.Option("--seed", min=0, help="Seed of the bootstrap intervals. Default: the run's seed, else 0."),
-]
-BootstrapOpt = Annotated[
-    int | None,
-    typer.Option("--bootstrap", min=0, help="Bootstrap replicates (0 = no intervals). Default: the run's, else 1000."),
-]
-PaperOpt = Annotated[
-    bool | None,
-    typer.Option(
-        "--paper/--no-paper",
-        help="Add the paper's Table 4 ToW scores as reference columns. Default: as the run asked, else off.",
-    ),
-]
-ExplorerOpt = Annotated[
-    int,
-    typer.Option(
-        "--explorer",
-        min=0,
-        help="Items in the judgment explorer (those with a failed or empty judgment first); 0 = every item "
-        "(a full benchmark run makes a page of tens of megabytes).",
-    ),
-]
-TitleOpt = Annotated[str | None, typer.Option("--title", help="Page title. Default: the run's name.")]
-ReportEmptyOpt = Annotated[
-    EmptyConvention | None,
-    typer.Option("--empty", help=EMPTY_HELP + " Default: as the run recorded it (its config.yaml), else exclude."),
-]
 
 
 @dataclass(frozen=True)
 class Page:
     """Where `report` writes its page and what the page shows, as its flags give it (each field is its flag; None:
-    as the run directory recorded it, else the default its help names)."""
+    as the run directory recorded it, else the default its help names; those nobody else takes are declared here)."""
 
-    output: OutOpt = None
-    data: ReportDataOpt = None
-    writings: WritingsOpt = None
-    seed: SeedOpt = None
-    bootstrap: BootstrapOpt = None
-    paper: PaperOpt = None
-    explorer: ExplorerOpt = DEFAULT_LIMIT
-    title: TitleOpt = None
-    empty: ReportEmptyOpt = None
+    output: Annotated[
+        Path | None,
+        typer.Option("-o", "--out", help="The HTML file to write. Default: report.html inside the run directory when "
+                     "one is given, else ./report.html.", show_default=False),
+    ] = None
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            "--data",
+            help="Benchmark root: shows each instruction and the shipped writings in the explorer and takes genres "
+            "from the data. Default: the folder a run directory's manifest names, else $HOWTOBENCH_DATA, else the "
+            "per-user cache when `howtobench data download` filled it, else none.",
+        ),
+    ] = None
+    writings: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--writings",
+            exists=True,
+            dir_okay=False,
+            help="Writings JSONL (infer_id, model, output per line), e.g. the file given to `judge --writings`: the "
+            "explorer shows its texts (before a run directory's and the release's). A file none of whose writings was "
+            "judged is an error. Repeatable.",
+        ),
+    ] = None
+    seed: Annotated[
+        int | None,
+        typer.Option("--seed", min=0, help="Seed of the bootstrap intervals. Default: the run's seed, else 0."),
+    ] = None
+    bootstrap: Annotated[
+        int | None,
+        typer.Option("--bootstrap", min=0,
+                     help="Bootstrap replicates (0 = no intervals). Default: the run's, else 1000."),
+    ] = None
+    paper: Annotated[
+        bool | None,
+        typer.Option(
+            "--paper/--no-paper",
+            help="Add the paper's Table 4 ToW scores as reference columns. Default: as the run asked, else off.",
+        ),
+    ] = None
+    explorer: Annotated[
+        int,
+        typer.Option(
+            "--explorer",
+            min=0,
+            help="Items in the judgment explorer (those with a failed or empty judgment first); 0 = every item "
+            "(a full benchmark run makes a page of tens of megabytes).",
+        ),
+    ] = DEFAULT_LIMIT
+    title: Annotated[str | None, typer.Option("--title", help="Page title. Default: the run's name.")] = None
+    empty: Annotated[
+        EmptyConvention | None,
+        typer.Option("--empty", help=EMPTY_HELP + " Default: as the run recorded it (its config.yaml), else exclude."),
+    ] = None
     length_control: LengthControlOpt = False
 
     def options(self) -> ReportOptions:
