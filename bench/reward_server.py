@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import aiohttp  # noqa: E402
 
+from howtobench.concurrency import PacedGate  # noqa: E402
 from howtobench.config import EndpointConfig  # noqa: E402
 from howtobench.data.loader import load_items  # noqa: E402
 from howtobench.data.models import Item, Writing  # noqa: E402
@@ -135,9 +136,10 @@ async def load(url: str, groups: list[tuple[Item, list[str]]], per_request: int)
 
 async def direct(base_url: str, slots: int, workspace: Path, groups: list[tuple[Item, list[str]]]) -> float:
     """The same samples through the judge layer directly: one TreeOfWriting, as many writings at once as the step
-    layer gives a judge of this endpoint (`writings_in_flight`, as `judge` and `serve` take)."""
+    layer gives a judge of this endpoint (`writings_in_flight`, as `judge` and `serve` take), let in one per turn of
+    the loop as `serve` lets its samples in (`PacedGate`)."""
     endpoint = EndpointConfig(model="fake-judge", base_urls=(base_url,), concurrency=slots, timeout_s=600)
-    gate = asyncio.Semaphore(writings_in_flight(None, endpoint))
+    gate = PacedGate(writings_in_flight(None, endpoint))
     async with open_client(endpoint, workspace=workspace) as client:
         judge = TreeOfWriting(client)
 

@@ -16,6 +16,7 @@ in the output, and every call still wanted has been asked for, before the stop p
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -95,3 +96,57 @@ async def as_finished(awaitables: Iterable[Awaitable[T]]) -> AsyncIterator[Async
         finally:
             await results.aclose()
             await cancel_and_wait(tasks)
+
+
+class PacedGate:
+    """At most `limit` holders at once, let in first come first served and at most one per turn of the event loop
+    (`async with gate:`).
+
+    Why one per turn: a burst of work that arrives together (a trainer's batch at the scoring server, a judge run's
+    first writings) would otherwise all pass a plain semaphore in the same turn of the loop. asyncio runs every
+    callback that is ready before it polls a socket again, so every writing then renders its prompts, hashes its
+    cache keys and looks them up before the first request leaves or the first reply is read: ~900 ToW calls, a
+    quarter of a second of one core during which the judge sat idle (bench/reward_server.py). Let in one per turn,
+    the first writing's calls go out while the next is being prepared, and a reply is read within a writing's
+    preparation of arriving. Once the burst is in, writings are let in as others leave, so the pace costs nothing.
+    """
+
+    def __init__(self, limit: int) -> None:
+        if limit < 1:
+            raise ValueError(f"a gate lets at least one in, not {limit}")
+        self._free = limit
+        self._waiters: deque[asyncio.Future[None]] = deque()
+        self._turn_taken = False  # someone was let in during this turn of the loop
+
+    async def __aenter__(self) -> None:
+        entry: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(entry)
+        self._let_in()
+        try:
+            await entry  # returns at once when `_let_in` just let this one in
+        except asyncio.CancelledError:
+            if entry.done() and not entry.cancelled():  # let in just before the cancel: the place goes on
+                self._leave()
+            raise
+
+    async def __aexit__(self, *_exc: object) -> None:
+        self._leave()
+
+    def _leave(self) -> None:
+        self._free += 1
+        self._let_in()
+
+    def _let_in(self) -> None:
+        """Let the first live waiter in, if a place is free and nobody was let in during this turn."""
+        while self._waiters and self._free > 0 and not self._turn_taken:
+            entry = self._waiters.popleft()
+            if entry.done():  # its task was cancelled while it waited
+                continue
+            entry.set_result(None)
+            self._free -= 1
+            self._turn_taken = True
+            asyncio.get_running_loop().call_soon(self._next_turn)
+
+    def _next_turn(self) -> None:
+        self._turn_taken = False
+        self._let_in()

@@ -9,10 +9,10 @@ own judge on its own client, and the reward is the panel's score (judges/panel.p
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any
 
+from howtobench.concurrency import PacedGate
 from howtobench.data.models import Item, Writing
 from howtobench.judges.base import Judge, Judgment, build_judge
 from howtobench.judges.panel import PanelJudge, PanelSpec
@@ -30,8 +30,10 @@ class JudgeSet:
                  members: Mapping[str, LLMClient] | None = None, in_flight: int | None = None) -> None:
         self.client, self.method, self.no_reference = client, method, no_reference
         # Why a bound: a trainer's batch arrives at once, and starting every sample together renders every prompt
-        # before the first call goes out (bench/reward_server.py: the judge idle for the first half second).
-        self._gate = asyncio.Semaphore(in_flight) if in_flight is not None else None
+        # before the first call goes out (bench/reward_server.py: the judge idle for the first half second); and why
+        # paced (one sample let in per turn of the loop): the first samples' calls then go out, and their replies are
+        # read, while the later ones are still being prepared
+        self._gate = PacedGate(in_flight) if in_flight is not None else None
         self.panel, self.members = panel, dict(members or {})
         self.options = {k: v for k, v in (options or {}).items() if k != "with_reference"}
         self._judges: dict[bool, Judge] = {}
