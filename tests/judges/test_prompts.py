@@ -159,6 +159,20 @@ def test_hash_changes_when_a_template_changes(tmp_path: Path) -> None:
         _ = Prompts(default_tree(), "zh", prompts_dir=copy).hash
 
 
+def test_a_broken_template_stops_the_judge_when_it_is_built(tmp_path: Path) -> None:
+    """Every template of the tree is compiled with its `Prompts` (a server's judge: at start), not at the first call."""
+    source = Path(__file__).parents[2] / "src/howtobench/judges/prompts"
+    copy = tmp_path / "prompts"
+    (copy / "en").mkdir(parents=True)
+    for path in (source / "en").glob("*.j2"):
+        (copy / "en" / path.name).write_bytes(path.read_bytes())
+    Prompts(default_tree(), "en", prompts_dir=copy)  # the copy as it is builds
+    with open(copy / "en" / "impression.j2", "a", encoding="utf-8") as handle:
+        handle.write("{% if %}\n")
+    with pytest.raises(JudgeError, match="impression.j2"):
+        Prompts(default_tree(), "en", prompts_dir=copy)
+
+
 def test_unknown_language() -> None:
     with pytest.raises(JudgeError, match="prompt language must be one of en, zh"):
         Prompts(default_tree(), "fr")

@@ -66,16 +66,33 @@ class TemplateFolder:
 
     def render(self, name: str, **context: Any) -> str:
         """`name`.j2 rendered; a broken or missing template is a JudgeError naming the file."""
+        template = self._loaded.get(name)
+        if template is None:
+            template = self._load(name)
         try:
-            template = self._loaded.get(name)
-            if template is None:
-                template = self.env.get_template(f"{name}.j2")
-                # a plain dict of the same globals: jinja walks this mapping twice per render, a ChainMap slowly
-                template.globals = dict(template.globals)
-                self._loaded[name] = template
             return template.render(**context)
         except jinja2.TemplateError as exc:
             raise JudgeError(f"prompt template {self.folder / name}.j2: {exc}") from exc
+
+    def load(self, names: tuple[str, ...]) -> None:
+        """Compile these templates now: a missing or broken one is a JudgeError now, and their first renders
+        (the first writings' calls) do not wait for jinja's compiler (~20 ms for a tree's templates)."""
+        for name in names:
+            if name not in self._loaded:
+                self._load(name)
+
+    def _load(self, name: str) -> jinja2.Template:
+        path = self.folder / f"{name}.j2"
+        if not path.is_file():
+            raise JudgeError(f"prompt template {path} is missing")
+        try:
+            template = self.env.get_template(f"{name}.j2")
+        except jinja2.TemplateError as exc:
+            raise JudgeError(f"prompt template {path}: {exc}") from exc
+        # a plain dict of the same globals: jinja walks this mapping twice per render, a ChainMap slowly
+        template.globals = dict(template.globals)
+        self._loaded[name] = template
+        return template
 
 
 def check_prompt_language(language: str) -> PromptLanguage:
@@ -164,6 +181,8 @@ class Prompts:
         # rendered once, then reused (see `rubric` and `prefix`): a render is ~15-50 us, seven per writing
         self._rubrics: dict[tuple[int, bool], tuple[Leaf, str]] = {}
         self._prefixes: dict[tuple[str, str | None, str], str] = {}
+        # every template this tree renders, compiled when the judge is built (a server: before its first request)
+        self.templates.load(self.template_names)
 
     @cached_property
     def template_names(self) -> tuple[str, ...]:
