@@ -144,8 +144,10 @@ class CallStore:
             migrate(self.db)
         except sqlite3.Error as exc:
             raise store_error(path, exc) from exc
-        self._queue: queue.SimpleQueue[_Queued | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[list[_Queued] | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
+        self._pending: list[_Queued] = []  # rows queued on the loop this turn, handed over together
+        self._pending_loop: asyncio.AbstractEventLoop | None = None  # the loop whose turn will hand them over
 
     @classmethod
     def open(cls, workspace: Path) -> CallStore:
@@ -213,9 +215,24 @@ class CallStore:
         if self._writer is None:
             self._writer = threading.Thread(target=self._write_loop, name="howtobench-call-log", daemon=True)
             self._writer.start()
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._queue.put((sql, row, done))
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+        if self._pending_loop is not loop:
+            self._hand_over()  # rows of another loop (one closed before it could hand them over) go first
+            self._pending_loop = loop
+            loop.call_soon(self._hand_over)
+        self._pending.append((sql, row, done))
         await done
+
+    def _hand_over(self) -> None:
+        """Give the writer thread every row queued since the last hand-over, as one batch.
+
+        Why per turn of the loop and not per row: the thread is woken once for all the calls that finished in the
+        same turn (a burst of replies), not once per row; each wake-up takes the GIL from the loop, and SQLite then
+        commits them together. A row waits at most for the end of the turn it was queued in."""
+        batch, self._pending, self._pending_loop = self._pending, [], None
+        if batch:
+            self._queue.put(batch)
 
     def _write_loop(self) -> None:
         db = _connect(self.path)
@@ -224,14 +241,14 @@ class CallStore:
                 first = self._queue.get()
                 if first is None:
                     return
-                batch = [first]
+                batch = list(first)
                 stop = False
                 while not self._queue.empty():
-                    item = self._queue.get_nowait()
-                    if item is None:
+                    more = self._queue.get_nowait()
+                    if more is None:
                         stop = True
                         break
-                    batch.append(item)
+                    batch += more
                 _commit_batch(db, batch, self.path)
                 if stop:
                     return
@@ -247,6 +264,7 @@ class CallStore:
     def close(self) -> None:
         """Finish queued writes, then close."""
         if self._writer is not None:
+            self._hand_over()  # rows queued in a turn that never ended (the loop stopped): committed too
             self._queue.put(None)
             self._writer.join()
             self._writer = None
