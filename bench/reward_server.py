@@ -38,7 +38,7 @@ from howtobench.concurrency import PacedGate  # noqa: E402
 from howtobench.config import EndpointConfig  # noqa: E402
 from howtobench.data.loader import load_items  # noqa: E402
 from howtobench.data.models import Item, Writing  # noqa: E402
-from howtobench.event_loop import run  # noqa: E402
+from howtobench.event_loop import loaded_data_frozen, run  # noqa: E402
 from howtobench.judges.base import Judgment  # noqa: E402
 from howtobench.judges.runner import judge_or_fail  # noqa: E402
 from howtobench.judges.tree_of_writing import TreeOfWriting  # noqa: E402
@@ -148,7 +148,8 @@ async def direct(base_url: str, slots: int, workspace: Path, groups: list[tuple[
                 return await judge_or_fail(judge, item, Writing(infer_id=item.id, model="policy", output=text))
 
         cpu = time.process_time()
-        judged = await asyncio.gather(*(one(item, text) for item, texts in groups for text in texts))
+        with loaded_data_frozen():  # as the step layer's runner loop (and `serve`) judge their writings
+            judged = await asyncio.gather(*(one(item, text) for item, texts in groups for text in texts))
         cpu = time.process_time() - cpu
     failed = sum(j.score is None for j in judged)
     if failed:
