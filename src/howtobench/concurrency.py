@@ -11,6 +11,9 @@ refuses every new call from then on) and `CallsDeferred` (batch-file mode: a cal
 file). The siblings end soon by themselves; they are waited for instead of cancelled, so the calls already
 sent (and paid for) or answered finish, land in the cache and — where the caller writes rows as work finishes —
 in the output, and every call still wanted has been asked for, before the stop propagates.
+
+`PacedGate` bounds how much such work is in flight and lets a burst of it in one per turn of the loop (the scoring
+server's samples).
 """
 
 from __future__ import annotations
