@@ -105,13 +105,13 @@ class PacedGate:
     """At most `limit` holders at once, let in first come first served and at most one per turn of the event loop
     (`async with gate:`).
 
-    Why one per turn: a burst of work that arrives together (a trainer's batch at the scoring server, a judge run's
-    first writings) would otherwise all pass a plain semaphore in the same turn of the loop. asyncio runs every
-    callback that is ready before it polls a socket again, so every writing then renders its prompts, hashes its
-    cache keys and looks them up before the first request leaves or the first reply is read: ~900 ToW calls, a
-    quarter of a second of one core during which the judge sat idle (bench/reward_server.py). Let in one per turn,
-    the first writing's calls go out while the next is being prepared, and a reply is read within a writing's
-    preparation of arriving. Once the burst is in, writings are let in as others leave, so the pace costs nothing.
+    Why one per turn: a burst of work that arrives together (a trainer's batch at the scoring server) would otherwise
+    all pass a plain semaphore in the same turn of the loop. asyncio runs every callback that is ready before it
+    polls a socket again, so every writing then renders its prompts, hashes its cache keys and looks them up before
+    the first request leaves or the first reply is read: ~900 ToW calls, a quarter of a second of one core during
+    which the judge sat idle (bench/reward_server.py). Let in one per turn, the first writing's calls go out while
+    the next one is prepared, and a reply that arrives waits for at most one writing's preparation to be read. Once
+    the burst is in, writings are let in as others leave, so the pace costs nothing.
     """
 
     def __init__(self, limit: int) -> None:
