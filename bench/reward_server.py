@@ -13,10 +13,9 @@ TreeOfWriting, every writing at once) in this process, with its CPU per sample a
 Figures taken on a loaded machine understate both sides: compare them side by side, and re-run idle for the
 figures of record (the load average is printed). Measured on a shared 2-core Xeon (load average 0.9-1.2, the bench's
 own processes included), defaults: through serve 0.926 / 0.910 / 0.919 of capacity, directly 0.902 / 0.914 / 0.924,
-2,280 calls (exactly 1 + 7n per group); with --groups 160: 0.948 / 0.934 through serve,
-0.940 / 0.932 directly. The loss is the first ~0.1 s (a trainer's
-320 requests read, 64 new connections to the judge), the first round's replies, which all come back together, and
-the last round.
+2,280 calls (exactly 1 + 7n per group); with --groups 160: 0.948 / 0.934 through serve, 0.940 / 0.932 directly.
+The loss is the first ~0.1 s (a trainer's 320 requests read, 64 new connections to the judge), the first round's
+replies, which all come back together, and the last round.
 """
 
 from __future__ import annotations
