@@ -492,25 +492,10 @@ def _missing_warnings(counts: dict[str, ModelCounts]) -> list[str]:
     return [f"{col}: {n} benchmark items have no judgment (a subset, or a partial run)" for col, n in missing.items()]
 
 
-def build_leaderboard(
-    judgments: Sequence[Judgment],
-    *,
-    by: By = "both",
-    nodes: bool = False,
-    seed: int = 0,
-    n_boot: int = 1000,
-    items: Sequence[Item] | None = None,
-    paper: PaperTable | None = None,
-    title: str = "Leaderboard",
-    notes: Sequence[str] = (),
-    order: Order = "means",
-    empty: EmptyConvention = "exclude",
-    length_controlled: bool = False,
-    lengths: LengthSources | None = None,
-    compare: Sequence[str] | None = None,
-    baseline: str | None = None,
-) -> Leaderboard:
-    """Aggregate judgments into a leaderboard.
+@dataclass(frozen=True)
+class LeaderboardOptions:
+    """How `build_leaderboard` aggregates: one object instead of fifteen keyword arguments, so a caller names only
+    what it changes and a new option is one field here (not a parameter threaded through every caller).
 
     `items` (the benchmark, optionally filtered) gives each item its genre from the data rather than from the
     judgment record, and lets the counts say how many items were never judged. `order` ranks the columns by
@@ -521,28 +506,48 @@ def build_leaderboard(
     `compare` (two columns) and `baseline` (one column, against every other) ask for paired differences on the
     items both have a score for; an unknown name is a ConfigError with did-you-mean.
     """
-    check_empty(empty)
-    if order not in ORDERS:
-        raise ValueError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
+
+    by: By = "both"
+    nodes: bool = False
+    seed: int = 0
+    n_boot: int = 1000
+    items: Sequence[Item] | None = None
+    paper: PaperTable | None = None
+    title: str = "Leaderboard"
+    notes: Sequence[str] = ()
+    order: Order = "means"
+    empty: EmptyConvention = "exclude"
+    length_controlled: bool = False
+    lengths: LengthSources | None = None
+    compare: Sequence[str] | None = None
+    baseline: str | None = None
+
+
+def build_leaderboard(judgments: Sequence[Judgment], options: LeaderboardOptions | None = None) -> Leaderboard:
+    """Aggregate judgments into a leaderboard, as `options` (`LeaderboardOptions`, its defaults when None) say."""
+    o = options or LeaderboardOptions()
+    check_empty(o.empty)
+    if o.order not in ORDERS:
+        raise ValueError(f"order must be one of {', '.join(ORDERS)}, not {o.order!r}")
     if not judgments:
         raise DataError("no judgments to build a leaderboard from")
     methods = tuple(sorted({j.method for j in judgments}))
     latest, duplicates = _dedupe(judgments, multi=len(methods) > 1)
-    metrics = (SCORE, *(_node_metrics(latest.values()) if nodes else ()))
-    genre_of = {i.id: i.genre for i in items} if items is not None else {}
-    mx = _matrix(latest, metrics, genre_of, empty)
-    rows = _rows(mx, by)
-    cells = _cells(mx, rows, seed, n_boot)
-    order_scores, order_items = _shared_means(mx) if order == "shared" else (_all_means(mx.columns, cells), None)
+    metrics = (SCORE, *(_node_metrics(latest.values()) if o.nodes else ()))
+    genre_of = {i.id: i.genre for i in o.items} if o.items is not None else {}
+    mx = _matrix(latest, metrics, genre_of, o.empty)
+    rows = _rows(mx, o.by)
+    cells = _cells(mx, rows, o.seed, o.n_boot)
+    order_scores, order_items = _shared_means(mx) if o.order == "shared" else (_all_means(mx.columns, cells), None)
     ranked = _ranked(mx.columns, order_scores)
-    paired = _paired(mx, ranked, seed, n_boot)
-    asked = _asked_pairs(ranked, compare, baseline)
-    counts = _counts(latest, items, empty)
-    lc = _length_control(latest, mx, lengths, seed, n_boot) if length_controlled else None
+    paired = _paired(mx, ranked, o.seed, o.n_boot)
+    asked = _asked_pairs(ranked, o.compare, o.baseline)
+    counts = _counts(latest, o.items, o.empty)
+    lc = _length_control(latest, mx, o.lengths, o.seed, o.n_boot) if o.length_controlled else None
     if lc is not None:
         cells |= _controlled_cells(lc, mx, rows)
     judge_models = tuple(sorted({j.judge_model for j in latest.values() if j.judge_model}))
-    use = paper_use(paper, methods, {j.judge_model for j in latest.values()},
+    use = paper_use(o.paper, methods, {j.judge_model for j in latest.values()},
                     {t: int((mx.tasks == t).sum()) for t in set(mx.tasks.tolist())})
     return Leaderboard(
         methods=methods,
@@ -552,26 +557,26 @@ def build_leaderboard(
         cells=cells,
         counts={c: counts[c] for c in ranked},
         paired=paired,
-        seed=seed,
-        n_boot=n_boot,
+        seed=o.seed,
+        n_boot=o.n_boot,
         judge_models=judge_models,
         paper=use.paper,
-        title=title,
-        notes=tuple(notes),
-        warnings=tuple(_warnings(counts, duplicates, empty) + _order_warnings(paired, order)
+        title=o.title,
+        notes=tuple(o.notes),
+        warnings=tuple(_warnings(counts, duplicates, o.empty) + _order_warnings(paired, o.order)
                        + (lc.warnings if lc else [])),
-        order=order,
+        order=o.order,
         order_items=order_items,
         order_scores=order_scores,
-        empty=empty,
+        empty=o.empty,
         length_control=lc,
-        shown=display_order(ranked, order_scores, use.paper, interleave=order == "means"),
+        shown=display_order(ranked, order_scores, use.paper, interleave=o.order == "means"),
         paper_caveat=use.caveat,
         paper_hidden=use.hidden,
         column_judges=_column_judges(latest),
-        comparisons=tuple(_pair(mx, a, b, seed, n_boot, "compare") for a, b in asked),
-        baseline=baseline,
-        versus=_versus(mx, ranked, baseline, seed, n_boot),
+        comparisons=tuple(_pair(mx, a, b, o.seed, o.n_boot, "compare") for a, b in asked),
+        baseline=o.baseline,
+        versus=_versus(mx, ranked, o.baseline, o.seed, o.n_boot),
         column_digits=display_digits(cells),
     )
 
