@@ -116,7 +116,7 @@ def render_report(
         "font_note": REPORT_FONT_NOTE,
         "tables": tables,
         "length": length_view(lb),
-        "panel": panel_view(judgments, lb.seed),
+        "panel": panel_view(judgments, lb.seed, lb.empty),
         "node_summary": views.node_summary(tables),
         "heatmap": views.heatmap(lb),
         "counts": views.counts_view(lb),
