@@ -18,7 +18,7 @@ from howtobench.report.leaderboard import LeaderboardOptions, build_leaderboard
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import board_document
 from howtobench.report.tables import Table, label_columns, numeric_column, print_tables
-from table_text import NUMBER, label_cells
+from table_text import NUMBER
 
 MODELS = list(paper_table4().models)
 
@@ -95,19 +95,6 @@ def test_wide_terminal_keeps_columns_and_whole_names() -> None:
     assert "models as rows" not in text
     header = next(line for line in text.splitlines() if "claude-3-5-sonnet-20241022" in line)
     assert all(model in header for model in MODELS)
-
-
-def test_mixed_methods_name_the_method_in_every_column() -> None:
-    both = [*judgments("tow"), *judgments("single")]
-    board = build_leaderboard(both, LeaderboardOptions(n_boot=20, paper=paper_table4()))
-    text = printed(document_view(board_document(board)), 120)
-    grids = text[:text.index("Models ordered by")]
-    rows = [f"{model} [{method}]" for model in MODELS for method in ("tow", "single")]
-    assert sorted(label_cells(grids)) == sorted(rows * 2)  # two parts at 120 columns
-    # the paper's ToW columns never stand next to another method's scale: left out, and said why
-    assert "(paper," not in text
-    assert "The paper's Table 4 columns are not shown: they are ToW scores (1-10), and this table also holds " \
-        "single, on another scale." in " ".join(text.split())
 
 
 def test_counts_table_keeps_models_as_rows_and_words_whole_at_eighty_columns() -> None:

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from howtobench.cli.main import app
-from howtobench.errors import ConfigError, RowError
+from howtobench.cli.main import app, main
+from howtobench.errors import ConfigError, DataError, RowError
 from howtobench.judges.base import Judgment
 from howtobench.judges.negotiator import repair_weights, rescale
 from howtobench.judges.tree import default_tree
@@ -342,15 +342,54 @@ def test_paper_columns_comparable_only_for_gpt4o_on_the_whole_benchmark() -> Non
                                         None)] == [True, True, True, False, False, False]
 
 
+def test_methods_are_never_ranked_paired_or_tested_against_each_other(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """A 1-10 ToW root and a 0-1 ROUGE-L in one leaderboard were ranked and tested (+5.46, p = 1.8e-05) without a
+    word: now one line refuses, in the library and in the command, before any number is printed."""
+    rouge = [j.model_copy(update={"method": "rouge", "score": 0.2, "judge_model": None}) for j in hand_made()]
+    with pytest.raises(DataError, match=r"^these judgments are of 2 methods \(rouge, tow\): a leaderboard ranks"):
+        build_leaderboard([*hand_made(), *rouge], LeaderboardOptions(n_boot=0))
+    tow_file, rouge_file = tmp_path / "tow.jsonl", tmp_path / "rouge.jsonl"
+    tow_file.write_text("".join(j.model_dump_json() + "\n" for j in hand_made()), encoding="utf-8")
+    rouge_file.write_text("".join(j.model_dump_json() + "\n" for j in rouge), encoding="utf-8")
+    monkeypatch.setattr("sys.argv", ["howtobench", "leaderboard", str(tow_file), str(rouge_file), "--no-progress"])
+    with pytest.raises(SystemExit) as info:
+        main()
+    assert info.value.code not in (0, None)
+    seen = capsys.readouterr()
+    assert seen.out == "" and [line for line in seen.err.splitlines() if line.strip()] == [
+        "error: these judgments are of 2 methods (rouge, tow): a leaderboard ranks, pairs and tests one method's "
+        "scores (their scales differ); give each method its own"]
+    alone = CliRunner().invoke(app, ["leaderboard", str(rouge_file), "--no-progress", "--format", "json"])
+    assert alone.exit_code == 0, alone.output
+    assert json.loads(alone.output)["methods"] == ["rouge"]
+
+
 def test_paper_columns_never_next_to_another_scale() -> None:
     bleu = [j.model_copy(update={"method": "bleu", "score": 30.0, "judge_model": None}) for j in hand_made()]
-    lb = build_leaderboard([*hand_made(), *bleu], LeaderboardOptions(n_boot=0, paper=paper_table4()))
+    lb = build_leaderboard(bleu, LeaderboardOptions(n_boot=0, paper=paper_table4()))
     assert lb.paper is None and lb.shown == tuple(("ours", c) for c in lb.columns)
     md = board_text(lb, "markdown")
     assert "(paper," not in md
-    assert "The paper's Table 4 columns are not shown: they are ToW scores (1-10), and this table also holds bleu, " \
-        "on another scale." in md
     assert "metric bleu" in headlines(lb)[0]
+
+
+def test_one_pair_has_one_interval_wherever_it_is_printed() -> None:
+    """The adjacent table, --compare (both orders), --baseline and the closing line once resampled one pair four
+    ways (a generator per printout): four intervals for one difference."""
+    rng = np.random.default_rng(4)
+    rows = [Judgment(method="tow", item_id=f"g{k}", model=m, task="guide", genre="letters",
+                     score=float(np.clip(base + rng.normal(), 1, 10))) for k in range(40)
+            for m, base in (("alpha", 6.0), ("beta", 5.5), ("gamma", 3.0))]
+    lb = build_leaderboard(rows, LeaderboardOptions(seed=2, n_boot=300, compare=("beta", "alpha"), baseline="beta"))
+    adjacent = next(p for p in lb.paired if (p.first, p.second) == ("alpha", "beta"))
+    asked = next(p for p in lb.comparisons if (p.first, p.second) == ("beta", "alpha"))
+    versus = lb.versus["alpha"]
+    assert (versus.first, versus.second) == ("alpha", "beta")
+    assert (versus.ci_low, versus.ci_high) == (adjacent.ci_low, adjacent.ci_high)
+    assert (asked.mean_diff, asked.ci_low, asked.ci_high) == (
+        -adjacent.mean_diff, -adjacent.ci_high, -adjacent.ci_low)  # type: ignore[operator]
+    assert asked.p_wilcoxon == adjacent.p_wilcoxon
 
 
 def test_ordered_by_all_places_the_paper_columns_among_ours() -> None:

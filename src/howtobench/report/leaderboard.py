@@ -16,7 +16,9 @@ What counts, and why:
   the judge gave the text as written, and is counted per model as truncated;
 - a judgment whose edge weights J_W did not give validly (moved to the nearest valid plan, uniform 1/n, or a sum near 1
   rescaled: `Judgment.weight_repairs`) keeps its score and is counted per model and per cell, next to failures;
-- the same (method, item, model) twice keeps the last line (a judge file that was appended to) and warns.
+- the same (method, item, model) twice keeps the last line (a judge file that was appended to) and warns;
+- judgments of two methods are refused in one line: a 1-10 ToW root and a 0-1 ROUGE-L are not one scale, so
+  ranking, pairing or testing them against each other would print numbers that mean nothing.
 
 A cell of one item has no interval (a resample of one value is that value: `[3.38, 3.38]` would read as certainty).
 
@@ -352,12 +354,22 @@ def _order_warnings(paired: Sequence[PairedResult], order: Order) -> list[str]:
     ]
 
 
-def _pair(mx: _Matrix, first: str, second: str, seed: int, n_boot: int, label: str = "paired") -> PairedResult:
-    """`first` − `second` on the items both have a score for (howtobench.stats.paired_compare)."""
+def _pair(mx: _Matrix, first: str, second: str, seed: int, n_boot: int) -> PairedResult:
+    """`first` − `second` on the items both have a score for (howtobench.stats.paired_compare).
+
+    One resampling per unordered pair: the generator is keyed by the two names in sorted order and the difference
+    computed in that order, then mirrored, so a pair has one interval wherever it is printed (adjacent table,
+    --compare, --baseline, the closing lines) and A − B is exactly −(B − A)."""
     ix = {c: k for k, c in enumerate(mx.columns)}
     scores = mx.values[SCORE]
-    rng = rng_for(seed, f"{label}|{first}|{second}")
-    return paired_compare(first, second, scores[ix[first]], scores[ix[second]], n_boot=n_boot, rng=rng)
+    low, high = sorted((first, second))
+    rng = rng_for(seed, f"pair|{low}|{high}")
+    result = paired_compare(low, high, scores[ix[low]], scores[ix[high]], n_boot=n_boot, rng=rng)
+    if low == first:
+        return result
+    flip = None if result.mean_diff is None else -result.mean_diff
+    return PairedResult(first, second, result.n_shared, flip, None if result.ci_high is None else -result.ci_high,
+                        None if result.ci_low is None else -result.ci_low, result.p_wilcoxon)
 
 
 def _paired(mx: _Matrix, order: Sequence[str], seed: int, n_boot: int) -> tuple[PairedResult, ...]:
@@ -391,7 +403,7 @@ def _versus(mx: _Matrix, ranked: Sequence[str], baseline: str | None, seed: int,
     for k, col in enumerate(ranked):
         other = baseline if baseline is not None else ranked[k - 1] if k else ranked[1] if len(ranked) > 1 else None
         if other is not None and other != col:
-            out[col] = _pair(mx, col, other, seed, n_boot, "versus")
+            out[col] = _pair(mx, col, other, seed, n_boot)
     return out
 
 
@@ -532,6 +544,9 @@ def build_leaderboard(judgments: Sequence[Judgment], options: LeaderboardOptions
     if not judgments:
         raise DataError("no judgments to build a leaderboard from")
     methods = tuple(sorted({j.method for j in judgments}))
+    if len(methods) > 1:
+        raise DataError(f"these judgments are of {len(methods)} methods ({', '.join(methods)}): a leaderboard ranks, "
+                        "pairs and tests one method's scores (their scales differ); give each method its own")
     latest, duplicates = _dedupe(judgments, multi=len(methods) > 1)
     metrics = (SCORE, *(_node_metrics(latest.values()) if o.nodes else ()))
     genre_of = {i.id: i.genre for i in o.items} if o.items is not None else {}
@@ -574,7 +589,7 @@ def build_leaderboard(judgments: Sequence[Judgment], options: LeaderboardOptions
         paper_caveat=use.caveat,
         paper_hidden=use.hidden,
         column_judges=_column_judges(latest),
-        comparisons=tuple(_pair(mx, a, b, o.seed, o.n_boot, "compare") for a, b in asked),
+        comparisons=tuple(_pair(mx, a, b, o.seed, o.n_boot) for a, b in asked),
         baseline=o.baseline,
         versus=_versus(mx, ranked, o.baseline, o.seed, o.n_boot),
         column_digits=display_digits(cells),
