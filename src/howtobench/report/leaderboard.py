@@ -84,6 +84,8 @@ class Cell:
     n_weights_repaired: int = 0
     n_empty: int = 0
     """Empty writings among the row's items: left out of `n` and the mean, or in them ("lowest")."""
+    out_of_support: bool = False
+    """A length-controlled value that extrapolates beyond the lengths the other models wrote (printed with †)."""
 
 
 @dataclass(frozen=True)
@@ -614,5 +616,6 @@ def _controlled_cells(lc: LengthControl, mx: _Matrix, rows: Sequence[Row]) -> di
         out[(metric, row, col)] = Cell(mean=c.mean, ci_low=c.ci_low, ci_high=c.ci_high, n=c.n,
                                        n_failed=int(mx.failed[col_ix[col], mask].sum()),
                                        n_weights_repaired=int(mx.repaired[col_ix[col], mask].sum()),
-                                       n_empty=int(mx.empty[col_ix[col], mask].sum()))
+                                       n_empty=int(mx.empty[col_ix[col], mask].sum()),
+                                       out_of_support=c.out_of_support)
     return out
