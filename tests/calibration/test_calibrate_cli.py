@@ -1,0 +1,115 @@
+"""`howtobench calibrate` as a user runs it: from judgment files (--new), against a judge endpoint (the fake server,
+its every leaf two steps higher), and --to-paper (refused for an unrelated judge, with its τ)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from calibration_crafted import judgments, latent_writings
+from test_paper import crafted, unrelated
+from typer.testing import CliRunner
+
+from fake_server import FakeServer
+from howtobench.calibration.record import load_calibration
+from howtobench.cli.main import app, main
+from howtobench.judges.base import Judgment
+from judge_replies import first_user, judge_reply, leaf_score, schema_of, server_handler
+
+MODELS = ["gpt-4o-2024-11-20", "deepseek-chat"]
+
+
+def write(path: Path, rows: list[Judgment]) -> Path:
+    path.write_text("".join(j.model_dump_json() + "\n" for j in rows), encoding="utf-8")
+    return path
+
+
+def test_calibrate_from_files_writes_the_map_and_prints_the_drift(tmp_path: Path) -> None:
+    writings = latent_writings(60, models=4, seed=3)
+    ref = write(tmp_path / "a.jsonl", judgments(writings, "judge-a"))
+    new = write(tmp_path / "b.jsonl", judgments(writings, "judge-b", shift=2))
+    out = tmp_path / "cal.json"
+    result = CliRunner().invoke(app, ["calibrate", str(ref), "--new", str(new), "-o", str(out), "--bootstrap", "200"])
+    assert result.exit_code == 0, result.output
+    cal = load_calibration(out)
+    assert cal.kind == "anchors" and cal.reference.model == "judge-a" and cal.new.model == "judge-b"
+    assert cal.new.tree_hash == "tree-1" and cal.new.prompt_hash == "prompts-1" and len(cal.anchors) == 240
+    assert "writing-level Spearman" in result.output and "system-level Kendall 1.000 over 4 models" in result.output
+    assert "calibrated to judge-a on 240 anchors; written to" in result.output
+
+
+def shifted(request: dict[str, Any]) -> dict[str, Any]:
+    """The fake judge of tests/judge_replies.py with every leaf answer two steps higher, clipped at the scale's top."""
+    name, _ = schema_of(request)
+    if name == "weights":
+        return judge_reply(request)
+    leaf, score = leaf_score(first_user(request))
+    from judge_replies import _tree
+
+    top = max(next(lf for n in _tree().nodes for lf in n.leaves if lf.id == leaf).scale)
+    return {"analysis": f"{leaf} judged", "score": min(score + 2, top)}
+
+
+def judge_args(server: FakeServer, tmp_path: Path, model: str) -> list[str]:
+    return ["--judge-base-url", server.base_url, "--judge-model", model, "--workspace", str(tmp_path / "ws"),
+            "--no-progress"]
+
+
+def test_calibrate_against_an_endpoint_judges_only_the_anchors_and_resumes(
+        fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:
+    fake_server.handler = server_handler(judge_reply)
+    ref = tmp_path / "ref.jsonl"
+    args = ["judge", "--data", str(bench_root), "--task", "guide", "--limit", "8", "-o", str(ref)]
+    for model in MODELS:
+        args += ["--models", model]
+    first = CliRunner().invoke(app, args + judge_args(fake_server, tmp_path, "judge-a"))
+    assert first.exit_code == 0, first.output
+    fake_server.handler = server_handler(shifted)
+    fake_server.reset()
+    out = tmp_path / "cal.json"
+    cmd = ["calibrate", str(ref), "--data", str(bench_root), "--anchors", "12", "-o", str(out), "--bootstrap", "100",
+           "--yes", *judge_args(fake_server, tmp_path, "judge-b")]
+    result = CliRunner().invoke(app, cmd)
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    anchors = [json.loads(line) for line in (tmp_path / "cal.anchors.jsonl").read_text("utf-8").splitlines()]
+    assert len(anchors) == 12 and {a["model"] for a in anchors} == set(MODELS)
+    leaf_calls = [r for r in fake_server.requests if schema_of(r)[0] not in ("weights", "")]
+    assert len({first_user(r) for r in leaf_calls}) == len(leaf_calls) <= 12 * 8  # the anchors' leaves, once each
+    cal = load_calibration(out)
+    assert cal.new.model == "judge-b" and len(cal.anchors) == 12
+    assert cal.drift["shift_all"]["shift"] > 0.5  # the new judge reads higher
+    before = len(fake_server.requests)
+    again = CliRunner().invoke(app, cmd)
+    assert again.exit_code == 0, again.output
+    assert len(fake_server.requests) - before <= 1  # resumed from OUT.new.jsonl: at most the preflight
+
+
+def run_main(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """The console entry point, as a shell runs it: (exit status, stderr)."""
+    monkeypatch.setattr("sys.argv", ["howtobench", *argv])
+    with pytest.raises(SystemExit) as info:
+        main()
+        raise SystemExit(0)
+    return int(info.value.code or 0), capsys.readouterr().err
+
+
+def test_to_paper_refuses_an_unrelated_judge_and_prints_its_tau(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    new = write(tmp_path / "x.jsonl", crafted("judge-x", unrelated))
+    out = tmp_path / "paper.json"
+    status, err = run_main(["calibrate", "--to-paper", "--new", str(new), "-o", str(out)], monkeypatch, capsys)
+    assert status == 2
+    assert "all: Kendall τ 0.135 (one-sided p 0.2950)" in err and "REFUSED" in err
+    assert err.strip().splitlines()[-1].startswith("error: refused for all: Kendall τ") and not out.exists()
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    (["--to-paper", "ref.jsonl"], "--to-paper takes no reference files"),
+    ([], "give the reference judge's judgment files"),
+])
+def test_calibrate_usage_errors_are_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str], args: list[str], line: str) -> None:
+    status, err = run_main(["calibrate", *args, "-o", str(tmp_path / "c.json")], monkeypatch, capsys)
+    assert status == 2 and err.strip().startswith(f"error: {line}") and len(err.strip().splitlines()) == 1
