@@ -80,6 +80,7 @@ def test_calibrate_against_an_endpoint_judges_only_the_anchors_and_resumes(
     cal = load_calibration(out)
     assert cal.new.model == "judge-b" and len(cal.anchors) == 12
     assert cal.drift["shift_all"]["shift"] > 0.5  # the new judge reads higher
+    assert "warning: 12 anchors: below 100" in result.output
     before = len(fake_server.requests)
     again = CliRunner().invoke(app, cmd)
     assert again.exit_code == 0, again.output

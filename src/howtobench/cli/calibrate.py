@@ -112,7 +112,14 @@ def calibrate(
     _save(fit_calibration(reference, fresh, n_boot=bootstrap, seed=seed), out)
 
 
+FEW_ANCHORS = 100
+"""Below this many anchors the measured intervals stop covering (docs/calibration.md, bench/calibration.py)."""
+
+
 def _save(cal: Calibration, out: Path) -> None:
+    if len(cal.anchors) < FEW_ANCHORS:
+        _say(f"warning: {len(cal.anchors)} anchors: below {FEW_ANCHORS} no task has a map of its own and the measured "
+             "intervals stop covering (docs/calibration.md); use more for numbers you publish")
     for line in drift_lines(cal.drift, cal.reference.name, cal.new.name):
         _say(line)
     for m in cal.maps:
