@@ -14,28 +14,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from howtobench.calibration.apply import Mapper, mean_estimate
+from howtobench.calibration.labels import CALIBRATED, calibrated_metric
 from howtobench.calibration.paper import place
 from howtobench.calibration.record import ROOT, Calibration, check_matches
 from howtobench.judges.base import Judgment
 from howtobench.report.leaderboard import SCORE, Cell, Row, _Matrix, _row_mask
 from howtobench.stats import rng_for
 
-CALIBRATED = "calibrated"
 CellMap = dict[tuple[str, str, str], Cell]
 Z95 = 1.959963984540054
-
-
-def calibrated_metric(metric: str) -> str:
-    return CALIBRATED if metric == SCORE else f"{CALIBRATED}:{metric}"
-
-
-def calibrated_title(metric: str, label: str) -> str | None:
-    """The table title of a calibrated metric (None for any other metric)."""
-    if metric == CALIBRATED:
-        return f"root score, {label}"
-    if metric.startswith(CALIBRATED + ":"):
-        return f"node: {metric.split(':', 1)[1]}, {label}"
-    return None
 
 
 def _anchor_cells(cal: Calibration, mx: _Matrix, rows: Sequence[Row], raw: CellMap, seed: int,
