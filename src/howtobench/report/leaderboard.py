@@ -151,6 +151,8 @@ class Leaderboard:
     """Each column against the baseline, else against the column ranked next to it (its headline's comparison)."""
     column_digits: dict[str, int] = field(default_factory=dict)
     """Decimals each column is printed with: enough to tell its models apart (`display_digits`)."""
+    calibration: str | None = None
+    """With --calibration: its label ("calibrated to JUDGE on N anchors"), which titles the `calibrated` tables."""
 
     def digits(self, column: str) -> int:
         """Decimals of a column's numbers (a paper reference column: 2, as published)."""
