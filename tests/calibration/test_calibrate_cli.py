@@ -38,6 +38,7 @@ def test_calibrate_from_files_writes_the_map_and_prints_the_drift(tmp_path: Path
     assert cal.new.tree_hash == "tree-1" and cal.new.prompt_hash == "prompts-1" and len(cal.anchors) == 240
     assert "writing-level Spearman" in result.output and "system-level Kendall 1.000 over 4 models" in result.output
     assert "calibrated to judge-a on 240 anchors; written to" in result.output
+    assert "map score [pooled]: 240 anchors" in result.output and "map format [guide]" in result.output
 
 
 def shifted(request: dict[str, Any]) -> dict[str, Any]:

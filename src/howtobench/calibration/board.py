@@ -17,8 +17,19 @@ from howtobench.calibration.apply import Mapper, mean_estimate
 from howtobench.calibration.labels import CALIBRATED, calibrated_metric
 from howtobench.calibration.paper import place
 from howtobench.calibration.record import ROOT, Calibration, check_matches
+from howtobench.data.models import Item
 from howtobench.judges.base import Judgment
-from howtobench.report.leaderboard import SCORE, Cell, Row, _Matrix, _row_mask
+from howtobench.report.leaderboard import (
+    SCORE,
+    Cell,
+    Leaderboard,
+    Row,
+    _dedupe,
+    _Matrix,
+    _matrix,
+    _node_metrics,
+    _row_mask,
+)
 from howtobench.stats import rng_for
 
 CellMap = dict[tuple[str, str, str], Cell]
@@ -91,3 +102,20 @@ def calibrated_cells(cal: Calibration, judgments: Sequence[Judgment], mx: _Matri
 
 def calibration_note(cal: Calibration) -> str:
     return f"Calibrated cells: {cal.label}; the calibration's uncertainty is carried into their intervals."
+
+
+def with_calibration(lb: Leaderboard, judgments: Sequence[Judgment], cal: Calibration, source: Path | str,
+                     items: Sequence[Item] | None = None) -> Leaderboard:
+    """`lb` (built from `judgments` with the same `items`) with its calibrated cells, metrics, note and warnings.
+
+    The per-item matrix is rebuilt here from the judgments as `build_leaderboard` builds it (the same dedupe, genres
+    and empty convention), so the leaderboard's own code needs no knowledge of calibrations."""
+    latest, _ = _dedupe(judgments, multi=len(lb.methods) > 1)
+    metrics = [m for m in lb.metrics if m == SCORE or m in _node_metrics(latest.values())]
+    genre_of = {i.id: i.genre for i in items} if items is not None else {}
+    mx = _matrix(latest, metrics, genre_of, lb.empty)
+    extra, warnings = calibrated_cells(cal, list(latest.values()), mx, lb.rows, lb.cells, seed=lb.seed,
+                                       n_boot=lb.n_boot, source=source)
+    added = tuple(dict.fromkeys(metric for metric, _, _ in extra))
+    return replace(lb, cells=lb.cells | extra, metrics=lb.metrics + added, notes=(*lb.notes, calibration_note(cal)),
+                   warnings=(*lb.warnings, *warnings), calibration=cal.label)

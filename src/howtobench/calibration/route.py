@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+from howtobench.errors import ConfigError
 from howtobench.judges.base import Judgment
 from howtobench.report.paper import PaperTable, paper_table4
 
@@ -52,3 +53,15 @@ def paper_route(name: str, flag: str, judgments: Sequence[Judgment], columns: Co
             f"already negotiated for them come from the cache ({_estimate(judgments, len(items))}), then compare; or "
             "put your model on the paper's scale: `howtobench calibrate --to-paper` with your judge's flags, then "
             "`leaderboard --calibration FILE`")
+
+
+def check_paper_rows(compare: Sequence[str] | None, baseline: str | None, judgments: Sequence[Judgment]) -> None:
+    """Before a leaderboard is built: a `--compare` / `--baseline` name that is only a paper column stops with the
+    route (`paper_route`) instead of "unknown model"."""
+    multi = len({j.method for j in judgments}) > 1
+    columns = {f"{j.model} [{j.method}]" if multi else j.model for j in judgments}
+    asked = [("--compare", name) for name in compare or ()] + ([("--baseline", baseline)] if baseline else [])
+    for flag, name in asked:
+        line = paper_route(name, flag, judgments, columns)
+        if line is not None:
+            raise ConfigError(line)

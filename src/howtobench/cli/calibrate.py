@@ -52,7 +52,7 @@ BootOpt = Annotated[int, typer.Option("--bootstrap", min=0, help="Bootstrap repl
 
 
 def _say(line: str) -> None:
-    console.print(line, highlight=False, soft_wrap=True)
+    console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 @params.flags(params.JUDGE_ENDPOINT, after="local_judge")

@@ -9,6 +9,8 @@ from typing import Annotated
 
 import typer
 
+from howtobench.calibration.route import check_paper_rows
+from howtobench.cli.calibration_options import CalibrationOpt, calibrated
 from howtobench.cli.length_options import LengthControlOpt, WritingsOpt, length_sources
 from howtobench.cli.options import EmptyOpt, FormatOpt, NoProgressOpt
 from howtobench.cli.params import bundled
@@ -97,6 +99,7 @@ class Board:
         typer.Option("--baseline", help="Compare every model with this one (paired on shared items, interval and p); "
                      "each model's closing line reads 'vs BASELINE'."),
     ] = None
+    calibration: CalibrationOpt = None
     output: Annotated[Path | None, typer.Option("-o", "--out",
                                                 help="Write to this file instead of the terminal.")] = None
     no_progress: NoProgressOpt = False
@@ -104,11 +107,14 @@ class Board:
     def build(self, judgments: list[Judgment]) -> Leaderboard:
         """The leaderboard of `judgments` these flags ask for."""
         lengths = length_sources(judgments, self.data, self.writings) if self.length_control else None
-        return build_leaderboard(
+        check_paper_rows(self.compare, self.baseline, judgments)
+        items = _items_for(self.data, judgments)
+        board = build_leaderboard(
             judgments, by=self.by.value, nodes=self.nodes, seed=self.seed, n_boot=self.bootstrap,
-            items=_items_for(self.data, judgments), paper=paper_table4() if self.paper else None, title=self.title,
+            items=items, paper=paper_table4() if self.paper else None, title=self.title,
             order=self.order.value, empty=self.empty, length_controlled=self.length_control, lengths=lengths,
             compare=self.compare, baseline=self.baseline)
+        return calibrated(board, judgments, self.calibration, items)
 
     def publish(self, board: Leaderboard) -> None:
         """Print the leaderboard in --format, or write it to --out."""
