@@ -112,3 +112,17 @@ def test_compare_with_a_paper_only_model_gives_the_route(tmp_path: Path, monkeyp
     assert "\n" not in line and "unknown model" not in line
     assert line.startswith("error: --compare: deepseek-r1 is a published column of the paper's Table 4")
     assert "howtobench judge --models deepseek-r1 --judge-model judge-y" in line and "calibrate --to-paper" in line
+
+
+def test_report_page_shows_the_calibrated_table(files: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    if not files["cal"].exists():
+        run_main(["calibrate", str(files["ref"]), "--new", str(files["new"]), "-o", str(files["cal"]),
+                  "--bootstrap", "50"], monkeypatch, capsys)
+    page = files["tmp"] / "page.html"
+    status, err = run_main(["report", str(files["held_b"]), "--calibration", str(files["cal"]), "-o", str(page),
+                            "--bootstrap", "50"], monkeypatch, capsys)
+    assert status == 0, err
+    html = page.read_text("utf-8")
+    assert "root score, calibrated to judge-a on 600 anchors" in html
+    assert "Calibrated cells: calibrated to judge-a on 600 anchors" in html

@@ -119,3 +119,13 @@ def with_calibration(lb: Leaderboard, judgments: Sequence[Judgment], cal: Calibr
     added = tuple(dict.fromkeys(metric for metric, _, _ in extra))
     return replace(lb, cells=lb.cells | extra, metrics=lb.metrics + added, notes=(*lb.notes, calibration_note(cal)),
                    warnings=(*lb.warnings, *warnings), calibration=cal.label)
+
+
+def calibrated(board: Leaderboard, judgments: Sequence[Judgment], path: Path | None,
+               items: Sequence[Item] | None = None) -> Leaderboard:
+    """`board` with the calibrated cells of the calibration file at `path` (unchanged when None)."""
+    if path is None:
+        return board
+    from howtobench.calibration.record import load_calibration
+
+    return with_calibration(board, judgments, load_calibration(path), path, items)

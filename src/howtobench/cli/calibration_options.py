@@ -1,16 +1,11 @@
-"""--calibration FILE, as `leaderboard`, `report` and `run` take it (howtobench.calibration)."""
+"""--calibration FILE, as `leaderboard`, `report` and `run` take it (applied by `calibration.board.calibrated`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
 import typer
-
-from howtobench.data.models import Item
-from howtobench.judges.base import Judgment
-from howtobench.report.leaderboard import Leaderboard
 
 CalibrationOpt = Annotated[Path | None, typer.Option(
     "--calibration", help="A calibration file of `howtobench calibrate`: adds the judge's scores in the reference "
@@ -18,13 +13,3 @@ CalibrationOpt = Annotated[Path | None, typer.Option(
     "interval (JSON/CSV cells with metric 'calibrated'). Refused when the judgments are not of its new judge, tree "
     "and prompts.")]
 
-
-def calibrated(board: Leaderboard, judgments: Sequence[Judgment], path: Path | None,
-               items: Sequence[Item] | None = None) -> Leaderboard:
-    """`board` with the calibrated cells of the calibration file at `path` (unchanged when None)."""
-    if path is None:
-        return board
-    from howtobench.calibration.board import with_calibration
-    from howtobench.calibration.record import load_calibration
-
-    return with_calibration(board, judgments, load_calibration(path), path, items)

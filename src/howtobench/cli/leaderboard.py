@@ -9,8 +9,9 @@ from typing import Annotated
 
 import typer
 
+from howtobench.calibration.board import calibrated
 from howtobench.calibration.route import check_paper_rows
-from howtobench.cli.calibration_options import CalibrationOpt, calibrated
+from howtobench.cli.calibration_options import CalibrationOpt
 from howtobench.cli.length_options import LengthControlOpt, WritingsOpt, length_sources
 from howtobench.cli.options import EmptyOpt, FormatOpt, NoProgressOpt
 from howtobench.cli.params import bundled

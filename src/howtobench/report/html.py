@@ -27,6 +27,7 @@ from typing import Any
 import jinja2
 
 import howtobench
+from howtobench.calibration.board import calibrated
 from howtobench.data.genres import GENRES
 from howtobench.data.models import Item, Writing
 from howtobench.fonts import REPORT_FONT_NOTE
@@ -146,6 +147,7 @@ class ReportOptions:
     empty: EmptyConvention | None = None
     length_control: bool = False  # add the length-controlled section (report.html_length)
     writings: tuple[Path, ...] = ()  # the user's writings files, whose texts the explorer shows first
+    calibration: Path | None = None  # a calibration file: calibrated tables beside the raw ones (calibration.board)
 
 
 def _run_items(items: list[Item] | None, manifest: Mapping[str, Any] | None) -> list[Item] | None:
@@ -205,7 +207,8 @@ def build_report(paths: Sequence[Path], options: ReportOptions | None = None) ->
     given = load_given_writings(options.writings, {(j.item_id, j.model) for j in judgments})
     lengths = (report_lengths(sources, data_dir, judgments, items, given)
                if options.length_control and needs_sources(judgments) else None)
-    lb = _leaderboard_for(sources, judgments, items, options, lengths)
+    lb = calibrated(_leaderboard_for(sources, judgments, items, options, lengths), judgments, options.calibration,
+                    items)
     return _render_with_texts(lb, judgments, sources, data_dir, items, options.explorer_limit, given)
 
 
