@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 import howtobench
+from howtobench.calibration.board import calibrated
 from howtobench.config import EndpointConfig
 from howtobench.data.loader import load_items, load_release_writings, load_writings_file, select_items
 from howtobench.data.models import TASKS, Item, Writing
@@ -361,7 +362,7 @@ async def _run_locked(settings: RunSettings) -> RunResult:
 def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Sequence[Item],
                  writings: Sequence[Writing]) -> Leaderboard:
     smoke = settings.needs_local_judge
-    return build_leaderboard(
+    return calibrated(build_leaderboard(
         judgments,
         seed=settings.selection.seed,
         n_boot=settings.bootstrap,
@@ -372,7 +373,7 @@ def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Se
         empty=settings.empty,
         length_controlled=settings.length_control,
         lengths=sources_from(items, writings) if settings.length_control else None,
-    )
+    ), judgments, settings.calibration, items)
 
 
 def _write_outputs(settings: RunSettings, board: Leaderboard, manifest: dict[str, Any]) -> None:
@@ -380,7 +381,8 @@ def _write_outputs(settings: RunSettings, board: Leaderboard, manifest: dict[str
     for suffix, format_name in (("md", "markdown"), ("json", "json"), ("csv", "csv")):
         write_text_atomic(d / f"leaderboard.{suffix}", board_text(board, format_name))
     write_text_atomic(d / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
-    options = ReportOptions(empty=settings.empty, length_control=settings.length_control)
+    options = ReportOptions(empty=settings.empty, length_control=settings.length_control,
+                            calibration=settings.calibration)
     write_report([d], d / "report.html", options)  # as `howtobench report RUN_DIR`
 
 

@@ -126,3 +126,21 @@ def test_report_page_shows_the_calibrated_table(files: dict[str, Path], monkeypa
     html = page.read_text("utf-8")
     assert "root score, calibrated to judge-a on 600 anchors" in html
     assert "Calibrated cells: calibrated to judge-a on 600 anchors" in html
+
+
+def test_run_with_another_judges_calibration_stops_before_any_call(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], bench_root: Path) -> None:
+    from howtobench.calibration.record import Calibration, JudgeInfo, save_calibration
+
+    cal = tmp_path / "cal.json"
+    save_calibration(Calibration(kind="anchors", reference=JudgeInfo(model="judge-a", method="tow"),
+                                 new=JudgeInfo(model="judge-b", method="tow")), cal)
+    mine = tmp_path / "mine.jsonl"
+    mine.write_text('{"infer_id": "x", "model": "m", "output": "text"}\n', encoding="utf-8")
+    status, err = run_main(["run", "--data", str(bench_root), "--writings", str(mine), "--judge-base-url",
+                            "http://127.0.0.1:9/v1", "--judge-model", "judge-c", "--calibration", str(cal),
+                            "--workspace", str(tmp_path / "ws"), "--run-dir", str(tmp_path / "run")],
+                           monkeypatch, capsys)
+    assert status == 2
+    assert err.strip() == f"error: --calibration {cal} is for judge 'judge-b', this run's is 'judge-c'"
+    assert not (tmp_path / "run").exists()
