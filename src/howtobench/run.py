@@ -30,7 +30,6 @@ from typing import Any
 import yaml
 
 import howtobench
-from howtobench.calibration.board import calibrated
 from howtobench.config import EndpointConfig
 from howtobench.data.loader import load_items, load_release_writings, load_writings_file, select_items
 from howtobench.data.models import TASKS, Item, Writing
@@ -53,7 +52,7 @@ from howtobench.locks import output_lock
 from howtobench.outputs import output_dir, write_text_atomic
 from howtobench.progress import step
 from howtobench.report.html import ReportOptions, write_report
-from howtobench.report.leaderboard import Leaderboard, build_leaderboard
+from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions, build_leaderboard
 from howtobench.report.length_control import sources_from
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import board_text
@@ -362,8 +361,7 @@ async def _run_locked(settings: RunSettings) -> RunResult:
 def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Sequence[Item],
                  writings: Sequence[Writing]) -> Leaderboard:
     smoke = settings.needs_local_judge
-    return calibrated(build_leaderboard(
-        judgments,
+    return build_leaderboard(judgments, LeaderboardOptions(
         seed=settings.selection.seed,
         n_boot=settings.bootstrap,
         items=items,
@@ -373,7 +371,8 @@ def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Se
         empty=settings.empty,
         length_controlled=settings.length_control,
         lengths=sources_from(items, writings) if settings.length_control else None,
-    ), judgments, settings.calibration, items)
+        calibration=settings.calibration,
+    ))
 
 
 def _write_outputs(settings: RunSettings, board: Leaderboard, manifest: dict[str, Any]) -> None:

@@ -27,7 +27,6 @@ from typing import Any
 import jinja2
 
 import howtobench
-from howtobench.calibration.board import calibrated
 from howtobench.data.genres import GENRES
 from howtobench.data.models import Item, Writing
 from howtobench.fonts import REPORT_FONT_NOTE
@@ -47,7 +46,7 @@ from howtobench.report.html_inputs import (
 from howtobench.report.html_length import length_view
 from howtobench.report.html_manifest import manifest_view, provenance
 from howtobench.report.html_panel import panel_view
-from howtobench.report.leaderboard import Leaderboard, build_leaderboard, load_judgments
+from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions, build_leaderboard, load_judgments
 from howtobench.report.length_control import LENGTH_CONTROLLED, LengthSources, needs_sources
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import paper_lines
@@ -117,7 +116,7 @@ def render_report(
         "font_note": REPORT_FONT_NOTE,
         "tables": tables,
         "length": length_view(lb),
-        "panel": panel_view(judgments, lb.seed),
+        "panel": panel_view(judgments, lb.seed, lb.empty),
         "node_summary": views.node_summary(tables),
         "heatmap": views.heatmap(lb),
         "counts": views.counts_view(lb),
@@ -181,8 +180,7 @@ def _leaderboard_for(
     if paper is None:  # a ToW run shows the paper's columns when it asked for them (config.yaml `paper`)
         paper = bool((sources.run_config or {}).get("paper")) and methods == {"tow"}
     empty = check_empty(options.empty or (sources.run_config or {}).get("empty") or "exclude")
-    return build_leaderboard(
-        judgments,
+    return build_leaderboard(judgments, LeaderboardOptions(
         nodes=True,
         seed=seed,
         n_boot=n_boot,
@@ -193,7 +191,8 @@ def _leaderboard_for(
         empty=empty,
         length_controlled=options.length_control,
         lengths=lengths,
-    )
+        calibration=options.calibration,
+    ))
 
 
 def build_report(paths: Sequence[Path], options: ReportOptions | None = None) -> str:
@@ -207,8 +206,7 @@ def build_report(paths: Sequence[Path], options: ReportOptions | None = None) ->
     given = load_given_writings(options.writings, {(j.item_id, j.model) for j in judgments})
     lengths = (report_lengths(sources, data_dir, judgments, items, given)
                if options.length_control and needs_sources(judgments) else None)
-    lb = calibrated(_leaderboard_for(sources, judgments, items, options, lengths), judgments, options.calibration,
-                    items)
+    lb = _leaderboard_for(sources, judgments, items, options, lengths)
     return _render_with_texts(lb, judgments, sources, data_dir, items, options.explorer_limit, given)
 
 
