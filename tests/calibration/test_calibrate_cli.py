@@ -115,3 +115,43 @@ def test_calibrate_usage_errors_are_one_line(tmp_path: Path, monkeypatch: pytest
                                              capsys: pytest.CaptureFixture[str], args: list[str], line: str) -> None:
     status, err = run_main(["calibrate", *args, "-o", str(tmp_path / "c.json")], monkeypatch, capsys)
     assert status == 2 and err.strip().startswith(f"error: {line}") and len(err.strip().splitlines()) == 1
+
+
+def test_to_paper_against_an_endpoint_that_agrees_with_the_paper(
+        fake_server: FakeServer, tmp_path: Path, bench_root: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A fake judge keyed by the writing it reads: every leaf of a paper model's writing answers by the model's
+    rank in the paper's All, so the judge orders the paper's models as the paper does, and the line is fitted."""
+    from howtobench.report.paper import paper_table4
+
+    paper = paper_table4()
+    rank = {m: k for k, m in enumerate(sorted(paper.models, key=lambda m: -(paper.get("all", m) or 0.0)))}
+    out = tmp_path / "paper.json"
+    texts: dict[str, str] = {}
+
+    def agreeing_judge(request: dict[str, Any]) -> dict[str, Any]:
+        name, _ = schema_of(request)
+        if name == "weights":
+            return judge_reply(request)
+        if not texts:
+            for line in (tmp_path / "paper.anchors.jsonl").read_text("utf-8").splitlines():
+                row = json.loads(line)
+                texts[row["output"]] = row["model"]
+        prompt = first_user(request)
+        model = texts[max((t for t in texts if t.strip() in prompt), key=len)]  # a short text may be in many
+        leaf, _ = leaf_score(prompt)
+        from judge_replies import _tree
+
+        top = max(next(lf for n in _tree().nodes for lf in n.leaves if lf.id == leaf).scale)
+        return {"analysis": "keyed", "score": max(1, round(top - (top - 1) * rank[model] / 9))}
+
+    fake_server.handler = server_handler(agreeing_judge)
+    status, err = run_main(["calibrate", "--to-paper", "--data", str(bench_root), "--anchors", "60", "-o", str(out),
+                            "--yes", *judge_args(fake_server, tmp_path, "judge-p")], monkeypatch, capsys)
+    assert status == 0, err
+    assert "60 shipped writings of the paper's 10 models as anchors" in err
+    cal = load_calibration(out)
+    whole = cal.line_for("all")
+    assert cal.kind == "paper" and cal.new.model == "judge-p" and whole is not None
+    assert whole.kendall_tau > 0.9 and whole.kendall_p < 0.05 and len(whole.points) == 10
+    assert "calibrated to the paper's gpt-4o (Table 4) on its 10 models, system level" in err

@@ -83,3 +83,20 @@ def test_stratified_anchors_cover_every_stratum_and_the_score_range(split) -> No
     assert picked.min() - scores.min() < 0.5 and scores.max() - picked.max() < 0.5
     sized = choose_anchors(ref, width=0.3, seed=0)
     assert len(sized.anchors) == anchors_for_width(sized.sd, 0.3)
+
+
+@pytest.mark.parametrize(("field", "value", "words"), [
+    ("judge_model", "judge-c", "judge 'judge-c', the calibration's is 'judge-b'"),
+    ("tree_hash", "tree-2", "tree 'tree-2', the calibration's is 'tree-1'"),
+    ("prompt_hash", "prompts-2", "prompts 'prompts-2', the calibration's is 'prompts-1'"),
+    ("method", "rubric", "method 'rubric', the calibration's is 'tow'"),
+])
+def test_judgments_the_calibration_was_not_fitted_for_are_refused(
+        split, calibration, field: str, value: str, words: str) -> None:  # type: ignore[no-untyped-def]
+    from howtobench.calibration.record import check_matches
+    from howtobench.errors import ConfigError
+
+    other = [j.model_copy(update={field: value}) for j in judgments(split[1][:20], "judge-b", shift=2)]
+    with pytest.raises(ConfigError, match=f"^--calibration cal.json does not fit these judgments: {words}$"):
+        check_matches(calibration, other, "cal.json")
+    check_matches(calibration, judgments(split[1][:20], "judge-b", shift=2), "cal.json")  # the right ones pass
