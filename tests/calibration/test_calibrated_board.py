@@ -144,3 +144,17 @@ def test_run_with_another_judges_calibration_stops_before_any_call(
     assert status == 2
     assert err.strip() == f"error: --calibration {cal} is for judge 'judge-b', this run's is 'judge-c'"
     assert not (tmp_path / "run").exists()
+
+
+def test_a_runs_report_keeps_the_calibration_its_config_recorded(
+        files: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    if not files["cal"].exists():
+        run_main(["calibrate", str(files["ref"]), "--new", str(files["new"]), "-o", str(files["cal"]),
+                  "--bootstrap", "50"], monkeypatch, capsys)
+    run_dir = files["tmp"] / "run"
+    (run_dir / "judgments").mkdir(parents=True)
+    (run_dir / "judgments" / "tow.jsonl").write_text(files["held_b"].read_text("utf-8"), encoding="utf-8")
+    (run_dir / "config.yaml").write_text(f"calibration: {files['cal']}\nbootstrap: 50\n", encoding="utf-8")
+    status, err = run_main(["report", str(run_dir), "-o", str(run_dir / "page.html")], monkeypatch, capsys)
+    assert status == 0, err
+    assert "root score, calibrated to judge-a on 600 anchors" in (run_dir / "page.html").read_text("utf-8")

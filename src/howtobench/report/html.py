@@ -191,8 +191,13 @@ def _leaderboard_for(
         empty=empty,
         length_controlled=options.length_control,
         lengths=lengths,
-        calibration=options.calibration,
+        calibration=options.calibration or _recorded_path((sources.run_config or {}).get("calibration")),
     ))
+
+
+def _recorded_path(value: object) -> Path | None:
+    """A path a run recorded in its config.yaml (its --calibration), so the run's report keeps its tables."""
+    return Path(value) if isinstance(value, str) and value else None
 
 
 def build_report(paths: Sequence[Path], options: ReportOptions | None = None) -> str:
