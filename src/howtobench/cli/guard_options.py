@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal, cast
+from typing import Annotated, Any, Literal, cast
 
 import typer
 
@@ -36,13 +37,6 @@ GuardRewardOpt = Annotated[
 ]
 
 
-def guard_mode_option(default: str) -> object:
-    return typer.Option("--guard", rich_help_panel=GUARD_PANEL,
-                        help=f"off: no checks; flag: record the guard's signals and flags with every judgment; "
-                             f"skip: also answer a writing a skip rule flags without any judge call (default "
-                             f"{default}).")
-
-
 def guard_settings(mode: str, thresholds: list[str] | None, actions: list[str] | None, cliches: Path | None,
                    reward: str = "floor") -> GuardSettings:
     """The `GuardSettings` of the command-line options (a ConfigError names a bad value)."""
@@ -52,3 +46,37 @@ def guard_settings(mode: str, thresholds: list[str] | None, actions: list[str] |
     return GuardSettings(mode=cast(GuardMode, mode), thresholds=parse_thresholds(thresholds),
                          actions=cast(dict[str, Literal["skip", "flag"]], acts), reward=parse_guard_reward(reward),
                          cliches=cliches)
+
+
+def _mode_option(default: str) -> Any:
+    return typer.Option("--guard", rich_help_panel=GUARD_PANEL,
+                        help="off: no checks; flag: record the guard's signals and flags with every judgment; skip: "
+                             "also answer a writing that a skip rule flags without any judge call, counted like a "
+                             f"failure (docs/guard.md). Default: {default}.")
+
+
+@dataclass(frozen=True)
+class GuardFlags:
+    """The guard's flags of `judge` and `run` (off by default: the paper judges everything)."""
+
+    guard: Annotated[str, _mode_option("off")] = "off"
+    guard_reward: GuardRewardOpt = "floor"
+    guard_threshold: GuardThresholdOpt = None
+    guard_action: GuardActionOpt = None
+    guard_cliches: GuardClichesOpt = None
+
+    def settings(self) -> GuardSettings:
+        return guard_settings(self.guard, self.guard_threshold, self.guard_action, self.guard_cliches,
+                              self.guard_reward)
+
+
+@dataclass(frozen=True)
+class ServeGuardFlags(GuardFlags):
+    """`serve`'s guard flags: `flag` by default (the signals come back with every reward)."""
+
+    guard: Annotated[str, _mode_option("flag")] = "flag"
+
+
+SERVE_GUARD = ServeGuardFlags()
+NO_GUARD = GuardFlags()
+"""The defaults of the commands' `guard` parameters (what the flags' defaults make)."""

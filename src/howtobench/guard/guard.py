@@ -59,19 +59,21 @@ def parse_guard_reward(text: str) -> float | str | None:
 
 @dataclass(frozen=True)
 class Verdict:
-    """What the guard says of one writing: its signals, the rules that flag it, and the skip reason (if skipped)."""
+    """What the guard says of one writing: its signals, the rules that flag it, and the skip reason and rules (if
+    skipped)."""
 
     signals: Signals
     flags: tuple[str, ...]
     reasons: tuple[str, ...]
     skip: str | None
+    skipped_by: tuple[str, ...] = ()
 
     def record(self, reward: float | None = None) -> dict[str, Any]:
         """The `meta["guard"]` of a judgment: `reward` only for a skipped writing."""
         out: dict[str, Any] = {"signals": self.signals.as_dict(), "flags": list(self.flags),
                                "skipped": self.skip is not None}
         if self.skip is not None:
-            out.update(reason=self.skip, reward=reward)
+            out.update(reason=self.skip, skipped_by=list(self.skipped_by), reward=reward)
         return out
 
 
@@ -96,7 +98,7 @@ class Guard:
         hits = [r for r in self.rules if r.flags(found)]
         skipping = [r for r in hits if r.skip] if self.settings.mode == "skip" else []
         return Verdict(found, tuple(r.name for r in hits), tuple(r.describe(found) for r in hits),
-                       "; ".join(r.describe(found) for r in skipping) or None)
+                       "; ".join(r.describe(found) for r in skipping) or None, tuple(r.name for r in skipping))
 
     def reward(self) -> float | None:
         """The declared reward of a skipped writing."""
@@ -154,3 +156,8 @@ def skipped_reward(judgment: Judgment) -> float | None:
     record = guard_record(judgment) or {}
     value = record.get("reward")
     return None if value is None else float(value)
+
+
+def serve_default() -> GuardSettings:
+    """`serve`'s and the adapters' guard when none is given: `flag` (signals with every reward, nothing skipped)."""
+    return GuardSettings(mode="flag")
