@@ -10,6 +10,7 @@ default of `judge` / `run`: the paper judges everything) computes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -27,6 +28,8 @@ FLOOR = 0.0
 """The reward of a skipped writing under `--guard-reward floor`: the bottom of every method's scale (ToW 0-10,
 BLEU 0-100, ROUGE 0-1), at or under any score the judge gives a writing."""
 META_KEY = "guard"
+GUARD_KEYS = ("guard", "guard_reward", "guard_thresholds", "guard_cliches")
+"""The guard's arguments of the in-process adapters (`adapter_guard`)."""
 SKIPPED_PREFIX = "guard: skipped without a judge call"
 
 
@@ -161,3 +164,23 @@ def skipped_reward(judgment: Judgment) -> float | None:
 def serve_default() -> GuardSettings:
     """`serve`'s and the adapters' guard when none is given: `flag` (signals with every reward, nothing skipped)."""
     return GuardSettings(mode="flag")
+
+
+def adapter_guard(given: Mapping[str, Any]) -> GuardSettings:
+    """The guard of the in-process adapters from their arguments (`guard`, `guard_reward`, `guard_thresholds` as
+    `["RULE=NUMBER", ...]`, `guard_cliches`: the names of serve's flags); `flag` when none is given."""
+    from howtobench.guard.rules import parse_thresholds
+
+    reward = given.get("guard_reward", "floor")
+    cliches = given.get("guard_cliches")
+    return GuardSettings(mode=given.get("guard", "flag"),
+                         thresholds=parse_thresholds(list(given.get("guard_thresholds") or [])),
+                         reward=parse_guard_reward(str(reward)) if isinstance(reward, str) else reward,
+                         cliches=Path(cliches) if cliches else None)
+
+
+def guard_for(given: GuardSettings | str | None) -> Guard | None:
+    """The guard of `score(guard=...)`: a mode ("off", "flag", "skip"), settings, or None (no guard)."""
+    if given is None:
+        return None
+    return Guard(given if isinstance(given, GuardSettings) else GuardSettings(mode=given))  # type: ignore[arg-type]
