@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 import howtobench.cli.run as cli_run
 from howtobench.cli.main import app
 from howtobench.config import EndpointConfig
+from howtobench.guard.guard import GuardSettings
 from howtobench.llm.types import SamplingParams
 from howtobench.run import CONFIG_HEADER, RunSettings, run_config
 from howtobench.run_settings import RUN_OPTIONS, settings_from
@@ -75,8 +76,11 @@ def test_every_option_of_the_table_round_trips_through_config_yaml(tmp_path: Pat
         "--empty", "lowest", "--parallel", "4", "--length-control", "--judge-max-tokens", "64",
         "--prompt-language", "zh", "--reference-from", "deepseek-r1", "--judge-base-url", "http://127.0.0.1:9/v1",
         "--judge-model", "judge", "--judge-rpm", "60", "--judge-timeout", "30", "--judge-response-format",
-        "json_object"])
+        "json_object", "--guard", "skip", "--guard-reward", "null", "--guard-threshold", "stub=0.05",
+        "--guard-action", "echo=skip", "--guard-cliches", str(prices)])
     settings = built[-1]
+    assert settings.guard == GuardSettings(mode="skip", thresholds={"stub": 0.05}, actions={"echo": "skip"},
+                                           reward=None, cliches=prices)
     assert settings.selection == Selection(data_dir=bench_root, tasks=("guide", "open"), genres=("fiction",),
                                            models=("deepseek-r1",), limit=2, subset=5, ids=("a1", "b2"), seed=3,
                                            writings=(mine,))
