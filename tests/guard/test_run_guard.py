@@ -28,5 +28,9 @@ def test_run_guard_skip(tmp_path: Path, bench_root: Path) -> None:
     assert row["status"] == "failed" and row["failures"][0].startswith(SKIPPED_PREFIX)
     assert "loop_paragraphs" in row["meta"]["guard"]["skipped_by"]
     assert out.exit_code != 0  # a skip is counted like a failure, never silently
+    board = json.loads((run_dir / "leaderboard.json").read_text("utf-8"))
+    [counts] = [c for c in board["counts"] if c["column"] == "mine"]
+    assert (counts["guard_flagged"], counts["guard_skipped"], counts["failed"]) == (1, 1, 1)
+    assert "mine: the guard flagged 1 of 1 writings; 1 of them were skipped" in out.output
     config = yaml.safe_load((run_dir / "config.yaml").read_text("utf-8"))
     assert config["guard"] == "skip" and config["guard_threshold"] == ["loop_paragraphs=0.5"]

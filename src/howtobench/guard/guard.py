@@ -10,7 +10,7 @@ default of `judge` / `run`: the paper judges everything) computes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -184,3 +184,9 @@ def guard_for(given: GuardSettings | str | None) -> Guard | None:
     if given is None:
         return None
     return Guard(given if isinstance(given, GuardSettings) else GuardSettings(mode=given))  # type: ignore[arg-type]
+
+
+def guard_counts(judgments: Sequence[Judgment]) -> tuple[int, int]:
+    """(judgments the guard flagged, judgments it skipped) among `judgments`, for the leaderboard's counts."""
+    records = [guard_record(j) for j in judgments]
+    return (sum(bool(r and r.get("flags")) for r in records), sum(bool(r and r.get("skipped")) for r in records))
