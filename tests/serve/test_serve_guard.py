@@ -16,7 +16,15 @@ from crafted import guide_item_and_writing, repeated_paragraph  # noqa: E402
 from fake_server import FakeServer  # noqa: E402
 from howtobench.guard.guard import FLOOR, GuardSettings  # noqa: E402
 from judge_replies import server_handler  # noqa: E402
-from reward_serving import GUIDE, judge_calls, openrlhf_body, running, settings_for  # noqa: E402
+from reward_serving import (  # noqa: E402
+    GUIDE,
+    ServeProcess,
+    judge_calls,
+    openrlhf_body,
+    running,
+    serve_args,
+    settings_for,
+)
 
 PROMPT = "<|im_start|>user\n写一篇文章<|im_end|>\n<|im_start|>assistant\n"
 
@@ -73,3 +81,23 @@ async def test_flag_returns_signals_with_every_reward_and_means_in_metrics(fake_
     assert mean == pytest.approx(share[1] / 2)
     assert 'howtobench_guard_flag_rate{rule="loop_paragraphs"} 0.5' in metrics
     json.dumps(answer)  # the answer stays JSON
+
+
+def test_the_serve_command_with_guard_skip(fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:
+    """`howtobench serve --guard skip --guard-reward null` in its own process: no judge call, null with the reason."""
+    import urllib.request
+
+    fake_server.handler = server_handler()
+    _, writing = guide_item_and_writing(bench_root)
+    args = serve_args(fake_server.base_url, tmp_path / "ws", "--data", str(bench_root), "--guard", "skip",
+                      "--guard-reward", "null")
+    with ServeProcess(args) as served:
+        body = json.dumps(openrlhf_body(PROMPT, [repeated_paragraph(writing, 30)], GUIDE)).encode()
+        request = urllib.request.Request(served.url + "/get_reward", data=body, method="POST")
+        with urllib.request.urlopen(request, timeout=60) as resp:
+            answer = json.loads(resp.read())
+        with urllib.request.urlopen(served.url + "/metrics", timeout=60) as resp:
+            metrics = resp.read().decode()
+    assert answer["rewards"] == [None] and "loop_paragraphs" in answer["failures"][0]
+    assert judge_calls(fake_server) == []
+    assert 'howtobench_guard_skipped_total{rule="loop_paragraphs"} 1.0' in metrics
