@@ -33,7 +33,8 @@ MIN_REPEAT_CHARS = 8  # a repeated paragraph / sentence shorter than this (a hea
 _SPACE = re.compile(r"\s+")
 _PARAGRAPHS = re.compile(r"\n\s*\n|\n")
 _SENTENCE_END = re.compile(r"[。！？!?；;…\n]+|\.\s+")
-_ANCHOR = re.compile(r"[，。！？、；：,.;:!?]")
+_PUNCTUATION = "[，。！？、；：,.;:!?]"
+_ANCHORED = {NGRAM: re.compile(_PUNCTUATION + "(?=(.{%d}))" % NGRAM, re.DOTALL)}
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _LATIN = re.compile(r"[A-Za-z]+")
 
@@ -66,15 +67,16 @@ def signals(text: str, *, reference_chars: int = 0, language: str = "zh", prompt
     stripped = text.strip()
     chars = len(stripped)
     dense = _SPACE.sub("", stripped)
+    grams = _anchored(dense, NGRAM)  # shared by the repetition and the echo signals
     return Signals(
         chars=chars,
         length_ratio=chars / reference_chars if reference_chars > 0 else None,
         compression_ratio=compression_ratio(stripped),
         repeated_paragraph_share=repeated_share(_PARAGRAPHS.split(stripped), chars),
         repeated_sentence_share=repeated_share(_SENTENCE_END.split(stripped), chars),
-        repeated_ngram_share=repeated_ngram_share(dense),
+        repeated_ngram_share=repeated_ngram_share(dense, grams=grams),
         foreign_share=foreign_share(stripped, language),
-        echo_share=echo_share(dense, _SPACE.sub("", prompt)),
+        echo_share=echo_share(dense, prompt, grams=grams),
         cliche_rate=(lexicon or Lexicon.default()).rate(stripped, chars),
     )
 
@@ -90,7 +92,7 @@ def repeated_share(parts: list[str], chars: int) -> float:
     seen: set[str] = set()
     repeated = 0
     for part in parts:
-        key = _SPACE.sub("", part)
+        key = "".join(part.split())
         if len(key) < MIN_REPEAT_CHARS:
             continue
         if key in seen:
@@ -100,11 +102,11 @@ def repeated_share(parts: list[str], chars: int) -> float:
     return min(1.0, repeated / chars) if chars else 0.0
 
 
-def repeated_ngram_share(dense: str, n: int = NGRAM) -> float:
-    """The share of the n-grams of `dense` that begin after a punctuation mark and occurred so earlier in it (0 when
+def repeated_ngram_share(dense: str, n: int = NGRAM, *, grams: list[str] | None = None) -> float:
+    """The share of the n-grams of `dense` that begin after a punctuation mark and occurred earlier in it (0 when
     it has none). Anchoring on punctuation samples the same n-grams from every copy of a repeated passage, at a
     tenth of the cost of all n-grams; a loop without punctuation compresses to nothing (`compression_ratio`)."""
-    grams = _anchored(dense, n)
+    grams = _anchored(dense, n) if grams is None else grams
     return 1.0 - len(set(grams)) / len(grams) if grams else 0.0
 
 
@@ -118,22 +120,25 @@ def foreign_share(text: str, language: str) -> float | None:
     return (latin_words if language == "zh" else cjk) / (cjk + latin_words)
 
 
-def echo_share(dense: str, prompt: str, n: int = NGRAM) -> float:
+def echo_share(dense: str, prompt: str, n: int = NGRAM, *, grams: list[str] | None = None) -> float:
     """The share of the writing's punctuation-anchored n-grams (as `repeated_ngram_share`) that are anchored
-    n-grams of the prompt too: a copied passage carries its punctuation, so both sample the same n-grams."""
-    grams = _anchored(dense, n)
+    n-grams of the prompt (whitespace removed) too: a copied passage carries its punctuation, so both sample the
+    same n-grams."""
+    grams = _anchored(dense, n) if grams is None else grams
     if not grams:
         return 0.0
     asked = _prompt_grams(prompt, n)
-    return sum(g in asked for g in grams) / len(grams)
+    return len([g for g in grams if g in asked]) / len(grams)
 
 
 def _anchored(dense: str, n: int) -> list[str]:
     """The n-grams of `dense` that begin right after a punctuation mark."""
-    return [g for g in (dense[m.end():m.end() + n] for m in _ANCHOR.finditer(dense)) if len(g) == n]
+    pattern = _ANCHORED.get(n) or _ANCHORED.setdefault(n, re.compile(_PUNCTUATION + "(?=(.{%d}))" % n, re.DOTALL))
+    return pattern.findall(dense)  # a lookahead: every n characters after a mark, overlapping, in one C pass
 
 
 @lru_cache(maxsize=256)
 def _prompt_grams(prompt: str, n: int) -> frozenset[str]:
-    """A prompt's anchored n-grams, kept for the next writing of the same item (a GRPO group)."""
-    return frozenset(_anchored(prompt, n))
+    """A prompt's anchored n-grams (whitespace removed), kept for the next writing of the same item (a GRPO
+    group)."""
+    return frozenset(_anchored(_SPACE.sub("", prompt), n))
