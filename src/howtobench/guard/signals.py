@@ -34,7 +34,8 @@ _SPACE = re.compile(r"\s+")
 _PARAGRAPHS = re.compile(r"\n\s*\n|\n")
 _SENTENCE_END = re.compile(r"[。！？!?；;…\n]+|\.\s+")
 _PUNCTUATION = "[，。！？、；：,.;:!?]"
-_ANCHORED = {NGRAM: re.compile(_PUNCTUATION + "(?=(.{%d}))" % NGRAM, re.DOTALL)}
+
+
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _LATIN = re.compile(r"[A-Za-z]+")
 
@@ -131,10 +132,16 @@ def echo_share(dense: str, prompt: str, n: int = NGRAM, *, grams: list[str] | No
     return len([g for g in grams if g in asked]) / len(grams)
 
 
+@lru_cache(maxsize=8)
+def _anchor_pattern(n: int) -> re.Pattern[str]:
+    """A punctuation mark followed by n characters, caught by a lookahead (the n-grams overlap)."""
+    return re.compile(_PUNCTUATION + f"(?=(.{{{n}}}))", re.DOTALL)
+
+
+
 def _anchored(dense: str, n: int) -> list[str]:
     """The n-grams of `dense` that begin right after a punctuation mark."""
-    pattern = _ANCHORED.get(n) or _ANCHORED.setdefault(n, re.compile(_PUNCTUATION + "(?=(.{%d}))" % n, re.DOTALL))
-    return pattern.findall(dense)  # a lookahead: every n characters after a mark, overlapping, in one C pass
+    return _anchor_pattern(n).findall(dense)  # a lookahead: every n characters after a mark, overlapping, in one C pass
 
 
 @lru_cache(maxsize=256)
