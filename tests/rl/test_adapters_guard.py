@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_adapters import judge, verl_function  # noqa: F401  (the fixture)
+from test_adapters import judge, trl_call, verl_function  # noqa: F401  (the fixture)
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "guard"))
 from crafted import guide_item_and_writing, repeated_paragraph  # noqa: E402
@@ -16,7 +16,7 @@ from crafted import guide_item_and_writing, repeated_paragraph  # noqa: E402
 from fake_server import FakeServer  # noqa: E402
 from howtobench.errors import ConfigError  # noqa: E402
 from howtobench.guard.guard import adapter_guard  # noqa: E402
-from reward_serving import GUIDE, judge_calls  # noqa: E402
+from reward_serving import GUIDE, judge_calls, running, settings_for  # noqa: E402
 
 
 async def test_verl_in_process_guard_skip(judge: FakeServer, tmp_path: Path, bench_root: Path) -> None:  # noqa: F811
@@ -30,6 +30,22 @@ async def test_verl_in_process_guard_skip(judge: FakeServer, tmp_path: Path, ben
     assert scores[1]["score"] == -1.0 and scores[1]["howtobench/guard/skipped"] == 1.0
     assert scores[0]["howtobench/guard/skipped"] == 0.0 and set(scores[0]) == set(scores[1])
     assert len(judge_calls(judge)) == 1 + 7  # the looped writing cost nothing
+
+
+async def test_trl_logs_the_guard_signals_means(judge: FakeServer, tmp_path: Path,  # noqa: F811
+                                                bench_root: Path) -> None:
+    from howtobench.rl.trl import reward_function
+
+    _, writing = guide_item_and_writing(bench_root)
+    looped = repeated_paragraph(writing)
+    async with running(settings_for(judge, tmp_path / "ws", bench_root)) as app:  # serve's default: flag
+        func = reward_function(reward_url=app.url)
+        out, logged = await asyncio.get_running_loop().run_in_executor(None, lambda: trl_call(
+            func, ["写"] * 2, [writing, looped], label=[GUIDE] * 2))
+    assert None not in out
+    metrics = logged["metrics"]
+    assert metrics["howtobench/guard/skipped"] == 0.0 and metrics["howtobench/guard/flags"] > 0
+    assert metrics["howtobench/guard/repeated_paragraph_share"] > 0.45  # the mean of 0 and the loop's 0.9+
 
 
 def test_adapter_guard_arguments() -> None:
