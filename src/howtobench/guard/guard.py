@@ -127,6 +127,8 @@ class GuardedJudge:
         self.method = inner.method
 
     def __getattr__(self, name: str) -> Any:  # the inner judge's tree, options, ... as before
+        if name == "inner":  # not set yet (a copy being built): no recursion through __getattr__
+            raise AttributeError(name)
         return getattr(self.inner, name)
 
     async def judge(self, item: Item, writing: Writing) -> Judgment:
