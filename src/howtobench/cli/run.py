@@ -10,6 +10,7 @@ from rich.console import Console
 
 from howtobench.cli import params
 from howtobench.cli.calibration_options import CalibrationOpt, check_run_calibration
+from howtobench.cli.guard_options import NO_GUARD, GuardFlags
 from howtobench.cli.help_groups import GroupedCommand
 from howtobench.cli.length_options import LengthControlOpt
 from howtobench.config import EndpointConfig, resolve_data_dir
@@ -171,6 +172,7 @@ def _in_flight(settings: RunSettings) -> dict[str, int]:
 @params.bundled("sampling", params.Sampling,
                  params.group_of(params.Sampling, "temperature", "max_tokens", "system_prompt"))
 @params.bundled("judging", Judging, params.group_of(Judging, "judge_max_tokens", "prompt_language"))
+@params.bundled("guard", GuardFlags)
 def run(
     name: NameOpt = None,
     run_dir: RunDirOpt = None,
@@ -195,6 +197,7 @@ def run(
     control: params.Control = params.DEFAULT_CONTROL,
     batching: params.Batching = params.LIVE,
     money: Money = params.ASK,
+    guard: GuardFlags = NO_GUARD,
 ) -> None:
     """Write the benchmark with your model, judge it (ToW by default), tabulate it next to the paper's Table 4.
 

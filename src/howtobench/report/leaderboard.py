@@ -48,6 +48,7 @@ from howtobench.data.genres import GENRES, TABLE4_GENRES
 from howtobench.data.models import TASKS, Item
 from howtobench.data.rows import read_model_rows
 from howtobench.errors import ConfigError, DataError
+from howtobench.guard.guard import guard_counts
 from howtobench.judges.base import EmptyConvention, Judgment, check_empty, counted_score
 from howtobench.judges.negotiator import REPAIR_KINDS, RepairKind, repair_kinds
 from howtobench.report.length_control import LengthControl, LengthSources, length_control, log_ratios
@@ -106,6 +107,8 @@ class ModelCounts:
     weights_clipped: int = 0
     weights_uniform: int = 0
     weights_rescaled: int = 0
+    guard_flagged: int = 0  # judgments whose writing a guard rule flagged (`--guard`, guard/)
+    guard_skipped: int = 0  # of them, skipped without a judge call (counted in `failed` too)
 
     @property
     def failure_rate(self) -> float:
@@ -459,8 +462,10 @@ def _counts(latest: dict[tuple[str, str, str], Judgment], items: Sequence[Item] 
 def _with_repairs(judgments: Sequence[Judgment], counts: ModelCounts) -> ModelCounts:
     kinds = [repair_kinds(j.weight_repairs) for j in judgments]
     per_kind: dict[RepairKind, int] = {k: sum(k in found for found in kinds) for k in REPAIR_KINDS}
+    flagged, skipped = guard_counts(judgments)
     return replace(counts, weights_repaired=sum(bool(found) for found in kinds), weights_clipped=per_kind["clipped"],
-                   weights_uniform=per_kind["uniform"], weights_rescaled=per_kind["rescaled"])
+                   weights_uniform=per_kind["uniform"], weights_rescaled=per_kind["rescaled"],
+                   guard_flagged=flagged, guard_skipped=skipped)
 
 
 def _warnings(counts: dict[str, ModelCounts], duplicates: int, empty: EmptyConvention) -> list[str]:
@@ -476,6 +481,9 @@ def _warnings(counts: dict[str, ModelCounts], duplicates: int, empty: EmptyConve
                 f"{c.column}: {c.renormalized} roots were renormalised over the leaves that could be scored "
                 "(a leaf failed; status 'renormalized')"
             )
+        if c.guard_flagged:
+            out.append(f"{c.column}: the guard flagged {c.guard_flagged} of {c.judged} writings; {c.guard_skipped} "
+                       "of them were skipped without a judge call (counted as failed; docs/guard.md)")
         if c.truncated:
             out.append(f"{c.column}: {c.truncated} writings were cut short by max_tokens or a content filter "
                        "(truncated), judged as written")
