@@ -52,7 +52,7 @@ from howtobench.locks import output_lock
 from howtobench.outputs import output_dir, write_text_atomic
 from howtobench.progress import step
 from howtobench.report.html import ReportOptions, write_report
-from howtobench.report.leaderboard import Leaderboard, build_leaderboard
+from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions, build_leaderboard
 from howtobench.report.length_control import sources_from
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import board_text
@@ -382,8 +382,7 @@ async def _run_locked(settings: RunSettings) -> RunResult:
 def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Sequence[Item],
                  writings: Sequence[Writing]) -> Leaderboard:
     smoke = settings.needs_local_judge
-    return build_leaderboard(
-        judgments,
+    return build_leaderboard(judgments, LeaderboardOptions(
         seed=settings.selection.seed,
         n_boot=settings.bootstrap,
         items=items,
@@ -393,7 +392,7 @@ def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Se
         empty=settings.empty,
         length_controlled=settings.length_control,
         lengths=sources_from(items, writings) if settings.length_control else None,
-    )
+    ))
 
 
 def _write_outputs(settings: RunSettings, board: Leaderboard, manifest: dict[str, Any]) -> None:

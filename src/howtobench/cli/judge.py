@@ -17,7 +17,7 @@ from howtobench.judges.base import Judgment, calls_a_model, counted_score
 from howtobench.llm.budget import spending_limit
 from howtobench.progress import step
 from howtobench.report.headline import headlines
-from howtobench.report.leaderboard import build_leaderboard
+from howtobench.report.leaderboard import LeaderboardOptions, build_leaderboard
 from howtobench.steps.judge import JudgeJob, judge_job
 
 from .judge_flags import AS_JUDGED, Judging
@@ -135,7 +135,7 @@ def closing_lines(judgments: list[Judgment], seed: int, progress: bool) -> list[
     if not judgments:
         return []
     with step("closing lines: bootstrap intervals of each model's All", progress):
-        return headlines(build_leaderboard(judgments, by="task", seed=seed))
+        return headlines(build_leaderboard(judgments, LeaderboardOptions(by="task", seed=seed)))
 
 
 def register(app: typer.Typer) -> None:

@@ -18,7 +18,7 @@ from howtobench.data.models import Item
 from howtobench.judges.base import Judgment
 from howtobench.outputs import output_file, write_text_atomic
 from howtobench.progress import step
-from howtobench.report.leaderboard import Leaderboard, build_leaderboard, load_judgments
+from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions, build_leaderboard, load_judgments
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import board_document
 from howtobench.report.tables import render, show
@@ -104,11 +104,11 @@ class Board:
     def build(self, judgments: list[Judgment]) -> Leaderboard:
         """The leaderboard of `judgments` these flags ask for."""
         lengths = length_sources(judgments, self.data, self.writings) if self.length_control else None
-        return build_leaderboard(
-            judgments, by=self.by.value, nodes=self.nodes, seed=self.seed, n_boot=self.bootstrap,
+        return build_leaderboard(judgments, LeaderboardOptions(
+            by=self.by.value, nodes=self.nodes, seed=self.seed, n_boot=self.bootstrap,
             items=_items_for(self.data, judgments), paper=paper_table4() if self.paper else None, title=self.title,
             order=self.order.value, empty=self.empty, length_controlled=self.length_control, lengths=lengths,
-            compare=self.compare, baseline=self.baseline)
+            compare=self.compare, baseline=self.baseline))
 
     def publish(self, board: Leaderboard) -> None:
         """Print the leaderboard in --format, or write it to --out."""

@@ -46,7 +46,7 @@ from howtobench.report.html_inputs import (
 from howtobench.report.html_length import length_view
 from howtobench.report.html_manifest import manifest_view, provenance
 from howtobench.report.html_panel import panel_view
-from howtobench.report.leaderboard import Leaderboard, build_leaderboard, load_judgments
+from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions, build_leaderboard, load_judgments
 from howtobench.report.length_control import LENGTH_CONTROLLED, LengthSources, needs_sources
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import paper_lines
@@ -116,7 +116,7 @@ def render_report(
         "font_note": REPORT_FONT_NOTE,
         "tables": tables,
         "length": length_view(lb),
-        "panel": panel_view(judgments, lb.seed),
+        "panel": panel_view(judgments, lb.seed, lb.empty),
         "node_summary": views.node_summary(tables),
         "heatmap": views.heatmap(lb),
         "counts": views.counts_view(lb),
@@ -179,8 +179,7 @@ def _leaderboard_for(
     if paper is None:  # a ToW run shows the paper's columns when it asked for them (config.yaml `paper`)
         paper = bool((sources.run_config or {}).get("paper")) and methods == {"tow"}
     empty = check_empty(options.empty or (sources.run_config or {}).get("empty") or "exclude")
-    return build_leaderboard(
-        judgments,
+    return build_leaderboard(judgments, LeaderboardOptions(
         nodes=True,
         seed=seed,
         n_boot=n_boot,
@@ -191,7 +190,7 @@ def _leaderboard_for(
         empty=empty,
         length_controlled=options.length_control,
         lengths=lengths,
-    )
+    ))
 
 
 def build_report(paths: Sequence[Path], options: ReportOptions | None = None) -> str:

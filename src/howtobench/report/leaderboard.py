@@ -16,7 +16,9 @@ What counts, and why:
   the judge gave the text as written, and is counted per model as truncated;
 - a judgment whose edge weights J_W did not give validly (moved to the nearest valid plan, uniform 1/n, or a sum near 1
   rescaled: `Judgment.weight_repairs`) keeps its score and is counted per model and per cell, next to failures;
-- the same (method, item, model) twice keeps the last line (a judge file that was appended to) and warns.
+- the same (method, item, model) twice keeps the last line (a judge file that was appended to) and warns;
+- judgments of two methods are refused in one line: a 1-10 ToW root and a 0-1 ROUGE-L are not one scale, so
+  ranking, pairing or testing them against each other would print numbers that mean nothing.
 
 A cell of one item has no interval (a resample of one value is that value: `[3.38, 3.38]` would read as certainty).
 
@@ -352,12 +354,22 @@ def _order_warnings(paired: Sequence[PairedResult], order: Order) -> list[str]:
     ]
 
 
-def _pair(mx: _Matrix, first: str, second: str, seed: int, n_boot: int, label: str = "paired") -> PairedResult:
-    """`first` − `second` on the items both have a score for (howtobench.stats.paired_compare)."""
+def _pair(mx: _Matrix, first: str, second: str, seed: int, n_boot: int) -> PairedResult:
+    """`first` − `second` on the items both have a score for (howtobench.stats.paired_compare).
+
+    One resampling per unordered pair: the generator is keyed by the two names in sorted order and the difference
+    computed in that order, then mirrored, so a pair has one interval wherever it is printed (adjacent table,
+    --compare, --baseline, the closing lines) and A − B is exactly −(B − A)."""
     ix = {c: k for k, c in enumerate(mx.columns)}
     scores = mx.values[SCORE]
-    rng = rng_for(seed, f"{label}|{first}|{second}")
-    return paired_compare(first, second, scores[ix[first]], scores[ix[second]], n_boot=n_boot, rng=rng)
+    low, high = sorted((first, second))
+    rng = rng_for(seed, f"pair|{low}|{high}")
+    result = paired_compare(low, high, scores[ix[low]], scores[ix[high]], n_boot=n_boot, rng=rng)
+    if low == first:
+        return result
+    flip = None if result.mean_diff is None else -result.mean_diff
+    return PairedResult(first, second, result.n_shared, flip, None if result.ci_high is None else -result.ci_high,
+                        None if result.ci_low is None else -result.ci_low, result.p_wilcoxon)
 
 
 def _paired(mx: _Matrix, order: Sequence[str], seed: int, n_boot: int) -> tuple[PairedResult, ...]:
@@ -391,7 +403,7 @@ def _versus(mx: _Matrix, ranked: Sequence[str], baseline: str | None, seed: int,
     for k, col in enumerate(ranked):
         other = baseline if baseline is not None else ranked[k - 1] if k else ranked[1] if len(ranked) > 1 else None
         if other is not None and other != col:
-            out[col] = _pair(mx, col, other, seed, n_boot, "versus")
+            out[col] = _pair(mx, col, other, seed, n_boot)
     return out
 
 
@@ -492,25 +504,10 @@ def _missing_warnings(counts: dict[str, ModelCounts]) -> list[str]:
     return [f"{col}: {n} benchmark items have no judgment (a subset, or a partial run)" for col, n in missing.items()]
 
 
-def build_leaderboard(
-    judgments: Sequence[Judgment],
-    *,
-    by: By = "both",
-    nodes: bool = False,
-    seed: int = 0,
-    n_boot: int = 1000,
-    items: Sequence[Item] | None = None,
-    paper: PaperTable | None = None,
-    title: str = "Leaderboard",
-    notes: Sequence[str] = (),
-    order: Order = "means",
-    empty: EmptyConvention = "exclude",
-    length_controlled: bool = False,
-    lengths: LengthSources | None = None,
-    compare: Sequence[str] | None = None,
-    baseline: str | None = None,
-) -> Leaderboard:
-    """Aggregate judgments into a leaderboard.
+@dataclass(frozen=True)
+class LeaderboardOptions:
+    """How `build_leaderboard` aggregates: one object instead of fifteen keyword arguments, so a caller names only
+    what it changes and a new option is one field here (not a parameter threaded through every caller).
 
     `items` (the benchmark, optionally filtered) gives each item its genre from the data rather than from the
     judgment record, and lets the counts say how many items were never judged. `order` ranks the columns by
@@ -521,28 +518,51 @@ def build_leaderboard(
     `compare` (two columns) and `baseline` (one column, against every other) ask for paired differences on the
     items both have a score for; an unknown name is a ConfigError with did-you-mean.
     """
-    check_empty(empty)
-    if order not in ORDERS:
-        raise ValueError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
+
+    by: By = "both"
+    nodes: bool = False
+    seed: int = 0
+    n_boot: int = 1000
+    items: Sequence[Item] | None = None
+    paper: PaperTable | None = None
+    title: str = "Leaderboard"
+    notes: Sequence[str] = ()
+    order: Order = "means"
+    empty: EmptyConvention = "exclude"
+    length_controlled: bool = False
+    lengths: LengthSources | None = None
+    compare: Sequence[str] | None = None
+    baseline: str | None = None
+
+
+def build_leaderboard(judgments: Sequence[Judgment], options: LeaderboardOptions | None = None) -> Leaderboard:
+    """Aggregate judgments into a leaderboard, as `options` (`LeaderboardOptions`, its defaults when None) say."""
+    o = options or LeaderboardOptions()
+    check_empty(o.empty)
+    if o.order not in ORDERS:
+        raise ValueError(f"order must be one of {', '.join(ORDERS)}, not {o.order!r}")
     if not judgments:
         raise DataError("no judgments to build a leaderboard from")
     methods = tuple(sorted({j.method for j in judgments}))
+    if len(methods) > 1:
+        raise DataError(f"these judgments are of {len(methods)} methods ({', '.join(methods)}): a leaderboard ranks, "
+                        "pairs and tests one method's scores (their scales differ); give each method its own")
     latest, duplicates = _dedupe(judgments, multi=len(methods) > 1)
-    metrics = (SCORE, *(_node_metrics(latest.values()) if nodes else ()))
-    genre_of = {i.id: i.genre for i in items} if items is not None else {}
-    mx = _matrix(latest, metrics, genre_of, empty)
-    rows = _rows(mx, by)
-    cells = _cells(mx, rows, seed, n_boot)
-    order_scores, order_items = _shared_means(mx) if order == "shared" else (_all_means(mx.columns, cells), None)
+    metrics = (SCORE, *(_node_metrics(latest.values()) if o.nodes else ()))
+    genre_of = {i.id: i.genre for i in o.items} if o.items is not None else {}
+    mx = _matrix(latest, metrics, genre_of, o.empty)
+    rows = _rows(mx, o.by)
+    cells = _cells(mx, rows, o.seed, o.n_boot)
+    order_scores, order_items = _shared_means(mx) if o.order == "shared" else (_all_means(mx.columns, cells), None)
     ranked = _ranked(mx.columns, order_scores)
-    paired = _paired(mx, ranked, seed, n_boot)
-    asked = _asked_pairs(ranked, compare, baseline)
-    counts = _counts(latest, items, empty)
-    lc = _length_control(latest, mx, lengths, seed, n_boot) if length_controlled else None
+    paired = _paired(mx, ranked, o.seed, o.n_boot)
+    asked = _asked_pairs(ranked, o.compare, o.baseline)
+    counts = _counts(latest, o.items, o.empty)
+    lc = _length_control(latest, mx, o.lengths, o.seed, o.n_boot) if o.length_controlled else None
     if lc is not None:
         cells |= _controlled_cells(lc, mx, rows)
     judge_models = tuple(sorted({j.judge_model for j in latest.values() if j.judge_model}))
-    use = paper_use(paper, methods, {j.judge_model for j in latest.values()},
+    use = paper_use(o.paper, methods, {j.judge_model for j in latest.values()},
                     {t: int((mx.tasks == t).sum()) for t in set(mx.tasks.tolist())})
     return Leaderboard(
         methods=methods,
@@ -552,26 +572,26 @@ def build_leaderboard(
         cells=cells,
         counts={c: counts[c] for c in ranked},
         paired=paired,
-        seed=seed,
-        n_boot=n_boot,
+        seed=o.seed,
+        n_boot=o.n_boot,
         judge_models=judge_models,
         paper=use.paper,
-        title=title,
-        notes=tuple(notes),
-        warnings=tuple(_warnings(counts, duplicates, empty) + _order_warnings(paired, order)
+        title=o.title,
+        notes=tuple(o.notes),
+        warnings=tuple(_warnings(counts, duplicates, o.empty) + _order_warnings(paired, o.order)
                        + (lc.warnings if lc else [])),
-        order=order,
+        order=o.order,
         order_items=order_items,
         order_scores=order_scores,
-        empty=empty,
+        empty=o.empty,
         length_control=lc,
-        shown=display_order(ranked, order_scores, use.paper, interleave=order == "means"),
+        shown=display_order(ranked, order_scores, use.paper, interleave=o.order == "means"),
         paper_caveat=use.caveat,
         paper_hidden=use.hidden,
         column_judges=_column_judges(latest),
-        comparisons=tuple(_pair(mx, a, b, seed, n_boot, "compare") for a, b in asked),
-        baseline=baseline,
-        versus=_versus(mx, ranked, baseline, seed, n_boot),
+        comparisons=tuple(_pair(mx, a, b, o.seed, o.n_boot) for a, b in asked),
+        baseline=o.baseline,
+        versus=_versus(mx, ranked, o.baseline, o.seed, o.n_boot),
         column_digits=display_digits(cells),
     )
 
