@@ -147,6 +147,7 @@ class ReportOptions:
     length_control: bool = False  # add the length-controlled section (report.html_length)
     writings: tuple[Path, ...] = ()  # the user's writings files, whose texts the explorer shows first
     calibration: Path | None = None  # a calibration file: calibrated tables beside the raw ones (calibration.board)
+    length_anchor: Path | None = None  # pad/truncate judgments: the judge's length slope (report.length_anchor)
 
 
 def _run_items(items: list[Item] | None, manifest: Mapping[str, Any] | None) -> list[Item] | None:
@@ -180,6 +181,7 @@ def _leaderboard_for(
     if paper is None:  # a ToW run shows the paper's columns when it asked for them (config.yaml `paper`)
         paper = bool((sources.run_config or {}).get("paper")) and methods == {"tow"}
     empty = check_empty(options.empty or (sources.run_config or {}).get("empty") or "exclude")
+    anchor = options.length_anchor or _recorded_anchor(sources.run_dir, sources.run_config)
     return build_leaderboard(judgments, LeaderboardOptions(
         nodes=True,
         seed=seed,
@@ -189,10 +191,19 @@ def _leaderboard_for(
         title=_title(sources, items, options),
         notes=[SMOKE_BANNER] if m.get("smoke") else [],
         empty=empty,
-        length_controlled=options.length_control,
+        length_controlled=options.length_control or anchor is not None,
         lengths=lengths,
         calibration=options.calibration or _recorded_path((sources.run_config or {}).get("calibration")),
+        length_anchor=load_judgments([anchor]) if anchor is not None else (),
     ))
+
+
+def _recorded_anchor(run_dir: Path | None, config: Mapping[str, Any] | None) -> Path | None:
+    """A run's anchor judgments (`run --length-anchor N` writes them under anchor/ and records the file)."""
+    value = (config or {}).get("length_anchor_file")
+    if run_dir is None or not isinstance(value, str) or not value:
+        return None
+    return run_dir / value
 
 
 def _recorded_path(value: object) -> Path | None:

@@ -18,11 +18,12 @@ and by `--length-anchor` (pad / truncate variants judged for the purpose).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from howtobench.errors import DataError
 from howtobench.judges.base import EmptyConvention, Judgment, counted_score
 from howtobench.stats import FloatArray, percentile_ci, rng_for
 
@@ -119,3 +120,37 @@ def judgment_pairs(originals: Mapping[tuple[str, str, str], Judgment], variants:
             continue
         out.append(Pair(xa, xb, a, b))
     return out
+
+
+ANCHOR_KINDS: tuple[str, ...] = ("pad", "truncate")
+"""The perturbations that change length and keep content: filler paragraphs appended, the writing cut short."""
+
+
+def anchor_pairs(originals: Iterable[Judgment], anchor: Sequence[Judgment],
+                 empty: EmptyConvention = "exclude") -> list[Pair]:
+    """Every pad / truncate variant in `anchor` (model "<model>+pad", as `howtobench robustness` writes them) with
+    the original it came from: the anchor file's own original when it has one, else the leaderboard's."""
+    keyed = {(j.task, j.item_id, j.model): j for j in originals}
+    keyed |= {(j.task, j.item_id, j.model): j for j in anchor if not _variant_kind(j.model)}
+    out: list[Pair] = []
+    for kind in ANCHOR_KINDS:
+        out += judgment_pairs(keyed, [j for j in anchor if _variant_kind(j.model) == kind], f"+{kind}", empty)
+    return out
+
+
+def _variant_kind(model: str) -> str | None:
+    return next((k for k in ANCHOR_KINDS if model.endswith(f"+{k}")), None)
+
+
+def measured_slope(originals: Iterable[Judgment], anchor: Sequence[Judgment], *, empty: EmptyConvention,
+                   seed: int, n_boot: int) -> PairSlope:
+    """The judge's slope from the anchor judgments; a file without a usable pair is an error naming what it needs."""
+    methods = {j.method for j in anchor}
+    pairs = anchor_pairs(originals, anchor, empty)
+    slope = pair_slope(pairs, seed=seed, n_boot=n_boot) if pairs else None
+    if slope is None:
+        raise DataError(
+            f"--length-anchor: {len(anchor)} judgments ({', '.join(sorted(methods)) or 'none'}) give no pad/truncate "
+            "pair with a length change (variants named MODEL+pad / MODEL+truncate, with their original, scores and "
+            "both lengths, as `howtobench robustness --kinds pad,truncate` writes them)")
+    return slope

@@ -28,6 +28,7 @@ import numpy as np
 from howtobench.data.models import TASKS, Item, Writing
 from howtobench.errors import DataError
 from howtobench.judges.base import Judgment
+from howtobench.report.length_anchor import PairSlope, pair_features
 from howtobench.report.length_fit import FitQuality, Observations, bootstrap, fit, identified, interval
 from howtobench.stats import FloatArray, rng_for
 
@@ -91,6 +92,19 @@ class FitSummary:
     """The scores observed in the fit: no controlled value or bound leaves it."""
     outside: dict[str, float] = field(default_factory=dict)
     """Per column, the share of its writings outside the support."""
+    anchor: PairSlope | None = None
+    """The judge's slopes measured on pad / trim pairs (--length-anchor): when given, the controlled values use
+    them, and `beta` / `beta_above` (the association) are the check."""
+
+    @property
+    def disagrees(self) -> bool:
+        """The anchor's interval and the association's do not overlap (below the reference, or above it)."""
+        if self.anchor is None:
+            return False
+        pairs = [(self.anchor.beta_ci, self.beta_ci)]
+        if self.anchor.beta_above is not None and self.beta_above is not None:
+            pairs.append((self.anchor.beta_above_ci, self.beta_above_ci))
+        return any(a is not None and b is not None and (a[1] < b[0] or b[1] < a[0]) for a, b in pairs)
 
 
 @dataclass(frozen=True)
@@ -112,6 +126,10 @@ class LengthControl:
                for col, n in self.excluded.items() if n]
         flagged = sorted({(row, col) for (metric, row, col), c in self.cells.items()
                           if metric == LENGTH_CONTROLLED and c.out_of_support})
+        out += [f"{f.metric} ({f.task}): the observational length slope {f.beta:+.3f} disagrees with the judge's own, "
+                f"measured on {f.anchor.n} pad/trim pairs, {f.anchor.beta:+.3f}: it is an association (longer writings "
+                "may be better, or worse), not the judge's length bias; the controlled values use the measured one"
+                for f in self.fits if f.disagrees and f.anchor is not None]
         out += [f"{col} ({row}): {self.cells[(LENGTH_CONTROLLED, row, col)].outside:.0%} of its writings lie outside "
                 "the length range the other models cover: its length-controlled value extrapolates (†) and is not "
                 "a measurement" for row, col in flagged]
@@ -180,6 +198,8 @@ class Features:
 
     x: FloatArray
     corrected: FloatArray
+    own: FloatArray
+    """Each writing's log ratio clipped to its model's support, before the split."""
     outside: np.ndarray
     support: tuple[float, float]
     bent: bool
@@ -212,22 +232,29 @@ def features(obs: Observations, bend: bool = True) -> Features:
     def split(v: FloatArray) -> FloatArray:
         return np.column_stack([np.minimum(v, 0.0), np.maximum(v, 0.0)]) if bent else v
 
-    return Features(split(fitted), split(own), outside, (low, high), bent)
+    return Features(split(fitted), split(own), own, outside, (low, high), bent)
 
 
 def _given_back(obs: Observations, f: Features, betas: FloatArray, weights: FloatArray) -> FloatArray:
-    """(replicates × models) change of each model's controlled value when its correction uses its own support:
-    β · mean over its writings of (fitted feature − corrected feature), items weighted as in the replicate."""
-    diff = (f.x - f.corrected).reshape(obs.x.shape[0], -1)  # writings × q
-    per = np.zeros((obs.n_items, obs.n_models, diff.shape[1]))
-    count = np.zeros((obs.n_items, obs.n_models))
-    np.add.at(per, (obs.item, obs.model), diff)
-    np.add.at(count, (obs.item, obs.model), 1.0)
-    summed = np.einsum("bi,imq->bmq", weights, per)
-    n = weights @ count
-    share = np.divide(summed, n[:, :, None], out=np.zeros_like(summed), where=n[:, :, None] > 0)
-    out: FloatArray = np.einsum("bmq,bq->bm", share, betas)
+    """(replicates × models) change of each model's controlled value under the bound, items weighted as in the
+    replicate: per writing, the correction's extra credit beyond its support, β · (fitted − bounded feature) where
+    that is negative, taken back (`bounded_credit`); a penalty beyond the support is kept whole."""
+    change = np.minimum(f.x.reshape(obs.x.shape[0], -1) @ betas.T - f.corrected.reshape(obs.x.shape[0], -1) @ betas.T,
+                        0.0)  # writings × replicates
+    onehot = (obs.model[:, None] == np.arange(obs.n_models)[None, :]).astype(float)  # writings × models
+    w = weights[:, obs.item]  # replicates × writings
+    summed = (w * change.T) @ onehot
+    n = w @ onehot
+    out: FloatArray = np.divide(summed, n, out=np.zeros_like(summed), where=n > 0)
     return out
+
+
+def bounded_credit(line: FloatArray, bounded: FloatArray) -> FloatArray:
+    """What is taken from each score for its length: the larger of the line's charge and the bounded one. A writing
+    beyond the support gets no more credit than the support's edge allows (a short stub is not raised along the
+    line), and no less charge than the line says (padding beyond the others' lengths is not excused)."""
+    result: FloatArray = np.maximum(line, bounded)
+    return result
 
 
 @dataclass(frozen=True)
@@ -267,7 +294,22 @@ def _spread(values: FloatArray, cols: np.ndarray, n_cols: int, rows: int | None 
     return out
 
 
-def _fit_task(metric: str, task: str, y: FloatArray, x: FloatArray, seed: int, n_boot: int) -> _TaskFit | None:
+def _anchored(obs: Observations, clipped: Observations, f: Features, anchor: PairSlope, n_boot: int,
+              rng: np.random.Generator) -> tuple[FloatArray, FloatArray | None]:
+    """Controlled values with the judge's measured slopes: each writing's score less what the judge pays for its
+    (support-clipped) length, then models and items fitted on that (α + mean δ of the length-free fit)."""
+    bent = anchor.beta_above is not None
+    charge = bounded_credit(pair_features(obs.x, bent) @ anchor.betas, pair_features(f.own, bent) @ anchor.betas)
+    offset = obs.y - charge
+    shifted = replace(clipped, y=offset)
+    point = fit(shifted).item_adjusted
+    reps = bootstrap(shifted, n_boot, rng).item_adjusted if n_boot > 0 else None
+    assert point is not None
+    return point, reps
+
+
+def _fit_task(metric: str, task: str, y: FloatArray, x: FloatArray, seed: int, n_boot: int,
+              anchor: PairSlope | None = None) -> _TaskFit | None:
     obs, cols, _ = _observations(y, x)
     if obs.n_models < 2 or obs.x.size == 0 or not identified(obs):
         return None  # one model, or lengths that do not vary within items apart from the models: no β to fit
@@ -288,6 +330,11 @@ def _fit_task(metric: str, task: str, y: FloatArray, x: FloatArray, seed: int, n
         replicates = np.clip(_spread(reps.controlled + back_reps, cols, n_cols, k), lo, hi)
     else:
         replicates = np.full((k, n_cols), np.nan)
+    if anchor is not None:
+        anchored, anchored_reps = _anchored(obs, clipped, f, anchor, n_boot, rng_for(seed, label + "|anchor"))
+        controlled = np.clip(_spread(anchored, cols, n_cols), lo, hi)
+        replicates = (np.clip(_spread(anchored_reps, cols, n_cols, k), lo, hi) if anchored_reps is not None
+                      else np.full((k, n_cols), np.nan))
     adjusted_reps = (np.clip(_spread(reps.item_adjusted, cols, n_cols, k), lo, hi)  # type: ignore[arg-type]
                      if reps else np.full((k, n_cols), np.nan))
     n_obs = _spread(np.bincount(obs.model, minlength=obs.n_models).astype(float), cols, n_cols)
@@ -299,7 +346,7 @@ def _fit_task(metric: str, task: str, y: FloatArray, x: FloatArray, seed: int, n
         metric=metric, task=task, beta=point.betas[0], beta_ci=interval(betas[:, 0]) if betas is not None else None,
         quality=point.quality, n_models=obs.n_models, beta_above=point.betas[1] if f.bent else None,
         beta_above_ci=interval(betas[:, 1]) if f.bent and betas is not None else None, support=f.support,
-        score_range=(lo, hi))
+        score_range=(lo, hi), anchor=anchor)
     return _TaskFit(summary, controlled, replicates, adjusted, adjusted_reps, point.quality.n_items, n_obs, n_outside)
 
 
@@ -327,9 +374,10 @@ def _all_row(fits: Sequence[_TaskFit], adjusted: bool = False) -> tuple[FloatArr
 
 
 def length_control(values: Mapping[str, FloatArray], x: FloatArray, tasks: np.ndarray, columns: Sequence[str],
-                   *, seed: int, n_boot: int) -> LengthControl:
+                   *, seed: int, n_boot: int, anchor: PairSlope | None = None) -> LengthControl:
     """Item-adjusted and length-controlled cells for every metric in `values` (metric → columns × items, NaN = no
-    score), task rows and All; `tasks` gives each item's task, `x` each writing's log length ratio."""
+    score), task rows and All; `tasks` gives each item's task, `x` each writing's log length ratio; `anchor` the
+    judge's slopes measured on pairs (used for the controlled values instead of the association)."""
     cells: dict[tuple[str, str, str], ControlledCell] = {}
     summaries: list[FitSummary] = []
     metrics: list[str] = []
@@ -337,7 +385,8 @@ def length_control(values: Mapping[str, FloatArray], x: FloatArray, tasks: np.nd
         fits = []
         for task in [t for t in TASKS if (tasks == t).any()]:
             mask = tasks == task
-            task_fit = _fit_task(metric, task, y[:, mask], x[:, mask], seed, n_boot)
+            task_fit = _fit_task(metric, task, y[:, mask], x[:, mask], seed, n_boot,
+                                 anchor if metric == "score" else None)
             if task_fit is None:
                 continue
             fits.append(task_fit)

@@ -37,17 +37,28 @@ def _g(x: float) -> str:
 def fits_grid(lc: LengthControl) -> tuple[list[str], list[list[str]]]:
     """One line per (metric, task) fit: β with its bootstrap interval, the fit's quality and its size."""
     header = ["metric", "task", "β (per unit ln length ratio) [95% CI]", "β above the reference [95% CI]",
-              "support (ln ratio, central 95%)", "R²", "within-item R²", "length partial R²", "RMSE", "writings",
-              "items", "models"]
+              "slope used", "support (ln ratio, central 95%)", "R²", "within-item R²", "length partial R²", "RMSE",
+              "writings", "items", "models"]
     body = []
     for f in lc.fits:
         q = f.quality
         above = "-" if f.beta_above is None else _beta(f.beta_above, f.beta_above_ci)
         support = f"[{f.support[0]:+.2f}, {f.support[1]:+.2f}]"
-        body.append([f.metric, TASK_LABELS.get(f.task, f.task), _beta(f.beta, f.beta_ci), above, support, _g(q.r2),
+        body.append([f.metric, TASK_LABELS.get(f.task, f.task), _beta(f.beta, f.beta_ci), above, _used(f), support,
+                     _g(q.r2),
                      _g(q.r2_within), _g(q.partial_r2_length), _g(q.rmse), str(q.n_obs), str(q.n_items),
                      str(f.n_models)])
     return header, body
+
+
+def _used(f: FitSummary) -> str:
+    """Which slope set the controlled values: the judge's, measured on pad/trim pairs, or the association."""
+    a = f.anchor
+    if a is None:
+        return "this fit (an association, not the judge's measured bias)"
+    text = f"measured on {a.n} pad/trim pairs: {_beta(a.beta, a.beta_ci)}"
+    text += "" if a.beta_above is None else f", above {_beta(a.beta_above, a.beta_above_ci)}"
+    return text + (" — DISAGREES with this fit" if f.disagrees else "")
 
 
 def _beta(value: float, ci: tuple[float, float] | None) -> str:
@@ -66,6 +77,13 @@ def _fit_json(f: FitSummary) -> dict[str, Any]:
         "support": [round(v, 6) for v in f.support],
         "score_range": [round(v, 6) for v in f.score_range],
         "outside_support": {c: round(float(v), 4) for c, v in f.outside.items()},
+        "slope_used": "association" if f.anchor is None else "anchor",
+        "anchor": None if f.anchor is None else {
+            "pairs": f.anchor.n, "beta": round(f.anchor.beta, 6),
+            "beta_ci": [round(v, 6) for v in f.anchor.beta_ci] if f.anchor.beta_ci else None,
+            "beta_above": None if f.anchor.beta_above is None else round(f.anchor.beta_above, 6),
+            "beta_above_ci": [round(v, 6) for v in f.anchor.beta_above_ci] if f.anchor.beta_above_ci else None,
+            "disagrees": f.disagrees},
         "r2": round(q.r2, 6),
         "r2_within": round(q.r2_within, 6),
         "partial_r2_length": round(q.partial_r2_length, 6),
