@@ -34,6 +34,16 @@ LengthAnchorOpt = Annotated[
         "check, with a warning when they disagree. Implies --length-control.",
     ),
 ]
+AnchorCountOpt = Annotated[
+    int,
+    typer.Option(
+        "--length-anchor",
+        min=0,
+        help="Also judge a pad and a truncate variant of N writings drawn across tasks and models (content fixed, "
+        "length varied; their cost is on its own line of the estimate): the judge's own length slope, measured on "
+        "those pairs, sets the length-controlled tables (implies --length-control). 0: none.",
+    ),
+]
 WritingsOpt = Annotated[
     list[Path] | None,
     typer.Option(

@@ -29,6 +29,7 @@ import jinja2
 import howtobench
 from howtobench.data.genres import GENRES
 from howtobench.data.models import Item, Writing
+from howtobench.errors import DataError
 from howtobench.fonts import REPORT_FONT_NOTE
 from howtobench.judges.base import EmptyConvention, Judgment, check_empty
 from howtobench.outputs import output_file, write_text_atomic
@@ -199,11 +200,14 @@ def _leaderboard_for(
 
 
 def _recorded_anchor(run_dir: Path | None, config: Mapping[str, Any] | None) -> Path | None:
-    """A run's anchor judgments (`run --length-anchor N` writes them under anchor/ and records the file)."""
-    value = (config or {}).get("length_anchor_file")
-    if run_dir is None or not isinstance(value, str) or not value:
+    """A run's anchor judgments: `run --length-anchor N` (recorded in config.yaml) judges them into
+    anchor/<method>.jsonl (robustness.anchor); a run that recorded it but has no such file is an error."""
+    if run_dir is None or not (config or {}).get("length_anchor"):
         return None
-    return run_dir / value
+    path = run_dir / "anchor" / f"{(config or {}).get('method') or 'tow'}.jsonl"
+    if not path.is_file():
+        raise DataError(f"{run_dir}: config.yaml records length_anchor but {path} is missing (re-run to judge it)")
+    return path
 
 
 def _recorded_path(value: object) -> Path | None:
