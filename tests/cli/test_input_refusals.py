@@ -1,0 +1,57 @@
+"""Issue 34, items 9 and 12: bad input is one line naming what is wrong (file and line, or the field), exit 2, never
+a traceback or a silent acceptance."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from test_bad_values import as_console_script
+
+from howtobench.cli import main as cli_main
+from howtobench.data.loader import load_items
+
+JUDGE = ["judge", "--task", "guide", "--models", "deepseek-r1", "--method", "rouge", "--no-progress"]
+
+
+def howtobench(args: list[str], tmp_path: Path, bench_root: Path, monkeypatch: pytest.MonkeyPatch,
+               capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
+    """The console entry point as a user runs it, in this process: (exit status, stderr's lines)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOWTOBENCH_DATA", str(bench_root))
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setattr(sys, "argv", ["howtobench", *args])
+    as_console_script(monkeypatch)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as done:
+        cli_main.main()
+    return int(done.value.code or 0), [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+
+
+def test_a_workspace_that_is_a_file_is_named_as_such(tmp_path: Path, bench_root: Path,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "notes.txt").write_text("mine\n")
+    for given, what in (("notes.txt", "is a file"), ("notes.txt/ws", "lies under notes.txt, a file")):
+        code, err = howtobench([*JUDGE, "--limit", "1", "--workspace", given, "-o", "j.jsonl"], tmp_path, bench_root,
+                               monkeypatch, capsys)
+        assert code == 2 and len(err) == 1, err
+        assert err[0] == (f"error: workspace {given} {what}, not a folder: the workspace is a folder (it holds the "
+                          "call cache and batch state); give --workspace a folder, new or existing")
+    assert (tmp_path / "notes.txt").read_text() == "mine\n"
+
+
+def test_a_subset_larger_than_the_selection_is_refused(tmp_path: Path, bench_root: Path,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = howtobench([*JUDGE, "--subset", "99999", "--workspace", "ws", "-o", "j.jsonl"], tmp_path, bench_root,
+                           monkeypatch, capsys)
+    assert code == 2 and len(err) == 1, err
+    found = re.fullmatch(r"error: --subset 99999: the selection holds only ([\d,]+) items; give at most ([\d,]+) "
+                         r"\(or leave --subset out to take them all\)", err[0])
+    assert found is not None, err[0]
+    guide = len(load_items(bench_root, ("guide",)))
+    assert found.group(1) == found.group(2) == f"{guide:,}"
+    assert not (tmp_path / "j.jsonl").exists()
