@@ -55,3 +55,30 @@ def test_a_subset_larger_than_the_selection_is_refused(tmp_path: Path, bench_roo
     guide = len(load_items(bench_root, ("guide",)))
     assert found.group(1) == found.group(2) == f"{guide:,}"
     assert not (tmp_path / "j.jsonl").exists()
+
+
+def test_a_panel_judge_entry_with_an_unknown_key_is_refused_naming_it(tmp_path: Path, bench_root: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    panel = tmp_path / "panel.yaml"
+    panel.write_text("judges:\n  - {name: a, base_url: 'http://127.0.0.1:9/v1', model: m, temprature: 0.2}\n"
+                     "  - {name: b, base_url: 'http://127.0.0.1:9/v1', model: m, concurency: 4}\n", encoding="utf-8")
+    judge = ["judge", "--task", "guide", "--limit", "1", "--models", "deepseek-r1", "--no-progress", "--panel",
+             str(panel), "--workspace", "ws", "-o", "j.jsonl"]
+    code, err = howtobench(judge, tmp_path, bench_root, monkeypatch, capsys)
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith(f"error: {panel}: judge a: unknown key 'temprature'; known: name, provider, base_url")
+    panel.write_text(panel.read_text().replace(", temprature: 0.2", ""), encoding="utf-8")
+    code, err = howtobench(judge, tmp_path, bench_root, monkeypatch, capsys)
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith(f"error: {panel}: judge b: unknown key 'concurency' (did you mean 'concurrency'?)")
+
+
+def test_a_panel_file_that_is_not_utf8_is_one_line_naming_file_and_line(tmp_path: Path, bench_root: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    panel = tmp_path / "panel.yaml"
+    panel.write_bytes(b"judges:\n  - {name: a, base_url: 'http://127.0.0.1:9/v1', model: m}\n  # \xff\xfe\n")
+    code, err = howtobench(["judge", "--task", "guide", "--limit", "1", "--no-progress", "--panel", str(panel),
+                            "--workspace", "ws", "-o", "j.jsonl"], tmp_path, bench_root, monkeypatch, capsys)
+    assert code == 2 and err == [f"error: panel file {panel}:3: not UTF-8 text (byte 0xff); save it as UTF-8"]
