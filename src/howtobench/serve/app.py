@@ -16,6 +16,7 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from howtobench import strict_json
 from howtobench.errors import HowtobenchError
 from howtobench.llm.limits import SlotPool
 from howtobench.redact import redact_text
@@ -102,8 +103,8 @@ def score_entries(body: Any, items: ItemIndex) -> tuple[list[Sample | Rejected],
     if not isinstance(body, dict) or not isinstance(body.get("samples"), list):
         raise BadRequest('the body must be a JSON object with "samples": a list of {"response", "label"} objects')
     deadline = body.get("deadline_s")
-    if deadline is not None and (not isinstance(deadline, (int, float)) or deadline <= 0):
-        raise BadRequest('"deadline_s" must be a positive number of seconds')
+    if deadline is not None and (not strict_json.is_number(deadline) or deadline <= 0):
+        raise BadRequest(f'"deadline_s" must be a positive number of seconds, not {json.dumps(deadline)[:40]}')
     entries = []
     for sample in body["samples"]:
         if not isinstance(sample, dict):
@@ -163,7 +164,7 @@ def _route(state: ServeState, name: str, handler: Handler) -> Callable[[web.Requ
 
 async def _answer(state: ServeState, handler: Handler, request: web.Request) -> web.Response:
     try:
-        body = await request.json()
+        body = strict_json.loads(await request.read())  # no NaN, no 100,000-deep nesting (a 400, not a 500)
     except ValueError as exc:
         return web.json_response({"error": f"the body is not JSON: {exc}"}, status=400)
     try:
