@@ -45,3 +45,31 @@ def test_strict_json_takes_what_json_allows() -> None:
         strict_json.loads("[[[[1]]]]", max_depth=3)
     assert strict_json.is_number(3) and strict_json.is_number(0.5)
     assert not any(strict_json.is_number(v) for v in (True, float("nan"), float("inf"), "1"))
+
+
+async def test_a_request_larger_than_ever_admitted_is_refused_once_not_retried(fake_server: FakeServer,
+                                                                              tmp_path: Path) -> None:
+    """Issue 34, item 8: more samples than --max-pending on an idle server was a 429 forever (the bundled adapter
+    retried it for 600 s); it is one 413 saying what to do, and the adapter stops at once."""
+    import time
+
+    from howtobench.rl.scorers import RemoteScorer, RewardServerError
+    from reward_serving import openrlhf_body
+
+    fake_server.handler = server_handler()
+    label = {"instruction": "写一篇文章", "reference": "参考。"}
+    async with running(settings_for(fake_server, tmp_path / "ws", None, max_pending=3)) as app:
+        four = openrlhf_body("P", ["一。", "二。", "三。", "四。"], label)
+        status, answer, resp = await app.post("/get_reward", four)
+        assert status == 413 and "Retry-After" not in resp.headers
+        assert answer["error"] == ("this request has 4 samples, more than this server ever admits at once "
+                                   "(--max-pending 3): send at most 3 per request, or start the server with a larger "
+                                   "--max-pending")
+        scorer = RemoteScorer(app.url)
+        started = time.monotonic()
+        with pytest.raises(RewardServerError, match="answered 413: .*more than this server ever admits"):
+            await scorer.score([{"response": f"第{k}篇。", "label": label} for k in range(4)])
+        await scorer.close()
+        assert time.monotonic() - started < 5
+        status, answer, _ = await app.post("/get_reward", openrlhf_body("P", ["一。", "二。", "三。"], label))
+        assert status == 200 and None not in answer["rewards"]  # a request it can admit is judged
