@@ -83,6 +83,14 @@ class EndpointConfig(BaseModel):
             data["base_urls"] = (data["base_urls"],)
         return data
 
+    @field_validator("concurrency", "rpm", "timeout_s", "max_retries", "reasks", mode="before")
+    @classmethod
+    def _not_a_boolean(cls, value: Any) -> Any:
+        """A number, never `true` / `yes` (a bool is an int to Python: `concurrency: yes` was 1 call at once)."""
+        if isinstance(value, bool):
+            raise ValueError(f"must be a number, not {str(value).lower()}")
+        return value
+
     @field_validator("api_key_env")
     @classmethod
     def _variable_name(cls, name: str | None) -> str | None:

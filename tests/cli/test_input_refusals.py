@@ -82,3 +82,36 @@ def test_a_panel_file_that_is_not_utf8_is_one_line_naming_file_and_line(tmp_path
     code, err = howtobench(["judge", "--task", "guide", "--limit", "1", "--no-progress", "--panel", str(panel),
                             "--workspace", "ws", "-o", "j.jsonl"], tmp_path, bench_root, monkeypatch, capsys)
     assert code == 2 and err == [f"error: panel file {panel}:3: not UTF-8 text (byte 0xff); save it as UTF-8"]
+
+
+@pytest.mark.parametrize(("entry", "said"), [
+    ("concurrency: yes", "judges.0.endpoint.concurrency: Value error, must be a number, not true"),
+    ("timeout: .nan", "judges.0.endpoint.timeout_s: Input should be less than or equal to 86400"),
+    ("rpm: .inf", "judges.0.endpoint.rpm: Input should be a finite number"),
+])
+def test_a_panel_judge_number_that_is_a_boolean_nan_or_infinite_is_refused(
+        entry: str, said: str, tmp_path: Path, bench_root: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    panel = tmp_path / "panel.yaml"
+    panel.write_text(f"judges:\n  - {{name: a, base_url: 'http://127.0.0.1:9/v1', model: m, {entry}}}\n"
+                     "  - {name: b, base_url: 'http://127.0.0.1:9/v1', model: m}\n", encoding="utf-8")
+    code, err = howtobench(["judge", "--task", "guide", "--limit", "1", "--no-progress", "--panel", str(panel),
+                            "--workspace", "ws", "-o", "j.jsonl"], tmp_path, bench_root, monkeypatch, capsys)
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith(f"error: panel file {panel}: {said}"), err[0]
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("judge:\n  base_url: http://127.0.0.1:9/v1\n  model: m\n  concurrency: yes\n",
+     "concurrency under judge: must be a number, not true"),
+    ("seed: true\n", "seed must be a number, not true"),
+])
+def test_a_config_number_that_is_a_boolean_is_refused(text: str, said: str, tmp_path: Path, bench_root: Path,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """A settings file's `concurrency: yes` was one call at once (click read the boolean as 1)."""
+    config = tmp_path / "c.yaml"
+    config.write_text(text, encoding="utf-8")
+    code, err = howtobench([*JUDGE, "--limit", "1", "--config", str(config), "--workspace", "ws", "-o", "j.jsonl"],
+                           tmp_path, bench_root, monkeypatch, capsys)
+    assert code == 2 and err == [f"error: {config}: {said}"], err
