@@ -42,6 +42,7 @@ from howtobench.generate import (
     safe_file_stem,
     template_hash,
 )
+from howtobench.guard.guard import Guard, guarded
 from howtobench.judges.base import Judgment, build_judge, calls_a_model, method_info
 from howtobench.judges.runner import run_judge
 from howtobench.llm.accounting import usage_from_log
@@ -270,12 +271,13 @@ async def _judge(
     if settings.panel is not None:
         async with panel_judge(settings.panel, settings.method, _judge_options(settings), execution,
                                run_id=settings.run_id, items=len(pairs), check=False) as (judge, in_flight):
-            return await run_judge(judge, pairs, out, concurrency=in_flight, progress=settings.execution.progress,
+            return await run_judge(guarded(judge, Guard(settings.guard)), pairs, out, concurrency=in_flight,
+                                   progress=settings.execution.progress,
                                    max_failed_rate=settings.execution.max_failed_rate)
     async with step_client(judge_ep, execution, purpose="judge", run_id=settings.run_id, items=len(pairs),
                            calls_model=judge_ep is not None and calls_a_model(settings.method),
                            check=False) as step:
-        judge = build_judge(settings.method, step.client, _judge_options(settings))
+        judge = guarded(build_judge(settings.method, step.client, _judge_options(settings)), Guard(settings.guard))
         return await run_judge(judge, pairs, out, concurrency=step.in_flight, progress=settings.execution.progress,
                                max_failed_rate=settings.execution.max_failed_rate)
 
@@ -392,6 +394,7 @@ def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Se
         empty=settings.empty,
         length_controlled=settings.length_control,
         lengths=sources_from(items, writings) if settings.length_control else None,
+        calibration=settings.calibration,
     ))
 
 
@@ -400,7 +403,8 @@ def _write_outputs(settings: RunSettings, board: Leaderboard, manifest: dict[str
     for suffix, format_name in (("md", "markdown"), ("json", "json"), ("csv", "csv")):
         write_text_atomic(d / f"leaderboard.{suffix}", board_text(board, format_name))
     write_text_atomic(d / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
-    options = ReportOptions(empty=settings.empty, length_control=settings.length_control)
+    options = ReportOptions(empty=settings.empty, length_control=settings.length_control,
+                            calibration=settings.calibration)
     write_report([d], d / "report.html", options)  # as `howtobench report RUN_DIR`
 
 

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from howtobench.cli import params
+from howtobench.cli.guard_options import NO_GUARD, GuardFlags
 from howtobench.cli.help_groups import GroupedCommand
 from howtobench.dry_run import plan_judges
 from howtobench.event_loop import run as run_async
@@ -73,6 +74,7 @@ def _summary(judgments: list[Judgment], out: Path) -> None:
 @params.bundled("batching", params.Batching, params.BATCH_FLAGS)
 @params.bundled("filters", params.Filters, params.WRITING_FILTERS)
 @params.bundled("control", params.Control, params.STOP_FIRST_CONTROL)
+@params.bundled("guard", GuardFlags)
 def judge(
     out: OutOpt = None,
     method: MethodOpt = "tow",
@@ -89,6 +91,7 @@ def judge(
     shard: ShardOpt = None,
     money: Money = params.ASK,
     panel: PanelOpt = None,
+    guard: GuardFlags = NO_GUARD,
 ) -> None:
     """Judge writings and append one judgment per (method, item, model) to --out.
 
@@ -112,6 +115,7 @@ def judge(
         reference_from=reference_from,
         panel=panel_spec(panel, method, flags.judge),
         shard=shard_of(shard),
+        guard=guard.settings(),
     )
     pays = (any(job.judge_endpoints.values()) and calls_a_model(method) and flags.cache_mode != "replay"
             and not files)

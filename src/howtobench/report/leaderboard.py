@@ -43,10 +43,12 @@ from typing import Literal
 import numpy as np
 
 import howtobench
+from howtobench.calibration.route import check_paper_rows
 from howtobench.data.genres import GENRES, TABLE4_GENRES
 from howtobench.data.models import TASKS, Item
 from howtobench.data.rows import read_model_rows
 from howtobench.errors import ConfigError, DataError
+from howtobench.guard.guard import guard_counts
 from howtobench.judges.base import EmptyConvention, Judgment, check_empty, counted_score
 from howtobench.judges.negotiator import REPAIR_KINDS, RepairKind, repair_kinds
 from howtobench.report.length_control import LengthControl, LengthSources, length_control, log_ratios
@@ -105,6 +107,8 @@ class ModelCounts:
     weights_clipped: int = 0
     weights_uniform: int = 0
     weights_rescaled: int = 0
+    guard_flagged: int = 0  # judgments whose writing a guard rule flagged (`--guard`, guard/)
+    guard_skipped: int = 0  # of them, skipped without a judge call (counted in `failed` too)
 
     @property
     def failure_rate(self) -> float:
@@ -153,6 +157,8 @@ class Leaderboard:
     """Each column against the baseline, else against the column ranked next to it (its headline's comparison)."""
     column_digits: dict[str, int] = field(default_factory=dict)
     """Decimals each column is printed with: enough to tell its models apart (`display_digits`)."""
+    calibration: str | None = None
+    """With --calibration: its label ("calibrated to JUDGE on N anchors"), which titles the `calibrated` tables."""
 
     def digits(self, column: str) -> int:
         """Decimals of a column's numbers (a paper reference column: 2, as published)."""
@@ -456,8 +462,10 @@ def _counts(latest: dict[tuple[str, str, str], Judgment], items: Sequence[Item] 
 def _with_repairs(judgments: Sequence[Judgment], counts: ModelCounts) -> ModelCounts:
     kinds = [repair_kinds(j.weight_repairs) for j in judgments]
     per_kind: dict[RepairKind, int] = {k: sum(k in found for found in kinds) for k in REPAIR_KINDS}
+    flagged, skipped = guard_counts(judgments)
     return replace(counts, weights_repaired=sum(bool(found) for found in kinds), weights_clipped=per_kind["clipped"],
-                   weights_uniform=per_kind["uniform"], weights_rescaled=per_kind["rescaled"])
+                   weights_uniform=per_kind["uniform"], weights_rescaled=per_kind["rescaled"],
+                   guard_flagged=flagged, guard_skipped=skipped)
 
 
 def _warnings(counts: dict[str, ModelCounts], duplicates: int, empty: EmptyConvention) -> list[str]:
@@ -473,6 +481,9 @@ def _warnings(counts: dict[str, ModelCounts], duplicates: int, empty: EmptyConve
                 f"{c.column}: {c.renormalized} roots were renormalised over the leaves that could be scored "
                 "(a leaf failed; status 'renormalized')"
             )
+        if c.guard_flagged:
+            out.append(f"{c.column}: the guard flagged {c.guard_flagged} of {c.judged} writings; {c.guard_skipped} "
+                       "of them were skipped without a judge call (counted as failed; docs/guard.md)")
         if c.truncated:
             out.append(f"{c.column}: {c.truncated} writings were cut short by max_tokens or a content filter "
                        "(truncated), judged as written")
@@ -533,6 +544,8 @@ class LeaderboardOptions:
     lengths: LengthSources | None = None
     compare: Sequence[str] | None = None
     baseline: str | None = None
+    calibration: Path | None = None
+    """A calibration file (`howtobench calibrate`): `calibrated` cells beside the raw ones (calibration.board)."""
 
 
 def build_leaderboard(judgments: Sequence[Judgment], options: LeaderboardOptions | None = None) -> Leaderboard:
@@ -556,6 +569,7 @@ def build_leaderboard(judgments: Sequence[Judgment], options: LeaderboardOptions
     order_scores, order_items = _shared_means(mx) if o.order == "shared" else (_all_means(mx.columns, cells), None)
     ranked = _ranked(mx.columns, order_scores)
     paired = _paired(mx, ranked, o.seed, o.n_boot)
+    check_paper_rows(o.compare, o.baseline, judgments)
     asked = _asked_pairs(ranked, o.compare, o.baseline)
     counts = _counts(latest, o.items, o.empty)
     lc = _length_control(latest, mx, o.lengths, o.seed, o.n_boot) if o.length_controlled else None
@@ -564,7 +578,7 @@ def build_leaderboard(judgments: Sequence[Judgment], options: LeaderboardOptions
     judge_models = tuple(sorted({j.judge_model for j in latest.values() if j.judge_model}))
     use = paper_use(o.paper, methods, {j.judge_model for j in latest.values()},
                     {t: int((mx.tasks == t).sum()) for t in set(mx.tasks.tolist())})
-    return Leaderboard(
+    board = Leaderboard(
         methods=methods,
         columns=tuple(ranked),
         rows=tuple(rows),
@@ -594,6 +608,14 @@ def build_leaderboard(judgments: Sequence[Judgment], options: LeaderboardOptions
         versus=_versus(mx, ranked, o.baseline, o.seed, o.n_boot),
         column_digits=display_digits(cells),
     )
+    return board if o.calibration is None else _calibrated(board, judgments, o.calibration, o.items)
+
+
+def _calibrated(board: Leaderboard, judgments: Sequence[Judgment], path: Path, items: Sequence[Item] | None
+                ) -> Leaderboard:
+    from howtobench.calibration.board import calibrated  # it reads this module's matrix helpers
+
+    return calibrated(board, judgments, path, items)
 
 
 def _length_control(latest: dict[tuple[str, str, str], Judgment], mx: _Matrix, lengths: LengthSources | None,

@@ -19,6 +19,7 @@ from howtobench.data.loader import load_items, load_release_writings, load_writi
 from howtobench.data.models import Item, Writing
 from howtobench.data.reference_source import load_reference_source, swap_references
 from howtobench.errors import JudgeError
+from howtobench.guard.guard import Guard, GuardSettings, guarded
 from howtobench.judges.base import Judge, Judgment, build_judge, calls_a_model, method_info
 from howtobench.judges.panel import PanelJudge, PanelMember, PanelSpec
 from howtobench.judges.runner import read_judgments, run_judge
@@ -47,6 +48,7 @@ class JudgeJob:
     shard: Shard | None = None  # judge only this shard's items (steps/shards.py)
     panel: PanelSpec | None = None  # judge with every judge of the panel and combine (judges/panel.py)
     reference_from: str | None = None  # a shipped model or a writings file as the reference (Appendix B.3)
+    guard: GuardSettings = field(default_factory=GuardSettings)  # --guard flag|skip (guard/); off by default
 
     def member(self, member: PanelMember) -> JudgeJob:
         """This job for one judge of its panel (the same output, selection and options, the judge's endpoint)."""
@@ -162,7 +164,8 @@ async def judge_job(job: JudgeJob) -> list[Judgment]:
                 f" among the ToW judgments of {job.options['tow_results']} (judgments of your own writings "
                 "also need their file: --writings)" if stored_tow_pairs(job) is not None else ""))
         async with job_judge(job, len(pairs)) as (judge, in_flight):
-            return await run_judge(judge, pairs, job.out_path, concurrency=in_flight, progress=job.execution.progress,
+            return await run_judge(guarded(judge, Guard(job.guard)), pairs, job.out_path, concurrency=in_flight,
+                                   progress=job.execution.progress,
                                    redo_failed=job.redo_failed, max_failed_rate=job.execution.max_failed_rate)
 
 
