@@ -30,7 +30,7 @@ console = Console(stderr=True)
 
 ReferenceArg = Annotated[list[Path] | None, typer.Argument(
     help="Judgment JSONL files of the reference judge (the one whose units you want); not with --to-paper.",
-    show_default=False)]
+    show_default=False, metavar="REFERENCE.jsonl")]
 OutOpt = Annotated[Path, typer.Option("-o", "--out", help="The calibration file to write (JSON). With a judge "
                                       "endpoint, the anchors' texts and the new judge's judgments are kept beside "
                                       "it (OUT.anchors.jsonl, OUT.new.jsonl): a re-run resumes.")]
@@ -56,7 +56,8 @@ def _say(line: str) -> None:
 
 
 @params.flags(params.JUDGE_ENDPOINT, after="local_judge")
-@params.bundled("judging", Judging)
+@params.bundled("judging", Judging, params.group_of(Judging, "no_reference", "renormalize", "samples", "tree",
+                                                   "judge_max_tokens", "prompt_language"))
 @params.flags(params.CALL_FILES, after="bootstrap")
 @params.bundled("money", Money, params.MONEY_FLAGS)
 @params.bundled("filters", params.Filters, params.group_of(params.Filters, "data"))
