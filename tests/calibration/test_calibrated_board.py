@@ -13,6 +13,7 @@ from calibration_crafted import judgments, latent_writings
 from test_calibrate_cli import run_main, write
 from test_paper import agreeing, crafted
 
+from howtobench.calibration.record import load_calibration
 from howtobench.report.paper import paper_table4
 
 
@@ -52,6 +53,8 @@ def test_calibrated_cells_land_on_the_reference_judges_all(files: dict[str, Path
                               capsys, files["tmp"] / "b.json")
     assert status == 0, err
     assert data["calibration"] == "calibrated to judge-a on 600 anchors"
+    digest = load_calibration(files["cal"]).digest
+    assert digest.startswith("anchors-") and data["signature"].endswith(f"|calibration:{digest}")
     assert {"score", "calibrated", "calibrated:content", "calibrated:impression"} <= set(data["metrics"])
     raw, calibrated, reference = cells(data, "score"), cells(data, "calibrated"), cells(truth, "score")
     assert set(calibrated) == set(raw) == {f"model-{m}" for m in range(4)}
