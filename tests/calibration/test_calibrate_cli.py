@@ -114,7 +114,7 @@ def test_to_paper_refuses_an_unrelated_judge_and_prints_its_tau(
 
 
 @pytest.mark.parametrize(("args", "line"), [
-    (["--to-paper", "ref.jsonl"], "--to-paper takes no reference files"),
+    (["--to-paper", "--new", "nowhere.jsonl"], "cannot read judgment file nowhere.jsonl"),
     ([], "give the reference judge's judgment files"),
 ])
 def test_calibrate_usage_errors_are_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

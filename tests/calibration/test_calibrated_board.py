@@ -89,10 +89,14 @@ def test_a_paper_calibration_places_task_and_all_rows(tmp_path: Path, monkeypatc
     held = paper.models[4]
     anchors = write(tmp_path / "y.jsonl", [j for j in judged if j.model != held])
     cal = tmp_path / "paper.json"
-    status, err = run_main(["calibrate", "--to-paper", "--new", str(anchors), "-o", str(cal)], monkeypatch, capsys)
+    mine = write(tmp_path / "mine.jsonl", [j for j in judged if j.model == held])
+    status, err = run_main(["calibrate", "--to-paper", str(mine), "--new", str(anchors), "-o", str(cal)],
+                           monkeypatch, capsys)
     assert status == 0, err
     assert "all: Kendall τ" in err and "REFUSED" not in err
-    mine = write(tmp_path / "mine.jsonl", [j for j in judged if j.model == held])
+    placed_line = next(line for line in err.splitlines() if line.startswith(f"{held} on the paper's scale: All "))
+    low, high = (float(x) for x in placed_line.split("All ", 1)[1].split("[", 1)[1].split("]", 1)[0].split(", "))
+    assert low <= (paper.get("all", held) or 0.0) <= high
     status, err, data = board([str(mine), "--calibration", str(cal)], monkeypatch, capsys, tmp_path / "b.json")
     assert status == 0, err
     assert data["calibration"].startswith("calibrated to the paper's gpt-4o (Table 4) on its 9 models")
