@@ -68,6 +68,10 @@ def test_calibrated_cells_land_on_the_reference_judges_all(files: dict[str, Path
     for task in ("completion", "guide", "open"):
         assert set(cells(data, "calibrated", task)) == set(raw)
     assert any("calibrated to judge-a on 600 anchors" in note for note in data["notes"])
+    for line, model in zip(data["headline"], data["columns"], strict=True):
+        cell = calibrated[model]
+        assert f" · {cell['mean']:.2f} [{cell['ci_low']:.2f}, {cell['ci_high']:.2f}] calibrated to judge-a on 600 " \
+               "anchors · judge judge-b · " in line
 
 
 def test_judgments_of_another_judge_are_refused(files: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
