@@ -61,6 +61,7 @@ from howtobench.run_settings import RunSettings, run_config
 from howtobench.session import endpoint_or_local
 from howtobench.steps.batch_files import import_for
 from howtobench.steps.client import step_client
+from howtobench.steps.job_identity import JobIdentity, data_digest, digest_of, files_digest
 from howtobench.steps.judge import panel_judge
 from howtobench.steps.settings import Execution
 
@@ -319,6 +320,25 @@ def _reference_pairs(settings: RunSettings, all_items: Sequence[Item],
     return kept
 
 
+def with_run_identity(settings: RunSettings, items: Sequence[Item], release: Sequence[Writing]) -> RunSettings:
+    """The run with its batch files (if any) keyed by what it asks (`steps/job_identity.py`): models, method,
+    sampling, selection and the content of its items, shipped writings and writings files."""
+    files = settings.execution.files
+    if files is None:
+        return settings
+    sel = settings.selection
+    asked = {"writer": settings.writer.model if settings.writer else None, "judge": settings.judge_label,
+             "method": settings.method, "judge_options": {k: str(v) for k, v in sorted(settings.judge_options.items())},
+             "sampling": settings.sampling.model_dump(mode="json"), "system_prompt": settings.system_prompt,
+             "generate": settings.generate, "release": settings.judges_release,
+             "reference_from": settings.reference_from,
+             "tasks": sel.tasks, "genres": sel.genres, "models": sel.models, "limit": sel.limit, "subset": sel.subset,
+             "ids": sel.ids, "seed": sel.seed,
+             "data": digest_of([data_digest(items, release), files_digest(sel.writings)])}
+    execution = replace(settings.execution, files=files.of(JobIdentity.of(asked)))
+    return settings.model_copy(update={"execution": execution})
+
+
 async def run_benchmark(settings: RunSettings) -> RunResult:
     """Generate, judge and tabulate; resumable. Returns the leaderboard and the manifest written to disk.
 
@@ -344,10 +364,11 @@ async def _run_locked(settings: RunSettings) -> RunResult:
                               cache_mode=execution.cache_mode,
                               workspace=execution.workspace,
                               run_id=settings.run_id)
+    settings = with_run_identity(settings, items, release)
+    if settings.execution.files is not None:  # once for both steps (each step's client then reads the stored answers)
+        import_for(execution.workspace, settings.execution.files, settings.run_id, _report_batch)
     _write_config(settings)
     copy_given_writings(settings, given)
-    if execution.files is not None:  # once for both steps (each step's client then reads the stored answers)
-        import_for(execution.workspace, execution.files, settings.run_id, _report_batch)
     async with _endpoints(settings) as (writer, judge_ep):
         generation, generated = await _generate(settings, writer, items)
         writings = [*release, *(w for rows in given for w in rows), *generated]
@@ -373,6 +394,7 @@ def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Se
         empty=settings.empty,
         length_controlled=settings.length_control,
         lengths=sources_from(items, writings) if settings.length_control else None,
+        calibration=settings.calibration,
     ))
 
 
@@ -381,7 +403,8 @@ def _write_outputs(settings: RunSettings, board: Leaderboard, manifest: dict[str
     for suffix, format_name in (("md", "markdown"), ("json", "json"), ("csv", "csv")):
         write_text_atomic(d / f"leaderboard.{suffix}", board_text(board, format_name))
     write_text_atomic(d / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
-    options = ReportOptions(empty=settings.empty, length_control=settings.length_control)
+    options = ReportOptions(empty=settings.empty, length_control=settings.length_control,
+                            calibration=settings.calibration)
     write_report([d], d / "report.html", options)  # as `howtobench report RUN_DIR`
 
 

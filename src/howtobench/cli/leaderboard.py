@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from howtobench.cli.calibration_options import CalibrationOpt
 from howtobench.cli.length_options import LengthControlOpt, WritingsOpt, length_sources
 from howtobench.cli.options import EmptyOpt, FormatOpt, NoProgressOpt
 from howtobench.cli.params import bundled
@@ -97,6 +98,7 @@ class Board:
         typer.Option("--baseline", help="Compare every model with this one (paired on shared items, interval and p); "
                      "each model's closing line reads 'vs BASELINE'."),
     ] = None
+    calibration: CalibrationOpt = None
     output: Annotated[Path | None, typer.Option("-o", "--out",
                                                 help="Write to this file instead of the terminal.")] = None
     no_progress: NoProgressOpt = False
@@ -108,7 +110,7 @@ class Board:
             by=self.by.value, nodes=self.nodes, seed=self.seed, n_boot=self.bootstrap,
             items=_items_for(self.data, judgments), paper=paper_table4() if self.paper else None, title=self.title,
             order=self.order.value, empty=self.empty, length_controlled=self.length_control, lengths=lengths,
-            compare=self.compare, baseline=self.baseline))
+            compare=self.compare, baseline=self.baseline, calibration=self.calibration))
 
     def publish(self, board: Leaderboard) -> None:
         """Print the leaderboard in --format, or write it to --out."""

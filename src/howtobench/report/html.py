@@ -146,6 +146,7 @@ class ReportOptions:
     empty: EmptyConvention | None = None
     length_control: bool = False  # add the length-controlled section (report.html_length)
     writings: tuple[Path, ...] = ()  # the user's writings files, whose texts the explorer shows first
+    calibration: Path | None = None  # a calibration file: calibrated tables beside the raw ones (calibration.board)
 
 
 def _run_items(items: list[Item] | None, manifest: Mapping[str, Any] | None) -> list[Item] | None:
@@ -190,7 +191,13 @@ def _leaderboard_for(
         empty=empty,
         length_controlled=options.length_control,
         lengths=lengths,
+        calibration=options.calibration or _recorded_path((sources.run_config or {}).get("calibration")),
     ))
+
+
+def _recorded_path(value: object) -> Path | None:
+    """A path a run recorded in its config.yaml (its --calibration), so the run's report keeps its tables."""
+    return Path(value) if isinstance(value, str) and value else None
 
 
 def build_report(paths: Sequence[Path], options: ReportOptions | None = None) -> str:

@@ -43,6 +43,7 @@ from typing import Literal
 import numpy as np
 
 import howtobench
+from howtobench.calibration.route import check_paper_rows
 from howtobench.data.genres import GENRES, TABLE4_GENRES
 from howtobench.data.models import TASKS, Item
 from howtobench.data.rows import read_model_rows
@@ -156,6 +157,8 @@ class Leaderboard:
     """Each column against the baseline, else against the column ranked next to it (its headline's comparison)."""
     column_digits: dict[str, int] = field(default_factory=dict)
     """Decimals each column is printed with: enough to tell its models apart (`display_digits`)."""
+    calibration: str | None = None
+    """With --calibration: its label ("calibrated to JUDGE on N anchors"), which titles the `calibrated` tables."""
 
     def digits(self, column: str) -> int:
         """Decimals of a column's numbers (a paper reference column: 2, as published)."""
@@ -541,6 +544,8 @@ class LeaderboardOptions:
     lengths: LengthSources | None = None
     compare: Sequence[str] | None = None
     baseline: str | None = None
+    calibration: Path | None = None
+    """A calibration file (`howtobench calibrate`): `calibrated` cells beside the raw ones (calibration.board)."""
 
 
 def build_leaderboard(judgments: Sequence[Judgment], options: LeaderboardOptions | None = None) -> Leaderboard:
@@ -564,6 +569,7 @@ def build_leaderboard(judgments: Sequence[Judgment], options: LeaderboardOptions
     order_scores, order_items = _shared_means(mx) if o.order == "shared" else (_all_means(mx.columns, cells), None)
     ranked = _ranked(mx.columns, order_scores)
     paired = _paired(mx, ranked, o.seed, o.n_boot)
+    check_paper_rows(o.compare, o.baseline, judgments)
     asked = _asked_pairs(ranked, o.compare, o.baseline)
     counts = _counts(latest, o.items, o.empty)
     lc = _length_control(latest, mx, o.lengths, o.seed, o.n_boot) if o.length_controlled else None
@@ -572,7 +578,7 @@ def build_leaderboard(judgments: Sequence[Judgment], options: LeaderboardOptions
     judge_models = tuple(sorted({j.judge_model for j in latest.values() if j.judge_model}))
     use = paper_use(o.paper, methods, {j.judge_model for j in latest.values()},
                     {t: int((mx.tasks == t).sum()) for t in set(mx.tasks.tolist())})
-    return Leaderboard(
+    board = Leaderboard(
         methods=methods,
         columns=tuple(ranked),
         rows=tuple(rows),
@@ -602,6 +608,14 @@ def build_leaderboard(judgments: Sequence[Judgment], options: LeaderboardOptions
         versus=_versus(mx, ranked, o.baseline, o.seed, o.n_boot),
         column_digits=display_digits(cells),
     )
+    return board if o.calibration is None else _calibrated(board, judgments, o.calibration, o.items)
+
+
+def _calibrated(board: Leaderboard, judgments: Sequence[Judgment], path: Path, items: Sequence[Item] | None
+                ) -> Leaderboard:
+    from howtobench.calibration.board import calibrated  # it reads this module's matrix helpers
+
+    return calibrated(board, judgments, path, items)
 
 
 def _length_control(latest: dict[tuple[str, str, str], Judgment], mx: _Matrix, lengths: LengthSources | None,

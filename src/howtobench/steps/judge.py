@@ -8,7 +8,7 @@ none is configured, no model at all for the overlap metrics), builds the judge f
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -26,6 +26,7 @@ from howtobench.judges.runner import read_judgments, run_judge
 from howtobench.locks import output_lock
 from howtobench.outputs import output_file
 from howtobench.steps.client import step_client
+from howtobench.steps.job_identity import JobIdentity, pairs_digest
 from howtobench.steps.settings import Execution, Selection
 from howtobench.steps.shards import Shard, write_sidecar
 
@@ -121,13 +122,25 @@ def stored_tow_pairs(job: JudgeJob) -> set[tuple[str, str]] | None:
     return pairs
 
 
-def shard_settings(job: JudgeJob) -> dict[str, Any]:
-    """What must be equal between the parts of a sharded judge job (`merge` checks it)."""
+def shard_settings(job: JudgeJob, every: Sequence[tuple[Item, Writing]]) -> dict[str, Any]:
+    """What must be equal between the parts of a sharded judge job (`merge` checks it), and what a batch-files
+    job asks (`job_identity`): the data by the digest of the whole selection's content (`every`), never a path."""
     sel = job.selection
-    return {"method": job.method, "judge_model": job.endpoint.model if job.endpoint else "local",
-            "options": {k: str(v) for k, v in sorted(job.options.items())}, "data": str(sel.data_dir),
+    judges = ({m.name: m.endpoint.model for m in job.panel.judges} if job.panel is not None else
+              job.endpoint.model if job.endpoint else "local")
+    return {"method": job.method, "judge_model": judges,
+            "options": {k: str(v) for k, v in sorted(job.options.items())}, "data": pairs_digest(every),
             "tasks": sel.tasks, "genres": sel.genres, "models": sel.models, "limit": sel.limit, "subset": sel.subset,
-            "ids": sel.ids, "seed": sel.seed, "writings": [str(p) for p in sel.writings]}
+            "ids": sel.ids, "seed": sel.seed, "reference_from": job.reference_from}
+
+
+def with_identity(job: JudgeJob, settings: dict[str, Any]) -> JudgeJob:
+    """The job with its batch files (if any) keyed by what it asks: its settings and shard."""
+    files = job.execution.files
+    if files is None:
+        return job
+    identity = JobIdentity.of({**settings, "shard": str(job.shard) if job.shard else None})
+    return replace(job, execution=replace(job.execution, files=files.of(identity)))
 
 
 def judge_run_id(job: JudgeJob) -> str:
@@ -141,9 +154,11 @@ async def judge_job(job: JudgeJob) -> list[Judgment]:
     with output_lock(output_file(job.out_path)):  # before the file is read back: one process per output
         every = selected_pairs(job)
         pairs = every if job.shard is None else job.shard.pick(every, lambda pair: pair[0].id)
+        settings = shard_settings(job, every)
         if job.shard is not None:
-            write_sidecar(job.out_path, job.shard, "judgments", shard_settings(job), [i.id for i, _ in every],
+            write_sidecar(job.out_path, job.shard, "judgments", settings, [i.id for i, _ in every],
                           [(i.id, w.model) for i, w in pairs])
+        job = with_identity(job, settings)
         if not pairs:
             raise JudgeError("nothing to judge: no writing matches the filters" + (
                 f" among the ToW judgments of {job.options['tow_results']} (judgments of your own writings "
