@@ -33,7 +33,7 @@ from howtobench.fonts import REPORT_FONT_NOTE
 from howtobench.judges.base import EmptyConvention, Judgment, check_empty
 from howtobench.outputs import output_file, write_text_atomic
 from howtobench.report import html_views as views
-from howtobench.report.headline import headlines
+from howtobench.report.headline import closing_order, headlines
 from howtobench.report.html_explorer import DEFAULT_LIMIT, choose_items, explorer
 from howtobench.report.html_inputs import (
     ReportSources,
@@ -111,7 +111,7 @@ def render_report(
         "sources": list(sources),
         "smoke_banner": SMOKE_BANNER if manifest and manifest.get("smoke") and not lb.notes else "",
         "bars": views.all_bars(lb),
-        "headline": headlines(lb),
+        "headline": list(zip(headlines(lb), [c in lb.under_test for c in closing_order(lb)], strict=True)),
         "paper_notes": paper_lines(lb),
         "font_note": REPORT_FONT_NOTE,
         "tables": tables,
@@ -191,6 +191,7 @@ def _leaderboard_for(
         empty=empty,
         length_controlled=options.length_control,
         lengths=lengths,
+        under_test=[str(m) for m in m.get("under_test") or ()],
     )
 
 

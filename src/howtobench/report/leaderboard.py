@@ -151,6 +151,9 @@ class Leaderboard:
     """Each column against the baseline, else against the column ranked next to it (its headline's comparison)."""
     column_digits: dict[str, int] = field(default_factory=dict)
     """Decimals each column is printed with: enough to tell its models apart (`display_digits`)."""
+    under_test: tuple[str, ...] = ()
+    """The columns of the model(s) under test (a run's writer, its --writings), as opposed to the shipped models
+    judged beside them: their closing lines come last and the report marks them (report.headline)."""
 
     def digits(self, column: str) -> int:
         """Decimals of a column's numbers (a paper reference column: 2, as published)."""
@@ -509,6 +512,7 @@ def build_leaderboard(
     lengths: LengthSources | None = None,
     compare: Sequence[str] | None = None,
     baseline: str | None = None,
+    under_test: Sequence[str] = (),
 ) -> Leaderboard:
     """Aggregate judgments into a leaderboard.
 
@@ -519,7 +523,8 @@ def build_leaderboard(
     `length_controlled` adds each metric's scores predicted at the reference's length (report.length_control;
     `lengths` supplies them for judgments written before they were recorded); the order stays the raw one.
     `compare` (two columns) and `baseline` (one column, against every other) ask for paired differences on the
-    items both have a score for; an unknown name is a ConfigError with did-you-mean.
+    items both have a score for; an unknown name is a ConfigError with did-you-mean. `under_test` names the
+    models under test (those not among the columns are ignored: a model whose every writing failed).
     """
     check_empty(empty)
     if order not in ORDERS:
@@ -573,6 +578,7 @@ def build_leaderboard(
         baseline=baseline,
         versus=_versus(mx, ranked, baseline, seed, n_boot),
         column_digits=display_digits(cells),
+        under_test=tuple(c for c in ranked if counts[c].model in set(under_test)),
     )
 
 
