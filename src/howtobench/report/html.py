@@ -29,10 +29,10 @@ import jinja2
 import howtobench
 from howtobench.data.genres import GENRES
 from howtobench.data.models import Item, Writing
-from howtobench.fonts import REPORT_FONT_NOTE
 from howtobench.judges.base import EmptyConvention, Judgment, check_empty
 from howtobench.outputs import output_file, write_text_atomic
 from howtobench.report import html_views as views
+from howtobench.report.font import with_page_font
 from howtobench.report.headline import closing_order, headlines
 from howtobench.report.html_explorer import DEFAULT_LIMIT, choose_items, explorer
 from howtobench.report.html_inputs import (
@@ -113,7 +113,6 @@ def render_report(
         "bars": views.all_bars(lb),
         "headline": list(zip(headlines(lb), [c in lb.under_test for c in closing_order(lb)], strict=True)),
         "paper_notes": paper_lines(lb),
-        "font_note": REPORT_FONT_NOTE,
         "tables": tables,
         "length": length_view(lb),
         "panel": panel_view(judgments, lb.seed),
@@ -130,7 +129,7 @@ def render_report(
         "genre_label": genre_label,
         "script": page_script(),
     }
-    return _environment().get_template("report.html.j2").render(**context)
+    return with_page_font(_environment().get_template("report.html.j2").render(**context))
 
 
 @dataclass(frozen=True)
