@@ -14,7 +14,7 @@ from fake_server import FakeServer
 from howtobench.judges.base import Judgment
 from howtobench.report.headline import headlines
 from howtobench.report.html import render_report
-from howtobench.report.leaderboard import build_leaderboard
+from howtobench.report.leaderboard import LeaderboardOptions, build_leaderboard
 from howtobench.report.paper import paper_table4
 from judge_replies import server_handler
 
@@ -89,21 +89,22 @@ def test_a_comparable_paper_counts_its_columns_not_already_re_judged() -> None:
     paper = paper_table4()
     shipped = paper.models[0]  # its published All is among the table's
     judgments = [_judgment(m, i, s) for m, s in (("mine", 9.5), (shipped, 1.0)) for i in ("c1", "c2")]
-    lb = replace(build_leaderboard(judgments, n_boot=0, paper=paper, under_test=["mine"]), paper_caveat=None)
+    options = LeaderboardOptions(n_boot=0, paper=paper, under_test=["mine"])
+    lb = replace(build_leaderboard(judgments, options), paper_caveat=None)
     lines = headlines(lb)
     assert [line.split(":")[0] for line in lines] == [shipped, "mine (under test)"]
     # 2 judged + the paper's 9 not re-judged: 11 rows; mine at 9.5 tops them, the re-judged 1.0 is last
     assert " · rank 1 of 11, 1 of the paper's re-judged, 9 as published · " in lines[1]
     assert " · rank 11 of 11, 1 of the paper's re-judged, 9 as published · " in lines[0]
     # nothing re-judged: every published column counts
-    alone = replace(build_leaderboard(judgments[:2], n_boot=0, paper=paper, under_test=["mine"]), paper_caveat=None)
+    alone = replace(build_leaderboard(judgments[:2], options), paper_caveat=None)
     assert " · rank 1 of 11 with the paper's 10" in headlines(alone)[0]
     assert "(under test)" not in headlines(alone)[0]  # one model: nothing to tell it from
 
 
 def test_the_report_marks_the_model_under_test(tmp_path: Path) -> None:
     judgments = [_judgment(m, i, s) for m, s in (("mine", 5.0), ("other", 6.0)) for i in ("c1", "c2")]
-    lb = build_leaderboard(judgments, n_boot=0, under_test=["mine"])
+    lb = build_leaderboard(judgments, LeaderboardOptions(n_boot=0, under_test=["mine"]))
     page = render_report(lb, judgments)
     assert page.count('<li class="under-test">') == 1 and '<li class="under-test">mine (under test): All ' in page
     assert '<th class="under-test" title="the model under test">mine</th>' in page

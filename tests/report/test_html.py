@@ -25,7 +25,7 @@ from howtobench.llm.types import Usage
 from howtobench.report.html import SMOKE_BANNER, ReportOptions, build_report
 from howtobench.report.html_inputs import scrub
 from howtobench.report.html_views import heat_colour
-from howtobench.report.leaderboard import build_leaderboard
+from howtobench.report.leaderboard import LeaderboardOptions, build_leaderboard
 from howtobench.report.render import cell_records, fmt
 from howtobench.run import RunSettings, run_benchmark
 from howtobench.steps.settings import Execution, Selection
@@ -155,7 +155,7 @@ def _tables(page: str) -> list[tuple[dict[str, str | None], list[list[str]]]]:
 def test_numbers_match_the_leaderboard(run_dir: Path) -> None:
     page = build_report([run_dir])
     # the run's settings (seed 3, 200 replicates, its items); genres in the data equal the records' here
-    lb = build_leaderboard(hand_made(), nodes=True, seed=3, n_boot=200)
+    lb = build_leaderboard(hand_made(), LeaderboardOptions(nodes=True, seed=3, n_boot=200))
     tables = {attrs["data-metric"]: rows for attrs, rows in _tables(page) if attrs.get("class") == "lb"}
     assert set(tables) == {"score", "content", "format", "impression"}
     labels = {row.key: row.label for row in lb.rows}
@@ -193,7 +193,7 @@ def test_run_settings_and_page_sections(run_dir: Path) -> None:
         assert section in page
     assert "node: content" in text and "node: impression" in text
     nodes = next(rows for attrs, rows in _tables(page) if attrs.get("class") == "lb nodes")
-    lb = build_leaderboard(hand_made(), nodes=True, seed=3, n_boot=200)
+    lb = build_leaderboard(hand_made(), LeaderboardOptions(nodes=True, seed=3, n_boot=200))
     content = lb.cell("content", "all", "alpha")
     assert content is not None and content.ci_low is not None and content.ci_high is not None
     assert [r[0] for r in nodes] == ["node (All)", "content", "format", "impression"]

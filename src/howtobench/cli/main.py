@@ -27,7 +27,15 @@ from typer._click.exceptions import UsageError  # typer vendors click (as cli/on
 from howtobench import __version__
 from howtobench.cli.one_line import OneLineUsageGroup, print_line
 from howtobench.cli.status import EXIT_STATUSES
-from howtobench.errors import EXIT_STOPPED, BudgetExceeded, HowtobenchError, TooManyFailures
+from howtobench.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_STOPPED,
+    INTERRUPTED,
+    BudgetExceeded,
+    HowtobenchError,
+    Interrupted,
+    TooManyFailures,
+)
 from howtobench.outputs import os_error_line
 from howtobench.redact import redact_text
 
@@ -39,8 +47,10 @@ COMMAND_MODULES: tuple[str, ...] = (
     "leaderboard",
     "run",
     "merge",
+    "calibrate",
     "report",
     "headings",
+    "guard",
     "meta",
     "rate",
     "serve",
@@ -122,8 +132,10 @@ SUMMARIES: dict[str, str] = {
     "leaderboard": "Table 4 from judgment files.",
     "run": "Generate, judge and tabulate in one go.",
     "merge": "Join the parts of a sharded job.",
+    "calibrate": "Map a new judge onto a reference judge.",
     "report": "One self-contained HTML report.",
     "headings": "The heading tree of a text, as JSON.",
+    "guard": "Cheap checks before the judge: what they flag.",
     "perturb": "Damage writings for a robustness test.",
     "robustness": "Table 7: judges under perturbations.",
     "list": "Methods, trees, tasks, genres, models.",
@@ -197,7 +209,7 @@ def main() -> None:
     warnings.showwarning = _one_line_warning
     try:
         build_app(None)()
-    except (TooManyFailures, BudgetExceeded) as exc:  # a limit the user set, not an error: a line of its own
+    except (TooManyFailures, BudgetExceeded, Interrupted) as exc:  # the user's limit or Ctrl-C: a line of its own
         _fail(str(exc), exc.exit_status, prefix="")
     except HowtobenchError as exc:
         _fail(str(exc), exc.exit_status)
@@ -209,9 +221,6 @@ def main() -> None:
         raise
 
 
-EXIT_INTERRUPTED = 130  # what a shell reports for a program stopped by SIGINT
-INTERRUPTED = ("interrupted: what finished is saved; judge, generate, run, robustness and build pick up from there "
-               "when the same command runs again")
 
 
 def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,

@@ -18,6 +18,7 @@ from howtobench.serve.server import serve as serve_forever
 from howtobench.serve.service import DEFAULT_DEADLINE_S, DEFAULT_MAX_PENDING, GROUP_MEAN, FailedReward
 from howtobench.serve.setup import ServeSettings
 
+from .guard_options import SERVE_GUARD, ServeGuardFlags
 from .judge import MethodOpt
 from .judge_flags import AS_JUDGED, Judging
 from .judge_panel import PanelOpt, panel_spec
@@ -85,10 +86,11 @@ LOOPBACK = Server()
 
 @flags(JUDGE_ENDPOINT, CALL_FILES, after="judge_max_tokens")
 @bundled("server", Server)
+@bundled("guard", ServeGuardFlags)
 @bundled("judging", Judging, group_of(Judging, "tree", "no_reference", "renormalize", "prompt_language",
                                       "judge_max_tokens"))
 def serve(server: Server = LOOPBACK, method: MethodOpt = "tow", judging: Judging = AS_JUDGED,
-          panel: PanelOpt = None) -> None:
+          panel: PanelOpt = None, guard: ServeGuardFlags = SERVE_GUARD) -> None:
     """Serve rewards over HTTP: POST /get_reward (OpenRLHF's remote reward contract), POST /v1/score (every node,
     leaf and reason), GET /health, GET /metrics (Prometheus).
 
@@ -98,7 +100,8 @@ def serve(server: Server = LOOPBACK, method: MethodOpt = "tow", judging: Judging
     server answers what it judged before without calling the judge. See docs/rl.md for the trainer recipes.
     """
     flags = model_flags()
-    settings = server.settings(flags, method, judging, panel_spec(panel, method, flags.judge))
+    settings = replace(server.settings(flags, method, judging, panel_spec(panel, method, flags.judge)),
+                       guard=guard.settings())
     run_async(serve_forever(settings, server.host, server.port, say=lambda line: console.print(
         line, highlight=False, markup=False, soft_wrap=True), announce=lambda url: print(url, flush=True)))
 

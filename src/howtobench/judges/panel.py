@@ -29,7 +29,6 @@ A run-level error of any judge (auth, dead endpoint) stops the run as for a sing
 
 from __future__ import annotations
 
-import asyncio
 import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -38,6 +37,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from howtobench.concurrency import gather_or_cancel
 from howtobench.config import EndpointConfig, yaml_problem
 from howtobench.data.models import Item, Writing
 from howtobench.errors import ConfigError
@@ -201,12 +201,9 @@ class PanelJudge:
         self.method = next(iter(judges.values())).method
 
     async def judge(self, item: Item, writing: Writing) -> Judgment:
-        tasks = [asyncio.ensure_future(judge_or_fail(j, item, writing)) for j in self.judges.values()]
-        try:
-            results = await asyncio.gather(*tasks)
-        except BaseException:  # a run-level error of one judge: cancel the others, raise it as it is
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+        """Every judge at once, through the bounded gather every job uses (`concurrency.gather_or_cancel`): a
+        run-level error of one judge cancels the others; a stop that lets siblings finish (--max-cost, Ctrl-C)
+        lets the other judges' calls in flight land and be recorded first — cancelling them lost answers already
+        paid for, and the resumed run paid for them again."""
+        results = await gather_or_cancel(*(judge_or_fail(j, item, writing) for j in self.judges.values()))
         return combine(self.spec, dict(zip(self.judges, results, strict=True)))

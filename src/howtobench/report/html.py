@@ -46,7 +46,7 @@ from howtobench.report.html_inputs import (
 from howtobench.report.html_length import length_view
 from howtobench.report.html_manifest import manifest_view, provenance
 from howtobench.report.html_panel import panel_view
-from howtobench.report.leaderboard import Leaderboard, build_leaderboard, load_judgments
+from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions, build_leaderboard, load_judgments
 from howtobench.report.length_control import LENGTH_CONTROLLED, LengthSources, needs_sources
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import paper_lines
@@ -115,7 +115,7 @@ def render_report(
         "paper_notes": paper_lines(lb),
         "tables": tables,
         "length": length_view(lb),
-        "panel": panel_view(judgments, lb.seed),
+        "panel": panel_view(judgments, lb.seed, lb.empty),
         "node_summary": views.node_summary(tables),
         "heatmap": views.heatmap(lb),
         "counts": views.counts_view(lb),
@@ -145,6 +145,7 @@ class ReportOptions:
     empty: EmptyConvention | None = None
     length_control: bool = False  # add the length-controlled section (report.html_length)
     writings: tuple[Path, ...] = ()  # the user's writings files, whose texts the explorer shows first
+    calibration: Path | None = None  # a calibration file: calibrated tables beside the raw ones (calibration.board)
 
 
 def _run_items(items: list[Item] | None, manifest: Mapping[str, Any] | None) -> list[Item] | None:
@@ -178,8 +179,7 @@ def _leaderboard_for(
     if paper is None:  # a ToW run shows the paper's columns when it asked for them (config.yaml `paper`)
         paper = bool((sources.run_config or {}).get("paper")) and methods == {"tow"}
     empty = check_empty(options.empty or (sources.run_config or {}).get("empty") or "exclude")
-    return build_leaderboard(
-        judgments,
+    return build_leaderboard(judgments, LeaderboardOptions(
         nodes=True,
         seed=seed,
         n_boot=n_boot,
@@ -190,8 +190,14 @@ def _leaderboard_for(
         empty=empty,
         length_controlled=options.length_control,
         lengths=lengths,
-        under_test=[str(m) for m in m.get("under_test") or ()],
-    )
+        calibration=options.calibration or _recorded_path((sources.run_config or {}).get("calibration")),
+        under_test=[str(name) for name in m.get("under_test") or ()],
+    ))
+
+
+def _recorded_path(value: object) -> Path | None:
+    """A path a run recorded in its config.yaml (its --calibration), so the run's report keeps its tables."""
+    return Path(value) if isinstance(value, str) and value else None
 
 
 def build_report(paths: Sequence[Path], options: ReportOptions | None = None) -> str:
