@@ -157,6 +157,9 @@ class Leaderboard:
     """Each column against the baseline, else against the column ranked next to it (its headline's comparison)."""
     column_digits: dict[str, int] = field(default_factory=dict)
     """Decimals each column is printed with: enough to tell its models apart (`display_digits`)."""
+    under_test: tuple[str, ...] = ()
+    """The columns of the model(s) under test (a run's writer, its --writings), as opposed to the shipped models
+    judged beside them: their closing lines come last and the report marks them (report.headline)."""
     calibration: str | None = None
     """With --calibration: its label ("calibrated to JUDGE on N anchors"), which titles the `calibrated` tables."""
     calibration_id: str | None = None
@@ -549,6 +552,8 @@ class LeaderboardOptions:
     baseline: str | None = None
     calibration: Path | None = None
     """A calibration file (`howtobench calibrate`): `calibrated` cells beside the raw ones (calibration.board)."""
+    under_test: Sequence[str] = ()
+    """The models under test (those not among the columns are ignored: a model whose every writing failed)."""
 
 
 def build_leaderboard(judgments: Sequence[Judgment], options: LeaderboardOptions | None = None) -> Leaderboard:
@@ -610,6 +615,7 @@ def build_leaderboard(judgments: Sequence[Judgment], options: LeaderboardOptions
         baseline=o.baseline,
         versus=_versus(mx, ranked, o.baseline, o.seed, o.n_boot),
         column_digits=display_digits(cells),
+        under_test=tuple(c for c in ranked if counts[c].model in set(o.under_test)),
     )
     return board if o.calibration is None else _calibrated(board, judgments, o.calibration, o.items)
 
