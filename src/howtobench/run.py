@@ -374,15 +374,17 @@ async def _run_locked(settings: RunSettings) -> RunResult:
         writings = [*release, *(w for rows in given for w in rows), *generated]
         judgments = await _judge(settings, judge_ep, _reference_pairs(settings, all_items, _pairs(items, writings)))
     with step("leaderboard (bootstrap intervals), manifest and report.html", settings.execution.progress):
-        board = _leaderboard(settings, judgments, items, writings)
-        manifest = build_manifest(settings, writer, judge_ep, items, judgments)
+        mine = sorted({w.model for w in generated} | {w.model for rows in given for w in rows})
+        board = _leaderboard(settings, judgments, items, writings, mine)
+        manifest = build_manifest(settings, writer, judge_ep, items, judgments) | {"under_test": mine}
         _write_outputs(settings, board, manifest)
     return RunResult(settings=settings, leaderboard=board, manifest=manifest, generation=generation,
                      judgments=len(judgments), failed_judgments=sum(j.status == "failed" for j in judgments))
 
 
 def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Sequence[Item],
-                 writings: Sequence[Writing]) -> Leaderboard:
+                 writings: Sequence[Writing], under_test: Sequence[str] = ()) -> Leaderboard:
+    """The run's table; `under_test` (the models of its own and given writings, not the shipped ones) are marked."""
     smoke = settings.needs_local_judge
     return build_leaderboard(judgments, LeaderboardOptions(
         seed=settings.selection.seed,
@@ -395,6 +397,7 @@ def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Se
         length_controlled=settings.length_control,
         lengths=sources_from(items, writings) if settings.length_control else None,
         calibration=settings.calibration,
+        under_test=under_test,
     ))
 
 

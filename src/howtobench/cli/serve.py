@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from howtobench.cli.help_groups import GroupedCommand
 from howtobench.config import resolve_data_dir
 from howtobench.event_loop import run as run_async
 from howtobench.judges.panel import PanelSpec
@@ -106,4 +107,4 @@ def serve(server: Server = LOOPBACK, method: MethodOpt = "tow", judging: Judging
 
 
 def register(app: typer.Typer) -> None:
-    app.command("serve")(serve)
+    app.command("serve", cls=GroupedCommand)(serve)
