@@ -106,7 +106,7 @@ class Sender:
         failure: TransportError | None = None
         sent_at = self.pool.now()
         try:
-            with sending():  # counted as in flight, for the wait Ctrl-C shows
+            with sending(self.endpoint.timeout_s):  # counted as in flight, for the wait Ctrl-C shows
                 resp = await self._transport.post_json(
                     self.targets[slot], payload.encoded(), self._headers, self.endpoint.timeout_s)
             outcome = "reached"
