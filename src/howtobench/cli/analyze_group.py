@@ -11,15 +11,26 @@ import typer
 from rich.console import Console
 
 from howtobench.cli.help_groups import command_group
+from howtobench.extras import require
 
 analyze_app = command_group(
     "analyze",
     "Analyses of writings and stored judgments: length effects, edge weights, judge-vs-judge agreement.",
 )
 
+
+
+def _figures_need_plots(out: Path | None) -> Path | None:
+    """Figures need the [plots] extra: said when the flag is read, before any analysis runs."""
+    if out is not None:
+        require("plots", "--out (figures)")
+    return out
+
+
 OutOpt = Annotated[
     Path | None,
-    typer.Option("-o", "--out", file_okay=False, help="Folder for the figures (PNG + SVG); no figures without it."),
+    typer.Option("-o", "--out", file_okay=False, callback=_figures_need_plots,
+                 help="Folder for the figures (PNG + SVG; needs the [plots] extra); no figures without it."),
 ]
 
 
