@@ -70,11 +70,18 @@ class Registry(Mapping[str, T], Generic[T]):
         self._items.pop(name, None)
         self._origins.pop(name, None)
 
-    def lookup(self, name: str) -> T:
-        """The thing called `name`; an unknown name is `error` naming the known ones, with a did-you-mean."""
+    def pop(self, name: str) -> T:
+        """Remove a name and return what it held (KeyError when it holds nothing), as the dict it replaces did."""
+        item = self._items[name]
+        self.unregister(name)
+        return item
+
+    def lookup(self, name: str, what: str | None = None) -> T:
+        """The thing called `name`; an unknown name is `error` naming the known ones (sorted), with a did-you-mean
+        (`what` words the kind for this use: "scorer kind of leaf x:")."""
         self.load()
         if name not in self._items:
-            raise self._error(unknown_name(self.what, name, self._items))
+            raise self._error(unknown_name(what or self.what, name, sorted(self._items)))
         return self._items[name]
 
     def names(self, key: Callable[[T], Any] | None = None) -> tuple[str, ...]:

@@ -85,7 +85,7 @@ LOOPBACK = Server()
 @flags(JUDGE_ENDPOINT, CALL_FILES, after="judge_max_tokens")
 @bundled("server", Server)
 @bundled("judging", Judging, group_of(Judging, "tree", "no_reference", "renormalize", "prompt_language",
-                                      "judge_max_tokens"))
+                                      "judge_max_tokens", "judge_option"))
 def serve(server: Server = LOOPBACK, method: MethodOpt = "tow", judging: Judging = AS_JUDGED,
           panel: PanelOpt = None) -> None:
     """Serve rewards over HTTP: POST /get_reward (OpenRLHF's remote reward contract), POST /v1/score (every node,
