@@ -25,6 +25,7 @@ from howtobench.errors import (
     TransientError,
     Unreachable,
 )
+from howtobench.interrupt import check_drain, draining, sending
 from howtobench.llm.accounting import Price
 from howtobench.llm.budget import active_budget, charge, release, reserve
 from howtobench.llm.limits import Outcome, RpmLimiter, SlotPool
@@ -82,6 +83,9 @@ class Sender:
             if self._rpm:
                 await self._rpm.wait()
             slot = await self.pool.acquire(only)
+            if draining():  # Ctrl-C while this call waited for a slot (or a retry): not sent (howtobench/interrupt)
+                self.pool.release(slot)
+                check_drain()
             reserved = await self._reserve_holding(slot, payload) if only is None else 0.0  # every attempt may cost
             try:
                 answer, retry = await self._attempt(slot, payload, attempt)
@@ -102,8 +106,9 @@ class Sender:
         failure: TransportError | None = None
         sent_at = self.pool.now()
         try:
-            resp = await self._transport.post_json(
-                self.targets[slot], payload.encoded(), self._headers, self.endpoint.timeout_s)
+            with sending():  # counted as in flight, for the wait Ctrl-C shows
+                resp = await self._transport.post_json(
+                    self.targets[slot], payload.encoded(), self._headers, self.endpoint.timeout_s)
             outcome = "reached"
         except TransportError as exc:
             failure = exc

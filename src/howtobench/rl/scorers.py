@@ -27,6 +27,7 @@ import aiohttp
 
 from howtobench.config import REWARD_URL_ENV, EndpointConfig, env, proxy_for, resolve_workspace
 from howtobench.errors import ConfigError, EndpointError
+from howtobench.guard.guard import GUARD_KEYS, adapter_guard
 from howtobench.http import new_session
 from howtobench.judges.job import judge_options, parse_judge_options, prompt_language_for, with_judge_options
 from howtobench.redact import redact_text, redact_url
@@ -39,7 +40,7 @@ from howtobench.suggest import unknown_name
 T = TypeVar("T")
 ENDPOINT_KEYS = ("judge_base_url", "judge_model", "judge_api_key_env", "judge_concurrency", "judge_timeout")
 SETTING_KEYS = ("workspace", "data", "method", "tree", "no_reference", "renormalize", "prompt_language",
-                "judge_option", "failed_reward", "deadline_s", "max_pending")
+                "judge_option", "failed_reward", "deadline_s", "max_pending", *GUARD_KEYS)
 KNOWN_KEYS = ("reward_url", *ENDPOINT_KEYS, *SETTING_KEYS)
 TRAINER_KEYS = frozenset({"reward_router_address", "reward_model_tokenizer"})  # verl's, for its own reward models
 MAX_WAIT_S = 600.0  # how long a refused (429) request keeps being retried before it is an error
@@ -211,4 +212,4 @@ def local_settings(given: dict[str, Any]) -> ServeSettings:
             parse_judge_options(given.get("judge_option"))),
         no_reference=bool(given.get("no_reference")), failed_reward=given.get("failed_reward"),
         deadline_s=float(given.get("deadline_s", DEFAULT_DEADLINE_S)),
-        max_pending=int(given.get("max_pending", DEFAULT_MAX_PENDING)), run_id="rl")
+        max_pending=int(given.get("max_pending", DEFAULT_MAX_PENDING)), run_id="rl", guard=adapter_guard(given))
