@@ -176,14 +176,37 @@ def resolve_workspace(flag: str | Path | None) -> Path:
     return workspace
 
 
+MAX_YAML_DEPTH = 32  # levels of lists and mappings a settings file may nest (ours need 3)
+
+
+class NestedTooDeep(ValueError):
+    """A YAML document nested past `MAX_YAML_DEPTH` (or past what the parser's recursion takes)."""
+
+
+def safe_yaml(text: str) -> Any:
+    """`yaml.safe_load(text)`, refusing pathological nesting with `NestedTooDeep` (a 100,000-deep file was a
+    RecursionError traceback) instead of recursing into it."""
+    from howtobench.strict_json import depth  # a leaf module: no import cycle
+
+    try:
+        loaded = yaml.safe_load(text)
+    except RecursionError:
+        raise NestedTooDeep(f"nested deeper than {MAX_YAML_DEPTH} levels") from None
+    if depth(loaded) > MAX_YAML_DEPTH:
+        raise NestedTooDeep(f"nested deeper than {MAX_YAML_DEPTH} levels")
+    return loaded
+
+
 def load_config_file(path: Path | None) -> dict[str, Any]:
     """Read a YAML config file of option defaults (keys are option names with underscores)."""
     if path is None:
         return {}
     try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        loaded = safe_yaml(path.read_text(encoding="utf-8")) or {}
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
+    except NestedTooDeep as exc:
+        raise ConfigError(f"config file {path}: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"cannot read config file {path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
                           f"offset {exc.start}); save it as UTF-8") from None
