@@ -35,7 +35,8 @@ def simulate(levels: Levels, latency_of: Any, calls: int, refuse_past: int | Non
     now = [0.0]
     levels._clock = lambda: now[0]
     events: list[tuple[float, int, Any, bool]] = []
-    seq, history, in_flight = 0, [], 0
+    history: list[int] = []
+    seq, in_flight = 0, 0
     while len(history) < calls:
         while in_flight < levels.urls[0].value:
             sent = levels.sent(0)
@@ -101,14 +102,16 @@ def test_the_setting_as_written() -> None:
     for bad in ("fast", "auto:x", "8:auto", ""):
         with pytest.raises(ValueError, match="auto, or auto:N"):
             parse_concurrency(bad)
-    default = EndpointConfig(model="m", base_url="http://a/v1")
+    default = EndpointConfig(model="m", base_urls=("http://a/v1",))
     assert default.concurrency is None and default.concurrency_text == "auto" and default.capacity == 256
-    capped = EndpointConfig(model="m", base_url=["http://a/v1", "http://b/v1"], concurrency="auto:40")
+    capped = EndpointConfig.model_validate({"model": "m", "base_url": ["http://a/v1", "http://b/v1"],
+                                            "concurrency": "auto:40"})  # as a config file gives it
     assert capped.concurrency is None and capped.max_concurrency == 40 and capped.capacity == 80
     assert capped.concurrency_text == "auto:40"
-    assert EndpointConfig(model="m", base_url="http://a/v1", concurrency="12").concurrency == 12
+    fixed = EndpointConfig.model_validate({"model": "m", "base_url": "http://a/v1", "concurrency": "12"})
+    assert fixed.concurrency == 12
     with pytest.raises(ValueError, match="concurrency"):
-        EndpointConfig(model="m", base_url="http://a/v1", concurrency=0)
+        EndpointConfig(model="m", base_urls=("http://a/v1",), concurrency=0)
 
 
 async def test_resize_hands_new_slots_to_waiters_and_retires_removed_ones() -> None:
