@@ -89,6 +89,18 @@ def test_queueing_at_the_server_stops_the_growth() -> None:
     assert statistics.median(history[-5000:]) <= 72  # no creep
 
 
+def test_latency_that_buys_throughput_is_not_a_queue() -> None:
+    """An inference server's steps slow down as its batch fills (latency 0.1 s x (1 + n/64)) while its throughput
+    still grows: the level is not held down by the latency (it was, at about 2 x 64, before the throughput check),
+    and goes up to where 25 % more calls buy less than 5 % more throughput (~256)."""
+    levels = Levels(("u",), cap=256, clock=time.monotonic)
+    history = simulate(levels, lambda n: 0.1 * (1 + n / 64), 30_000)
+    assert statistics.median(history[10_000:]) >= 200 and max(history) == 256
+    batch_then_queue = Levels(("u",), cap=256, clock=time.monotonic)  # the same up to a batch of 64, then a queue
+    history = simulate(batch_then_queue, lambda n: 0.1 * (1 + min(n, 64) / 64) * max(1.0, n / 64), 30_000)
+    assert 64 <= statistics.median(history[10_000:]) <= 140
+
+
 def test_what_counts_as_overload() -> None:
     assert overload(429) and overload(503) and overload(504) and overload(529) and overload(None, "timeout")
     assert overload(200) is False and overload(500) is False and overload(400) is False

@@ -12,9 +12,12 @@ TCP finds a window and Netflix's concurrency-limits (AIMD, Gradient2) find a ser
 - multiplicative decrease on overload: a 429, 503, 504 or 529 or a timeout sets the limit to `BACKOFF` x the
   calls in flight when the refused call was sent, if lower (a server that refuses past K in flight is answered
   with about K, however high slow start had gone); the mean latency of a window of about one round trip of calls
-  grown past `TOLERANCE` x the lowest window mean of the last `BASE_WINDOWS` lowers it in proportion (a queue at
-  the server: its latency grows with the calls in flight, its throughput does not). One decrease per round trip:
-  a sign from a call sent before the last decrease is old news.
+  grown past `TOLERANCE` x the lowest window mean of the last `BASE_WINDOWS`, while the calls per second
+  (Little's law: calls in flight / latency) did not follow the calls in flight up (`GAIN`), lowers it in
+  proportion: a queue at the server, whose latency grows with the calls in flight and whose throughput does not.
+  Latency that grows with throughput is an inference server batching more (its steps slow down as the batch
+  fills): there more calls still pay, up to its batch. One decrease per round trip: a sign from a call sent
+  before the last decrease is old news.
 
 Every `BASE_WINDOWS` windows one window runs at half the limit and its mean becomes the baseline (as BBR probes
 its round-trip time): a baseline that merely aged out would let a settled queue pass for the server's latency,
@@ -43,6 +46,7 @@ START = 16  # calls in flight per URL before anything is known: slow start doubl
 BACKOFF = 0.9  # the limit kept on an overload (Netflix's AIMD default): a 429 past K settles at 0.9 K .. K
 TOLERANCE = 2.0  # window mean latency over the lowest recent one that counts as queueing at the server
 BASE_WINDOWS = 100  # windows over which the lowest mean latency is the baseline; then it is measured afresh
+GAIN = 0.2  # the share of a rise in calls in flight that throughput must follow for latency growth to be welcome
 MIN_WINDOW = 16  # calls per latency window, at least (else half the limit when it opens)
 OVERLOAD_STATUS = frozenset({429, 503, 504, 529})  # rate limited, unavailable, gateway timeout, overloaded
 
@@ -77,11 +81,12 @@ class UrlLimit:
         self.in_flight = 0
         self.slow_start = True
         self.epoch = 0
-        self._window: list[float] = []
+        self._window: list[tuple[float, int]] = []  # (latency, calls in flight when sent) of its calls
         self._window_epoch = 0
         self._window_size = MIN_WINDOW
         self._probe_from: float | None = None  # the limit to go back to after a probe window
         self._means: deque[float] = deque(maxlen=BASE_WINDOWS)
+        self._rates: deque[tuple[float, float]] = deque(maxlen=BASE_WINDOWS)  # (calls in flight, calls/s) per window
 
     @property
     def value(self) -> int:
@@ -114,7 +119,7 @@ class UrlLimit:
         self._window.clear()
 
     def _measure(self, latency_s: float, sent: Sent) -> None:
-        """Windows of about one round trip of calls: a mean grown past TOLERANCE x the baseline is queueing."""
+        """Windows of about one round trip of calls; see `_queueing` for what makes one a sign of a queue."""
         if sent.epoch != self.epoch:
             return  # sent before the last change of course: its latency belongs to the old level
         if self._window_epoch != self.epoch:
@@ -122,10 +127,11 @@ class UrlLimit:
             self._window_epoch = self.epoch
         if not self._window:  # its size is fixed when it opens (slow start would outgrow a moving one)
             self._window_size = max(MIN_WINDOW, self.value // 2)
-        self._window.append(latency_s)
+        self._window.append((latency_s, sent.in_flight))
         if len(self._window) < self._window_size:
             return
-        mean = sum(self._window) / len(self._window)
+        mean = sum(lat for lat, _ in self._window) / len(self._window)
+        calls = sum(n for _, n in self._window) / len(self._window)  # mean calls in flight as they were sent
         self._window.clear()
         if self._probe_from is not None:  # the probe's window: its mean is the baseline now; the limit back
             self._means.clear()
@@ -134,11 +140,22 @@ class UrlLimit:
             return
         base = min(self._means, default=mean)
         self._means.append(mean)
-        if mean > TOLERANCE * base:  # gradient: down in proportion to the excess (latency ~ calls once queued)
+        queueing = mean > TOLERANCE * base and self._throughput_flat(calls, calls / mean)
+        self._rates.append((calls, calls / mean))
+        if queueing:  # gradient: down in proportion to the excess (latency ~ calls once queued)
             self._decrease(sent, self.limit * max(0.5, min(BACKOFF, TOLERANCE * base / mean)))
         elif len(self._means) == BASE_WINDOWS and not self.slow_start:
             self._probe()
 
+    def _throughput_flat(self, calls: float, rate: float) -> bool:
+        """Did the calls per second (Little's law: calls in flight / latency) fail to follow the calls in flight
+        up since the last window with a quarter fewer? Latency that grows while throughput grows is the server
+        batching more (an inference server's steps slow down as its batch fills and prompts are prefilled): more
+        calls still pay. Latency that grows while throughput stays is a queue: they do not."""
+        for before, then in reversed(self._rates):
+            if before * 1.25 <= calls:
+                return rate < then * (1 + GAIN * (calls / before - 1))
+        return False  # nothing to compare with yet
     def _probe(self) -> None:
         """The baseline is about to age out: one window at half the limit measures it afresh (BBR's ProbeRTT),
         so a queue the level has settled into is not mistaken for the server's own latency. At the usual level
