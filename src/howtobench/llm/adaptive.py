@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from howtobench.config import EndpointConfig
 from howtobench.llm.limits import SlotPool
 
-START = 16  # calls in flight per URL before anything is known: slow start doubles it each round trip
+START = 32  # calls in flight per URL before anything is known: slow start doubles it each round trip
 BACKOFF = 0.9  # the limit kept on an overload (Netflix's AIMD default): a 429 past K settles at 0.9 K .. K
 TOLERANCE = 2.0  # window mean latency over the lowest recent one that counts as queueing at the server
 BASE_WINDOWS = 100  # windows over which the lowest mean latency is the baseline; then it is measured afresh
