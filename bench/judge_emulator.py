@@ -6,13 +6,15 @@ ToW replies) whose replies are timed by a step loop shaped like vLLM's continuou
 - at most `--batch` sequences run at once (vLLM's `max_num_seqs`, default 256); the rest wait, first come first
   served;
 - every step each running sequence that has finished its prefill decodes one token, and up to `--chunk` prompt
-  tokens of the sequences still in prefill are computed, oldest first (chunked prefill, vLLM's
-  `max_num_batched_tokens`); a step takes `--decode-step-ms` plus its prefill tokens at `--prefill-rate`;
+  tokens are computed (chunked prefill, vLLM's `max_num_batched_tokens`): those of the sequences already in
+  prefill first, oldest first, then of waiting sequences, admitted to the batch while the step's budget lasts (as
+  vLLM's scheduler does: a long prompt enters when the budget reaches it); a step takes `--decode-step-ms` plus
+  its prefill tokens at `--prefill-rate`;
 - prompts are cut into tokens of 2 characters (about what a Qwen/Llama-3 tokenizer gives for Chinese prose) and
   into blocks of 16 tokens; as in vLLM's automatic prefix caching a block is found in the cache by the hash of
-  itself and every block before it, only full blocks are cached, a block is cached once its tokens are computed,
-  a new sequence reuses the longest cached run of blocks from its start (looked up when it is admitted to the
-  batch), and the least recently used blocks are dropped past `--cache-blocks`;
+  itself and every block before it, only full blocks are cached, a block is cached once the step that computed
+  it is done, a new sequence reuses the longest cached run of blocks from its start (looked up when it is
+  admitted), and the least recently used blocks are dropped past `--cache-blocks`;
 - each judge reply is `--completion-tokens` tokens long (its text is the fake's deterministic JSON).
 
 Counters (GET /stats, zeroed by POST /stats/reset): calls, prompt tokens, prompt tokens computed and reused, the
@@ -135,56 +137,68 @@ class Engine:
         self.counters.last = time.perf_counter()
         return seq.tokens, seq.reused
 
-    def _admit(self) -> None:
-        while self._waiting and len(self._prefill) + len(self._decoding) < self.rates.batch:
-            seq = self._waiting.popleft()
-            hit = 0
-            for h in seq.blocks:
-                if h not in self.cache:
-                    break
-                self.cache.move_to_end(h)
-                hit += 1
-            seq.reused = seq.computed = min(hit * BLOCK_TOKENS, seq.tokens - 1)  # the last token is always computed
-            c = self.counters
-            c.calls, c.prompt_tokens, c.reused = c.calls + 1, c.prompt_tokens + seq.tokens, c.reused + seq.reused
-            self._prefill.append(seq)
-
-    def _cache_computed(self, seq: Seq) -> None:
-        for h in seq.blocks[: seq.computed // BLOCK_TOKENS]:
-            self.cache[h] = None
+    def _admit(self, seq: Seq) -> None:
+        """A waiting sequence joins the batch: the cached run of blocks from its start is looked up now."""
+        hit = 0
+        for h in seq.blocks:
+            if h not in self.cache:
+                break
             self.cache.move_to_end(h)
+            hit += 1
+        seq.reused = seq.computed = min(hit * BLOCK_TOKENS, seq.tokens - 1)  # the last token is always computed
+        c = self.counters
+        c.calls, c.prompt_tokens, c.reused = c.calls + 1, c.prompt_tokens + seq.tokens, c.reused + seq.reused
+        self._prefill.append(seq)
+
+    def _cache_computed(self, seqs: list[Seq]) -> None:
+        for seq in seqs:
+            for h in seq.blocks[: seq.computed // BLOCK_TOKENS]:
+                self.cache[h] = None
+                self.cache.move_to_end(h)
         while len(self.cache) > self.rates.cache_blocks:
             self.cache.popitem(last=False)
 
-    def _prefill_step(self) -> int:
-        """Compute up to `chunk` prompt tokens, oldest sequence first; returns how many."""
-        budget = self.rates.chunk
-        while budget and self._prefill:
-            seq = self._prefill[0]
-            take = min(budget, seq.tokens - seq.computed)
-            seq.computed += take
-            budget -= take
-            self.counters.computed += take
-            self._cache_computed(seq)
-            if seq.computed >= seq.tokens:
-                self._prefill.popleft()
-                self._ids += 1
-                heapq.heappush(self._decoding, (self._step + self.rates.completion_tokens, self._ids, seq))
-        return self.rates.chunk - budget
+    def _schedule(self) -> tuple[int, list[Seq]]:
+        """One step's prefill, as vLLM's scheduler fills its token budget: the sequences already in prefill first,
+        oldest first, then waiting ones admitted while budget and batch last (so a sequence is looked up in the
+        prefix cache when the budget reaches it, not when it arrived). Returns the prompt tokens computed and the
+        sequences that computed some (their full blocks are cached once the step is done)."""
+        budget, touched = self.rates.chunk, []
+        for seq in list(self._prefill):
+            if not budget:
+                break
+            budget -= self._compute(seq, budget)
+            touched.append(seq)
+        while budget and self._waiting and len(self._prefill) + len(self._decoding) < self.rates.batch:
+            seq = self._waiting.popleft()
+            self._admit(seq)
+            budget -= self._compute(seq, budget)
+            touched.append(seq)
+        return self.rates.chunk - budget, touched
+
+    def _compute(self, seq: Seq, budget: int) -> int:
+        take = min(budget, seq.tokens - seq.computed)
+        seq.computed += take
+        self.counters.computed += take
+        if seq.computed >= seq.tokens:
+            self._prefill.remove(seq)
+            self._ids += 1
+            heapq.heappush(self._decoding, (self._step + self.rates.completion_tokens, self._ids, seq))
+        return take
 
     async def _loop(self) -> None:
         rates = self.rates
         while True:
-            self._admit()
-            if not (self._prefill or self._decoding):
+            if not (self._prefill or self._decoding or self._waiting):
                 self._wake.clear()
                 await self._wake.wait()
                 continue
+            prefilled, touched = self._schedule()
             running = len(self._prefill) + len(self._decoding)
-            prefilled = self._prefill_step()
             step_s = rates.decode_step_s + prefilled / rates.prefill_rate
             self.counters.busy_s += step_s * running / rates.batch
             await asyncio.sleep(step_s / rates.speedup)
+            self._cache_computed(touched)
             self._step += 1
             while self._decoding and self._decoding[0][0] <= self._step:
                 _, _, seq = heapq.heappop(self._decoding)

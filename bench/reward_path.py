@@ -9,7 +9,7 @@ caching), each side starting with the emulator's prefix cache cold:
   agent executor sends them;
 - naive: the reward function a verl user writes: per sample its own weights call and its 7 leaf calls, the leaf
   rubric first and the writing after it (no shared prefix to cache), every sample at once as verl's Reward Loop
-  runs them; no call cache, no limit on the calls in flight;
+  runs them; no call cache, `NAIVE_IN_FLIGHT` calls in flight;
 - serial: the same function, one sample after another (`--serial` samples; its figures are per sample).
 
 Printed per side: judge calls and prompt tokens computed per sample (reused ones from the prefix cache apart),
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import copy
 import itertools
 import json
@@ -54,6 +55,10 @@ from howtobench.judges.tree_of_writing import TreeOfWriting  # noqa: E402
 from howtobench.llm.client import open_client  # noqa: E402
 
 Group = tuple[Item, list[str]]
+# the naive function's calls in flight: twice the judge's batch, so the judge always has a full batch waiting (the
+# openai client's own pool allows 1,000; more at once only waits longer in the judge's queue and, on this machine,
+# times out connecting to the emulator)
+NAIVE_IN_FLIGHT = 512
 
 
 def emulator_stats(base: str, reset: bool = False) -> dict[str, Any]:
@@ -101,6 +106,9 @@ def serve_side(base_url: str, groups: list[Group], warmup: list[Group], data: Pa
         started = time.perf_counter()
         nulls = run(through_openrlhf(url, groups))
         wall = time.perf_counter() - started
+        with urllib.request.urlopen(url + "/metrics", timeout=30) as resp:
+            level = resp.read().decode().split("\nhowtobench_judge_concurrency ")[1].split()[0]
+        print(f"serve's judge calls in flight at the end: {float(level):.0f}")
     finally:
         server.terminate()
         server.wait(30)
@@ -110,25 +118,32 @@ def serve_side(base_url: str, groups: list[Group], warmup: list[Group], data: Pa
 
 
 async def naive(base_url: str, groups: list[Group], workspace: Path, serial: bool) -> float:
-    """The naive function over every sample: all at once (verl's Reward Loop) or one after another."""
-    samples = [(item, text) for item, texts in groups for text in texts]
-    endpoint = EndpointConfig(model="emulated-judge", base_urls=(base_url,), timeout_s=600,
-                              concurrency=8 * len(samples))  # no limit of its own: every call at once
-    async with open_client(endpoint, workspace=workspace, cache_mode="off") as client:
-        base = TreeOfWriting(client)
-        base.prompts = RubricFirstPrompts(base.tree, base.prompts.language)
+    """The naive function over every sample: all at once (verl's Reward Loop) or one after another.
 
-        async def one(item: Item, text: str) -> float | None:
-            judge = copy.copy(base)  # the same prompts, but a negotiator of its own: its own weights call
-            judge.negotiator = Negotiator(client, base.tree, base.prompts, sampling=base.sampling)
+    Rollout k of every group is scored on client k: a client shares identical requests in flight, which a user's
+    function does not do, so the n identical weights calls of a group must not meet on one client."""
+    samples = [(k, item, text) for item, texts in groups for k, text in enumerate(texts)]
+    n = max(len(texts) for _, texts in groups)
+    endpoint = EndpointConfig(model="emulated-judge", base_urls=(base_url,), timeout_s=600,
+                              concurrency=max(1, NAIVE_IN_FLIGHT // n))  # NAIVE_IN_FLIGHT over the n clients
+    async with contextlib.AsyncExitStack() as stack:
+        clients = [await stack.enter_async_context(open_client(endpoint, workspace=workspace / f"client{k}",
+                                                               cache_mode="off")) for k in range(n)]
+        bases = [TreeOfWriting(client) for client in clients]
+        for base in bases:
+            base.prompts = RubricFirstPrompts(base.tree, base.prompts.language)
+
+        async def one(k: int, item: Item, text: str) -> float | None:
+            judge = copy.copy(bases[k])  # the same prompts, but a negotiator of its own: its own weights call
+            judge.negotiator = Negotiator(judge.client, judge.tree, judge.prompts, sampling=judge.sampling)
             judged = await judge_or_fail(judge, item, Writing(infer_id=item.id, model="policy", output=text))
             return judged.score
 
         started = time.perf_counter()
         if serial:
-            scores = [await one(item, text) for item, text in samples]
+            scores = [await one(*sample) for sample in samples]
         else:
-            scores = await asyncio.gather(*(one(item, text) for item, text in samples))
+            scores = await asyncio.gather(*(one(*sample) for sample in samples))
         wall = time.perf_counter() - started
     if any(s is None for s in scores):
         print(f"warning: {sum(s is None for s in scores)} naive judgments failed")
