@@ -187,14 +187,14 @@ async def test_a_judge_that_429s_past_k_is_held_near_k_without_a_failed_call(tmp
             results = await asyncio.gather(*(one(i) for i in range(1200)))
         assert "judge-429" not in levels_text()  # the closed client's level leaves the progress line
     assert all(results)  # no call failed: every 429 was retried
-    # the judge held near k (the simulation above checks the exact band of the level: here the judge shares the
-    # machine, and on a loaded one a call spends part of its time in flight in the client, where the judge does
-    # not count it, so the client's level may sit above k while the judge sees k)
+    # the judge held near k, as the judge counts (the simulation above checks the exact band of the level: here the
+    # judge shares the machine, and on a loaded one a call spends part of its time in flight in the client, where
+    # the judge does not count it, so the client's level may sit above k while the judge sees k)
     late = levels_seen[400:]
-    assert 0.75 * k <= statistics.median(late) <= 2 * k, (statistics.median(late), max(late))
+    assert statistics.median(late) >= 0.75 * k, (statistics.median(late), max(late))
     assert min(levels_seen) < k < max(levels_seen)  # it probed past k and came back
-    busy = statistics.mean(judge.accepted_in_flight[400:])  # what the judge held (at most k)
-    assert busy >= 0.5 * k, busy
+    held = statistics.median(judge.accepted_in_flight[400:])  # calls the judge held as each came in (at most k)
+    assert held >= 0.6 * k, held
     assert judge.refused < 0.15 * 1200, judge.refused  # the 429s are the probing at the edge, not a storm
 
 

@@ -14,28 +14,28 @@ from howtobench.meta.judgments import load_judgments
 from howtobench.meta.panel_agreement import agreement_table, disagreements_table, panel_data
 from howtobench.report.tables import print_tables
 
-from .analyze import OutOpt, _print_figures, analyze_app
-from .options import FormatOpt, StrictOpt
+from .analyze_group import OutOpt, analyze_app, print_figures
+from .options import EmptyOpt, FormatOpt, StrictOpt
 
 FilesArg = Annotated[list[Path], typer.Argument(exists=True, dir_okay=False, help="Judgment JSONL files.")]
 
 
-@analyze_app.command("panel")
 def panel_cmd(
     results: Annotated[list[Path], typer.Argument(exists=True, dir_okay=False,
                                                   help="Judgment files written by `howtobench judge --panel`.")],
     top: Annotated[int, typer.Option("--top", min=0, help="How many most-disputed writings to list.")] = 10,
     fmt: FormatOpt = "table",
     strict: StrictOpt = False,
+    empty: EmptyOpt = "exclude",
 ) -> None:
     """Agreement between the judges of a panel: Krippendorff's α (interval) and ICC(2,k) per task for the root and
     every leaf, then the writings whose roots the judges disagree on most, each judge's score and reason for the
-    leaf they differ on most side by side."""
-    data = panel_data([j for path in results for j in load_judgments(path, strict=strict)])
+    leaf they differ on most side by side. Empty writings follow --empty (left out by default: every judge gives
+    them the same floor); their count is printed."""
+    data = panel_data([j for path in results for j in load_judgments(path, strict=strict)], empty)
     print_tables([agreement_table(data), disagreements_table(data, top)], fmt)
 
 
-@analyze_app.command("judge")
 def judge_cmd(
     results: FilesArg,
     human: Annotated[Path | None, typer.Option("--human", exists=True, dir_okay=False,
@@ -55,4 +55,13 @@ def judge_cmd(
     found = cards(files, people, seed=seed, n_boot=bootstrap)
     print_tables([c.table for c in found], fmt)
     if out is not None:
-        _print_figures(Console(stderr=True), card_plots(found, out))
+        print_figures(Console(stderr=True), card_plots(found, out))
+
+
+def add_panel_commands() -> None:
+    """Add `analyze panel` and `analyze judge` to the group, after the commands of cli/analyze.py (the order
+    `analyze --help` lists them in); once, however often the main app is built."""
+    if any(command.callback is panel_cmd for command in analyze_app.registered_commands):
+        return
+    analyze_app.command("panel")(panel_cmd)
+    analyze_app.command("judge")(judge_cmd)

@@ -25,6 +25,7 @@ from howtobench.errors import (
     TransientError,
     Unreachable,
 )
+from howtobench.interrupt import check_drain, draining, sending
 from howtobench.llm.accounting import Price
 from howtobench.llm.adaptive import overload, slot_pool
 from howtobench.llm.budget import active_budget, charge, release, reserve
@@ -83,6 +84,9 @@ class Sender:
             if self._rpm:
                 await self._rpm.wait()
             slot = await self.pool.acquire(only)
+            if draining():  # Ctrl-C while this call waited for a slot (or a retry): not sent (howtobench/interrupt)
+                self.pool.release(slot)
+                check_drain()
             reserved = await self._reserve_holding(slot, payload) if only is None else 0.0  # every attempt may cost
             try:
                 answer, retry = await self._attempt(slot, payload, attempt)
@@ -105,8 +109,9 @@ class Sender:
         sent = self.levels.sent(slot) if self.levels is not None else None
         status: int | None = None
         try:
-            resp = await self._transport.post_json(
-                self.targets[slot], payload.encoded(), self._headers, self.endpoint.timeout_s)
+            with sending():  # counted as in flight, for the wait Ctrl-C shows
+                resp = await self._transport.post_json(
+                    self.targets[slot], payload.encoded(), self._headers, self.endpoint.timeout_s)
             outcome, status = "reached", resp.status
         except TransportError as exc:
             failure = exc

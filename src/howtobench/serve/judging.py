@@ -14,6 +14,7 @@ from typing import Any
 
 from howtobench.concurrency import PacedGate
 from howtobench.data.models import Item, Writing
+from howtobench.guard.guard import Guard
 from howtobench.judges.base import Judge, Judgment, build_judge
 from howtobench.judges.panel import PanelJudge, PanelSpec
 from howtobench.judges.runner import judge_or_fail
@@ -27,8 +28,10 @@ class JudgeSet:
 
     def __init__(self, client: LLMClient, method: str = "tow", options: dict[str, Any] | None = None, *,
                  no_reference: bool = False, panel: PanelSpec | None = None,
-                 members: Mapping[str, LLMClient] | None = None, in_flight: int | None = None) -> None:
+                 members: Mapping[str, LLMClient] | None = None, in_flight: int | None = None,
+                 guard: Guard | None = None) -> None:
         self.client, self.method, self.no_reference = client, method, no_reference
+        self.guard = guard if guard is not None and guard.on else None  # checks each response first (guard/)
         # Why a bound: a trainer's batch arrives at once, and starting every sample together renders every prompt
         # before the first call goes out (bench/reward_server.py: the judge idle for the first half second); and why
         # paced (one sample let in per turn of the loop): the first samples' calls then go out, and their replies are
@@ -59,7 +62,12 @@ class JudgeSet:
     async def judge(self, item: Item, response: str) -> Judgment:
         """The judgment of one response; a writing-level failure is a failed judgment, a run-level one raises."""
         writing = Writing(infer_id=item.id, model=POLICY, output=response)
+        verdict = self.guard.check(item, response) if self.guard is not None else None
+        if verdict is not None and verdict.skip is not None:  # no judge call, not even a turn at the gate
+            return self.guard.skipped(self.method, item, writing, verdict)  # type: ignore[union-attr]
         if self._gate is None:
-            return await judge_or_fail(self.for_item(item), item, writing)
-        async with self._gate:
-            return await judge_or_fail(self.for_item(item), item, writing)
+            judged = await judge_or_fail(self.for_item(item), item, writing)
+        else:
+            async with self._gate:
+                judged = await judge_or_fail(self.for_item(item), item, writing)
+        return judged if verdict is None else self.guard.annotate(judged, verdict)  # type: ignore[union-attr]
