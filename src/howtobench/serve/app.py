@@ -223,6 +223,7 @@ async def _metrics(state: ServeState) -> web.Response:
     metrics.cache_hits.set(hits)
     if state.health.pool is not None:
         metrics.queue_depth.set(state.health.pool.waiting())
+        metrics.judge_concurrency.set(state.health.pool.limit())
     return web.Response(body=metrics.text(), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
 
