@@ -83,6 +83,14 @@ class EndpointConfig(BaseModel):
             data["base_urls"] = (data["base_urls"],)
         return data
 
+    @field_validator("concurrency", "rpm", "timeout_s", "max_retries", "reasks", mode="before")
+    @classmethod
+    def _not_a_boolean(cls, value: Any) -> Any:
+        """A number, never `true` / `yes` (a bool is an int to Python: `concurrency: yes` was 1 call at once)."""
+        if isinstance(value, bool):
+            raise ValueError(f"must be a number, not {str(value).lower()}")
+        return value
+
     @field_validator("api_key_env")
     @classmethod
     def _variable_name(cls, name: str | None) -> str | None:
@@ -154,10 +162,39 @@ def optional_data_dir(flag: Path | None) -> Path | None:
 
 
 def resolve_workspace(flag: str | Path | None) -> Path:
-    """Where the cache database and run outputs live: `--workspace`, $HOWTOBENCH_WORKSPACE, ./.howtobench."""
-    if flag is not None:
-        return Path(flag)
-    return Path(env(WORKSPACE_ENV) or ".howtobench")
+    """Where the cache database and run outputs live: `--workspace`, $HOWTOBENCH_WORKSPACE, ./.howtobench.
+
+    A workspace that names a file (or lies under one) is refused here in words, not later as "File exists"."""
+    workspace = Path(flag) if flag is not None else Path(env(WORKSPACE_ENV) or ".howtobench")
+    for place in (workspace, *workspace.parents):
+        if place.exists():
+            if not place.is_dir():
+                what = "is a file" if place == workspace else f"lies under {place}, a file"
+                raise ConfigError(f"workspace {workspace} {what}, not a folder: the workspace is a folder (it holds "
+                                  "the call cache and batch state); give --workspace a folder, new or existing")
+            break
+    return workspace
+
+
+MAX_YAML_DEPTH = 32  # levels of lists and mappings a settings file may nest (ours need 3)
+
+
+class NestedTooDeep(ValueError):
+    """A YAML document nested past `MAX_YAML_DEPTH` (or past what the parser's recursion takes)."""
+
+
+def safe_yaml(text: str) -> Any:
+    """`yaml.safe_load(text)`, refusing pathological nesting with `NestedTooDeep` (a 100,000-deep file was a
+    RecursionError traceback) instead of recursing into it."""
+    from howtobench.strict_json import depth  # a leaf module: no import cycle
+
+    try:
+        loaded = yaml.safe_load(text)
+    except RecursionError:
+        raise NestedTooDeep(f"nested deeper than {MAX_YAML_DEPTH} levels") from None
+    if depth(loaded) > MAX_YAML_DEPTH:
+        raise NestedTooDeep(f"nested deeper than {MAX_YAML_DEPTH} levels")
+    return loaded
 
 
 def load_config_file(path: Path | None) -> dict[str, Any]:
@@ -165,9 +202,11 @@ def load_config_file(path: Path | None) -> dict[str, Any]:
     if path is None:
         return {}
     try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        loaded = safe_yaml(path.read_text(encoding="utf-8")) or {}
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
+    except NestedTooDeep as exc:
+        raise ConfigError(f"config file {path}: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"cannot read config file {path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
                           f"offset {exc.start}); save it as UTF-8") from None

@@ -12,6 +12,9 @@ the work beside it is waited for, not cancelled, so every call already on the wi
 endpoint's timeout), cached and logged, and every item that finishes is written. Then the command exits 130 with
 one line. The second Ctrl-C cancels the command at once, as before (`KeyboardInterrupt`, exit 130).
 
+Calls waiting for a provider's batch (`--batch`) are not on the wire: the batch is recorded in the workspace and the
+next run resumes it, so the first Ctrl-C ends their wait at once (`on_drain`) instead of waiting up to a day.
+
 A process started in the background by a non-interactive shell ignores SIGINT; that is respected (no handler).
 """
 
@@ -21,12 +24,22 @@ import asyncio
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from howtobench.errors import INTERRUPTED, Interrupted
 
 _state = {"draining": False, "in_flight": 0}
+
+
+_on_drain: list[Callable[[], None]] = []
+
+
+def on_drain(callback: Callable[[], None]) -> Callable[[], None]:
+    """Call `callback` when the first Ctrl-C asks to drain (a transport whose calls wait on something other than
+    their own HTTP exchange — a provider's batch — ends their wait then); returns the function that unregisters."""
+    _on_drain.append(callback)
+    return lambda: _on_drain.remove(callback) if callback in _on_drain else None
 
 
 def draining() -> bool:
@@ -37,6 +50,8 @@ def draining() -> bool:
 def request_drain() -> None:
     """Stop starting work (what the first Ctrl-C does; tests call it directly)."""
     _state["draining"] = True
+    for callback in list(_on_drain):
+        callback()
 
 
 def reset() -> None:

@@ -3,9 +3,10 @@
     my-model (under test): All 5.72 [5.21, 6.26] · n=24 items · judge gpt-4o · rank 4 of 11, the paper's 10
     re-judged · vs X: +0.21 [−0.42, +0.87] on 24 shared
 
-The mean and interval are the leaderboard's All cell (no interval for a single item); n counts the items the
-mean rests on (failed judgments are said beside it, never scored); the comparison is the paired difference on
-shared items against the baseline, else against the model ranked next to it.
+The mean and interval are the leaderboard's All cell (no interval for a single item; with --calibration the
+calibrated All follows, "5.10 [4.80, 5.40] calibrated to JUDGE on N anchors"); n counts the items the mean rests
+on (failed judgments are said beside it, never scored); the comparison is the paired difference on shared items
+against the baseline, else against the model ranked next to it.
 
 The rank is among the comparable rows only, each model once: every judged column, and the paper's published
 columns only where they are comparable (same judge, whole benchmark: `Leaderboard.paper_caveat` is None) and the
@@ -49,6 +50,16 @@ def _score(lb: Leaderboard, column: str) -> list[str]:
     return [f"All {cell.mean:.{d}f}{interval}", items, *([failed] if failed else [])]
 
 
+def _calibrated(lb: Leaderboard, column: str) -> list[str]:
+    """With --calibration: the All in the reference judge's units, with its interval (calibration.board)."""
+    cell = lb.cell("calibrated", ALL_ROW, column)
+    if lb.calibration is None or cell is None or cell.mean is None:
+        return []
+    interval = f" [{cell.ci_low:.2f}, {cell.ci_high:.2f}]" if cell.ci_low is not None and cell.ci_high is not None \
+        else ""
+    return [f"{cell.mean:.2f}{interval} {lb.calibration}"]
+
+
 UNDER_TEST = " (under test)"
 
 
@@ -85,7 +96,8 @@ def headline(lb: Leaderboard, column: str) -> str:
     """One column's line: All with interval and n, who judged it, its rank, and its paired comparison."""
     judge = lb.column_judges.get(column, "an unrecorded judge")
     who = judge if judge.startswith("metric ") else f"judge {judge}"
-    parts = [*_score(lb, column), who, _rank(lb, column), *_versus(lb.versus.get(column), lb.digits(column))]
+    parts = [*_score(lb, column), *_calibrated(lb, column), who, _rank(lb, column),
+             *_versus(lb.versus.get(column), lb.digits(column))]
     mark = UNDER_TEST if column in lb.under_test and len(lb.columns) > 1 else ""
     return f"{column}{mark}: " + SEP.join(parts)
 

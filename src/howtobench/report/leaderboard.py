@@ -162,6 +162,8 @@ class Leaderboard:
     judged beside them: their closing lines come last and the report marks them (report.headline)."""
     calibration: str | None = None
     """With --calibration: its label ("calibrated to JUDGE on N anchors"), which titles the `calibrated` tables."""
+    calibration_id: str | None = None
+    """With --calibration: its kind and content digest, for the signature (`Calibration.digest`)."""
 
     def digits(self, column: str) -> int:
         """Decimals of a column's numbers (a paper reference column: 2, as published)."""
@@ -201,6 +203,7 @@ class Leaderboard:
             f"|ci:percentile-bootstrap-items-{self.n_boot}|seed:{self.seed}|paired:wilcoxon|empty:{self.empty}"
             f"|order:{self.order if self.order_items is None else f'shared-{self.order_items}'}"
             + ("|length-control:ols-model+item-logratio" if self.length_control else "")
+            + (f"|calibration:{self.calibration_id}" if self.calibration_id else "")
         )
 
 

@@ -23,7 +23,18 @@ from howtobench.robustness.perturb import RULES, PerturbContext, Perturbed
 from howtobench.robustness.transfer import TRANSFER_KINDS, transfer
 from howtobench.suggest import unknown_name
 
-ALL_KINDS: tuple[str, ...] = (*RULES, *TRANSFER_KINDS)
+
+class _AllKinds(Sequence[str]):
+    """Every perturbation kind: the registered rules (plugins included, read on first use), then the transfers."""
+
+    def __getitem__(self, index: int) -> str:  # type: ignore[override]  # no slices asked of it
+        return (*RULES, *TRANSFER_KINDS)[index]
+
+    def __len__(self) -> int:
+        return len(RULES) + len(TRANSFER_KINDS)
+
+
+ALL_KINDS: Sequence[str] = _AllKinds()
 PAPER_KINDS: tuple[str, ...] = ("drop", "repeat", *TRANSFER_KINDS)
 Expectation = Literal["down", "anchor"]
 
