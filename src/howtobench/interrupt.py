@@ -12,6 +12,9 @@ the work beside it is waited for, not cancelled, so every call already on the wi
 endpoint's timeout), cached and logged, and every item that finishes is written. Then the command exits 130 with
 one line. The second Ctrl-C cancels the command at once, as before (`KeyboardInterrupt`, exit 130).
 
+Calls waiting for a provider's batch (`--batch`) are not on the wire: the batch is recorded in the workspace and the
+next run resumes it, so the first Ctrl-C ends their wait at once (`on_drain`) instead of waiting up to a day.
+
 A process started in the background by a non-interactive shell ignores SIGINT; that is respected (no handler).
 """
 
@@ -21,12 +24,24 @@ import asyncio
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from howtobench.errors import INTERRUPTED, Interrupted
 
 _state = {"draining": False, "in_flight": 0}
+_deadlines: dict[int, float] = {}  # id of a request on the wire -> when its timeout ends (time.monotonic)
+
+
+_on_drain: list[Callable[[], None]] = []
+
+
+def on_drain(callback: Callable[[], None]) -> Callable[[], None]:
+    """Call `callback` when the first Ctrl-C asks to drain (a transport whose calls wait on something other than
+    their own HTTP exchange — a provider's batch — ends their wait then); returns the function that unregisters."""
+    _on_drain.append(callback)
+    return lambda: _on_drain.remove(callback) if callback in _on_drain else None
 
 
 def draining() -> bool:
@@ -37,6 +52,8 @@ def draining() -> bool:
 def request_drain() -> None:
     """Stop starting work (what the first Ctrl-C does; tests call it directly)."""
     _state["draining"] = True
+    for callback in list(_on_drain):
+        callback()
 
 
 def reset() -> None:
@@ -55,14 +72,22 @@ def calls_in_flight() -> int:
     return int(_state["in_flight"])
 
 
+def longest_wait_s() -> float:
+    """Seconds until the last request on the wire reaches its timeout (0 when none is)."""
+    return max((d - time.monotonic() for d in _deadlines.values()), default=0.0)
+
+
 @contextmanager
-def sending() -> Iterator[None]:
-    """Count one request on the wire while the block runs (the transport's POST)."""
+def sending(timeout_s: float) -> Iterator[None]:
+    """Count one request on the wire while the block runs (the transport's POST), answered within `timeout_s`."""
+    token = object()
     _state["in_flight"] += 1
+    _deadlines[id(token)] = time.monotonic() + timeout_s
     try:
         yield
     finally:
         _state["in_flight"] -= 1
+        del _deadlines[id(token)]
 
 
 def _installable() -> bool:
@@ -86,8 +111,8 @@ def draining_on_ctrl_c(loop: asyncio.AbstractEventLoop, task: asyncio.Task[objec
         if presses == 1:
             request_drain()
             print(f"\ninterrupted: no new calls are sent; waiting for the {calls_in_flight()} in flight to be answered "
-                  "and recorded (each within its endpoint's timeout). Ctrl-C again stops at once (their answers are "
-                  "then lost and paid again on resume)", file=sys.stderr, flush=True)
+                  f"and recorded (at most {longest_wait_s():.0f} s, their timeout). Ctrl-C again stops at once (their "
+                  "answers are then lost and paid again on resume)", file=sys.stderr, flush=True)
         else:
             task.cancel()
 

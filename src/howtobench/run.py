@@ -376,8 +376,9 @@ async def _run_locked(settings: RunSettings) -> RunResult:
         judgments = await _judge(settings, judge_ep, _reference_pairs(settings, all_items, _pairs(items, writings)))
         anchor = await _anchor(settings, judge_ep, all_items, items, writings)
     with step("leaderboard (bootstrap intervals), manifest and report.html", settings.execution.progress):
-        board = _leaderboard(settings, judgments, items, writings, anchor)
-        manifest = build_manifest(settings, writer, judge_ep, items, judgments)
+        mine = sorted({w.model for w in generated} | {w.model for rows in given for w in rows})
+        board = _leaderboard(settings, judgments, items, writings, mine, anchor)
+        manifest = build_manifest(settings, writer, judge_ep, items, judgments) | {"under_test": mine}
         _write_outputs(settings, board, manifest)
     return RunResult(settings=settings, leaderboard=board, manifest=manifest, generation=generation,
                      judgments=len(judgments), failed_judgments=sum(j.status == "failed" for j in judgments))
@@ -402,7 +403,10 @@ async def _anchor(settings: RunSettings, judge_ep: EndpointConfig | None, all_it
 
 
 def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Sequence[Item],
-                 writings: Sequence[Writing], anchor: Sequence[Judgment] = ()) -> Leaderboard:
+                 writings: Sequence[Writing], under_test: Sequence[str] = (),
+                 anchor: Sequence[Judgment] = ()) -> Leaderboard:
+    """The run's table; `under_test` (the models of its own and given writings, not the shipped ones) are marked;
+    `anchor` the judgments of --length-anchor's variants."""
     smoke = settings.needs_local_judge
     return build_leaderboard(judgments, LeaderboardOptions(
         seed=settings.selection.seed,
@@ -416,6 +420,7 @@ def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Se
         lengths=sources_from(items, writings) if settings.length_control or anchor else None,
         length_anchor=anchor,
         calibration=settings.calibration,
+        under_test=under_test,
     ))
 
 

@@ -73,6 +73,10 @@ def test_calibrate_against_an_endpoint_judges_only_the_anchors_and_resumes(
     out = tmp_path / "cal.json"
     cmd = ["calibrate", str(ref), "--data", str(bench_root), "--anchors", "12", "-o", str(out), "--bootstrap", "100",
            "--yes", *judge_args(fake_server, tmp_path, "judge-b")]
+    dry = CliRunner().invoke(app, [*cmd, "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    assert "dry run: nothing was sent and nothing was written" in dry.output and "judge-b" in dry.output
+    assert fake_server.requests == [] and list(tmp_path.glob("cal*")) == []  # nothing sent, nothing written
     result = CliRunner().invoke(app, cmd)
     assert result.exit_code == 0, result.output + repr(result.exception)
     anchors = [json.loads(line) for line in (tmp_path / "cal.anchors.jsonl").read_text("utf-8").splitlines()]
@@ -83,6 +87,7 @@ def test_calibrate_against_an_endpoint_judges_only_the_anchors_and_resumes(
     assert cal.new.model == "judge-b" and len(cal.anchors) == 12
     assert cal.drift["shift_all"]["shift"] > 0.5  # the new judge reads higher
     assert "warning: 12 anchors: below 100" in result.output
+    assert "estimate before the first call" in result.output
     before = len(fake_server.requests)
     again = CliRunner().invoke(app, cmd)
     assert again.exit_code == 0, again.output
@@ -109,7 +114,7 @@ def test_to_paper_refuses_an_unrelated_judge_and_prints_its_tau(
 
 
 @pytest.mark.parametrize(("args", "line"), [
-    (["--to-paper", "ref.jsonl"], "--to-paper takes no reference files"),
+    (["--to-paper", "--new", "nowhere.jsonl"], "cannot read judgment file nowhere.jsonl"),
     ([], "give the reference judge's judgment files"),
 ])
 def test_calibrate_usage_errors_are_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -13,6 +13,7 @@ from calibration_crafted import judgments, latent_writings
 from test_calibrate_cli import run_main, write
 from test_paper import agreeing, crafted
 
+from howtobench.calibration.record import load_calibration
 from howtobench.report.paper import paper_table4
 
 
@@ -52,6 +53,8 @@ def test_calibrated_cells_land_on_the_reference_judges_all(files: dict[str, Path
                               capsys, files["tmp"] / "b.json")
     assert status == 0, err
     assert data["calibration"] == "calibrated to judge-a on 600 anchors"
+    digest = load_calibration(files["cal"]).digest
+    assert digest.startswith("anchors-") and data["signature"].endswith(f"|calibration:{digest}")
     assert {"score", "calibrated", "calibrated:content", "calibrated:impression"} <= set(data["metrics"])
     raw, calibrated, reference = cells(data, "score"), cells(data, "calibrated"), cells(truth, "score")
     assert set(calibrated) == set(raw) == {f"model-{m}" for m in range(4)}
@@ -65,6 +68,10 @@ def test_calibrated_cells_land_on_the_reference_judges_all(files: dict[str, Path
     for task in ("completion", "guide", "open"):
         assert set(cells(data, "calibrated", task)) == set(raw)
     assert any("calibrated to judge-a on 600 anchors" in note for note in data["notes"])
+    for line, model in zip(data["headline"], data["columns"], strict=True):
+        cell = calibrated[model]
+        assert f" · {cell['mean']:.2f} [{cell['ci_low']:.2f}, {cell['ci_high']:.2f}] calibrated to judge-a on 600 " \
+               "anchors · judge judge-b · " in line
 
 
 def test_judgments_of_another_judge_are_refused(files: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
@@ -86,10 +93,14 @@ def test_a_paper_calibration_places_task_and_all_rows(tmp_path: Path, monkeypatc
     held = paper.models[4]
     anchors = write(tmp_path / "y.jsonl", [j for j in judged if j.model != held])
     cal = tmp_path / "paper.json"
-    status, err = run_main(["calibrate", "--to-paper", "--new", str(anchors), "-o", str(cal)], monkeypatch, capsys)
+    mine = write(tmp_path / "mine.jsonl", [j for j in judged if j.model == held])
+    status, err = run_main(["calibrate", "--to-paper", str(mine), "--new", str(anchors), "-o", str(cal)],
+                           monkeypatch, capsys)
     assert status == 0, err
     assert "all: Kendall τ" in err and "REFUSED" not in err
-    mine = write(tmp_path / "mine.jsonl", [j for j in judged if j.model == held])
+    placed_line = next(line for line in err.splitlines() if line.startswith(f"{held} on the paper's scale: All "))
+    low, high = (float(x) for x in placed_line.split("All ", 1)[1].split("[", 1)[1].split("]", 1)[0].split(", "))
+    assert low <= (paper.get("all", held) or 0.0) <= high
     status, err, data = board([str(mine), "--calibration", str(cal)], monkeypatch, capsys, tmp_path / "b.json")
     assert status == 0, err
     assert data["calibration"].startswith("calibrated to the paper's gpt-4o (Table 4) on its 9 models")

@@ -264,14 +264,15 @@ def test_scrub_masks_key_like_values() -> None:
     assert cleaned == {"a": {"b": ["[redacted]", "plain"]}, "c": "[redacted]"}
 
 
-def test_the_report_says_it_relies_on_the_systems_cjk_fonts(tmp_path: Path) -> None:
-    """A machine without a CJK font showed boxes for every Chinese word, and nothing on the page said why."""
+def test_the_report_embeds_the_cjk_glyphs_it_uses(tmp_path: Path) -> None:
+    """A machine without a CJK font showed boxes for every Chinese word (issue 40: the page now carries its glyphs,
+    and says so; tests/report/test_report_font.py checks the font itself)."""
     path = tmp_path / "tow.jsonl"
     path.write_text("".join(j.model_dump_json() + "\n" for j in hand_made()), encoding="utf-8")
-    text = _text(build_report([path], ReportOptions(seed=0, n_boot=10, explorer_limit=1)))
-    assert ("Chinese text on this page is drawn with this computer's fonts (Noto Sans CJK SC, PingFang SC, Microsoft "
-            "YaHei, ...); the page embeds none, to stay small. Where Chinese shows as boxes, install a CJK font such "
-            "as Noto Sans CJK.") in text
+    page = build_report([path], ReportOptions(seed=0, n_boot=10, explorer_limit=1))
+    assert "Chinese on this page is drawn with an embedded subset of Noto Sans CJK SC (" in _text(page)
+    assert '@font-face { font-family: "Howtobench CJK"; font-display: block; src: url(data:font/woff2;base64,' in page
+    assert "font-src data:;" in page
 
 
 def test_plain_files_without_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

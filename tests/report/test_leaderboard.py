@@ -404,7 +404,8 @@ def test_ordered_by_all_places_the_paper_columns_among_ours() -> None:
     ranks = {(r["column"], r["rank"]) for r in to_json_data(lb)["cells"] if r["row"] == "all"}
     assert ("alpha", 1) in ranks and ("beta", 12) in ranks
     assert ("deepseek-r1 (paper, gpt-4o judge, not comparable)", 2) in ranks
-    assert "rank 12 of 12 with the paper's 10 (not comparable)" in headlines(lb)[1]
+    # the closing line ranks among comparable rows only: the paper's columns are not (another judge, a subset)
+    assert "rank 2 of 2 (the paper's 10 not comparable)" in headlines(lb)[1]
     shared = build_leaderboard(_against_order(), LeaderboardOptions(n_boot=0, paper=paper_table4(), order="shared"))
     assert shared.shown[:2] == (("ours", "delta"), ("ours", "gamma"))  # another order: the paper's after ours
 

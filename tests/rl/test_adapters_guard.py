@@ -46,6 +46,21 @@ async def test_trl_logs_the_guard_signals_means(judge: FakeServer, tmp_path: Pat
     metrics = logged["metrics"]
     assert metrics["howtobench/guard/skipped"] == 0.0 and metrics["howtobench/guard/flags"] > 0
     assert metrics["howtobench/guard/repeated_paragraph_share"] > 0.45  # the mean of 0 and the loop's 0.9+
+    assert logged["extra"]["howtobench/failure"] == ["", ""]
+
+
+async def test_trl_failure_column_names_a_skip(judge: FakeServer, tmp_path: Path,  # noqa: F811
+                                               bench_root: Path) -> None:
+    from howtobench.guard.guard import GuardSettings
+    from howtobench.rl.trl import reward_function
+
+    _, writing = guide_item_and_writing(bench_root)
+    settings = settings_for(judge, tmp_path / "ws", bench_root, guard=GuardSettings(mode="skip"))
+    async with running(settings) as app:
+        func = reward_function(reward_url=app.url)
+        out, logged = await asyncio.get_running_loop().run_in_executor(None, lambda: trl_call(
+            func, ["写"], [repeated_paragraph(writing)], label=[GUIDE]))
+    assert out == [0.0] and "loop_paragraphs" in logged["extra"]["howtobench/failure"][0]
 
 
 def test_adapter_guard_arguments() -> None:

@@ -232,8 +232,14 @@ async def test_non_utf8_bytes_in_an_output_are_one_line_naming_file_and_line(ben
     calls, answers = tmp_path / "calls.jsonl", tmp_path / "answers.jsonl"
     await exported(job(bench_root, tmp_path, BatchFiles(export=calls)))
     run_batch(calls, answers, MODEL, server_handler())
-    answers.write_bytes(answers.read_bytes().replace(b"\n", b"\n\xff\xfe", 1))
+    good = answers.read_bytes()
+    answers.write_bytes(good.replace(b"\n", b"\n\xff\xfe", 1))
     with pytest.raises(RowError, match=rf"{answers}:2: not UTF-8 text \(byte 0xff at column 1\)"):
+        await judge_job(job(bench_root, tmp_path, BatchFiles(imports=(answers,))))
+    lines = good.decode().splitlines()
+    lines[2] = lines[2].replace('"prompt_tokens": ', '"prompt_tokens": NaN, "was": ', 1)
+    answers.write_text("\n".join(lines) + "\n")
+    with pytest.raises(RowError, match=rf"{answers}:3: not a JSON line of a batch output \(NaN is not JSON"):
         await judge_job(job(bench_root, tmp_path, BatchFiles(imports=(answers,))))
 
 

@@ -118,7 +118,8 @@ def with_calibration(lb: Leaderboard, judgments: Sequence[Judgment], cal: Calibr
                                        n_boot=lb.n_boot, source=source)
     added = tuple(dict.fromkeys(metric for metric, _, _ in extra))
     return replace(lb, cells=lb.cells | extra, metrics=lb.metrics + added, notes=(*lb.notes, calibration_note(cal)),
-                   warnings=(*lb.warnings, *warnings), calibration=cal.label)
+                   warnings=(*lb.warnings, *warnings), calibration=cal.label,
+                   calibration_id=cal.digest)
 
 
 def calibrated(board: Leaderboard, judgments: Sequence[Judgment], path: Path | None,

@@ -143,3 +143,21 @@ def agreement_lines(cal: Calibration) -> list[str]:
     if isinstance(pearson, float):
         out.append(f"Pearson over {cal.drift.get('cells')} published cells (tasks, genres, All): {pearson:.3f}")
     return out
+
+
+def placement_lines(cal: Calibration, judgments: Sequence[Judgment]) -> list[str]:
+    """Each model of `judgments` placed on the paper's scale, per row with a line (All first), for the terminal."""
+    means = cell_means(judgments)
+    out = []
+    for model in sorted({j.model for j in judgments}):
+        parts = []
+        for row in (ALL_ROW, *sorted({ln.scope for ln in cal.lines} - {ALL_ROW})):
+            line, found = cal.line_for(row), means.get((row, model))
+            if line is None or found is None:
+                continue
+            placed = place(line, found[0], found[1] if np.isfinite(found[1]) else 0.0)
+            parts.append(f"{'All' if row == ALL_ROW else row} {placed.value:.2f} [{placed.low:.2f}, {placed.high:.2f}]"
+                         + (" (extrapolated)" if placed.extrapolated else ""))
+        if parts:
+            out.append(f"{model} on the paper's scale: " + "; ".join(parts))
+    return out

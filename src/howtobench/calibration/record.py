@@ -11,6 +11,7 @@ was fitted on are refused (`check_matches`), as their scores are on another foot
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -112,6 +113,11 @@ class Calibration(BaseModel):
             models = len(self.lines[0].points) if self.lines else 0
             return f"calibrated to the paper's {self.reference.name} (Table 4) on its {models} models, system level"
         return f"calibrated to {self.reference.name} on {len(self.anchors)} anchors"
+
+    @property
+    def digest(self) -> str:
+        """Its kind and the first 12 hex digits of the sha256 of its content: which calibration made a number."""
+        return f"{self.kind}-{hashlib.sha256(self.model_dump_json().encode('utf-8')).hexdigest()[:12]}"
 
     def map_for(self, node: str, scope: str) -> MapFit | None:
         return next((m for m in self.maps if m.node == node and m.scope == scope), None)

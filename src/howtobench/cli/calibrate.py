@@ -11,8 +11,8 @@ from rich.console import Console
 from howtobench.calibration.anchors import choose_anchors
 from howtobench.calibration.drift import drift_lines
 from howtobench.calibration.fit import fit_calibration
-from howtobench.calibration.paper import agreement_lines, fit_to_paper, refuse_unsupported
-from howtobench.calibration.record import Calibration, save_calibration
+from howtobench.calibration.paper import agreement_lines, fit_to_paper, placement_lines, refuse_unsupported
+from howtobench.calibration.record import Calibration, check_matches, save_calibration
 from howtobench.cli import params
 from howtobench.cli.help_groups import GroupedCommand
 from howtobench.errors import ConfigError
@@ -29,8 +29,9 @@ from .status import EXIT_STATUSES
 console = Console(stderr=True)
 
 ReferenceArg = Annotated[list[Path] | None, typer.Argument(
-    help="Judgment JSONL files of the reference judge (the one whose units you want); not with --to-paper.",
-    show_default=False)]
+    help="Judgment JSONL files of the reference judge (the one whose units you want). With --to-paper: judgments "
+    "of your models by the new judge, placed on the paper's scale.",
+    show_default=False, metavar="REFERENCE.jsonl")]
 OutOpt = Annotated[Path, typer.Option("-o", "--out", help="The calibration file to write (JSON). With a judge "
                                       "endpoint, the anchors' texts and the new judge's judgments are kept beside "
                                       "it (OUT.anchors.jsonl, OUT.new.jsonl): a re-run resumes.")]
@@ -56,7 +57,8 @@ def _say(line: str) -> None:
 
 
 @params.flags(params.JUDGE_ENDPOINT, after="local_judge")
-@params.bundled("judging", Judging)
+@params.bundled("judging", Judging, params.group_of(Judging, "no_reference", "renormalize", "samples", "tree",
+                                                   "judge_max_tokens", "prompt_language"))
 @params.flags(params.CALL_FILES, after="bootstrap")
 @params.bundled("money", Money, params.MONEY_FLAGS)
 @params.bundled("filters", params.Filters, params.group_of(params.Filters, "data"))
@@ -89,12 +91,11 @@ def calibrate(
     setup = Anchoring(out=out, anchors=anchors, seed=seed, writings=tuple(writings or ()), local_judge=local_judge,
                       judging=judging, filters=filters, money=money, control=control, report=_say)
     if to_paper:
-        if references:
-            raise ConfigError("--to-paper takes no reference files: the paper's Table 4 is the reference")
+        mine = load_judgments(references) if references else []  # read first: a bad file stops before any call
         judged = load_judgments(new) if new else paper_judgments(setup, model_flags())
         if judged is None:
             return
-        _paper(judged, out, seed)
+        _paper(judged, out, seed, mine)
         return
     if not references:
         raise ConfigError("give the reference judge's judgment files (or --to-paper)")
@@ -128,13 +129,17 @@ def _save(cal: Calibration, out: Path) -> None:
     _say(f"{cal.label}; written to {out}")
 
 
-def _paper(judged: list[Judgment], out: Path, seed: int) -> None:
+def _paper(judged: list[Judgment], out: Path, seed: int, mine: list[Judgment]) -> None:
     cal = fit_to_paper(judged, paper_table4(), seed=seed)
     for line in agreement_lines(cal):
         _say(line)
     refuse_unsupported(cal)
+    if mine:
+        check_matches(cal, mine, out)
     save_calibration(cal, output_file(out))
     _say(f"{cal.label}; written to {out}")
+    for line in placement_lines(cal, mine):
+        _say(line)
 
 
 def register(app: typer.Typer) -> None:

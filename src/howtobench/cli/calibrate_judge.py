@@ -4,6 +4,7 @@ judge or onto the paper."""
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from howtobench.cli.money import Money, estimate_first
 from howtobench.cli.options import ModelFlags, check_judge, preflight_plan
 from howtobench.cli.params import LIVE, Control, Filters, execution
 from howtobench.config import resolve_data_dir
+from howtobench.data.models import Writing
 from howtobench.dry_run import plan_judges
 from howtobench.event_loop import run as run_async
 from howtobench.judges.base import Judgment
@@ -53,16 +55,13 @@ def _judge(setup: Anchoring, flags: ModelFlags, method: str, pairs: list[tuple[s
     """The new judge's judgments of the anchor `pairs` (None: --dry-run, or the user declined the cost)."""
     check_judge(flags.judge, method, setup.local_judge, "calibrate needs the new judge (--judge-base-url and "
                 "--judge-model), or its judgments of the anchors (--new)")
-    texts_path = sidecar(setup.out, "anchors")
-    write_anchor_texts(anchor_texts(pairs, data_dir, setup.writings), texts_path)
-    job = JudgeJob(selection=Selection(data_dir=data_dir, writings=(texts_path,)),
-                   execution=execution(flags, setup.control, LIVE, None), out_path=sidecar(setup.out, "new"),
-                   method=method, endpoint=flags.judge, options=setup.judging.options(method))
-    pays = flags.judge is not None and flags.cache_mode != "replay"
-    checked = preflight_plan(flags, judge=flags.judge)
-    if not estimate_first("calibrate", lambda: run_async(plan_judges(job, setup.control.prices)),
-                          {"judge": flags.judge.capacity if flags.judge else 1}, setup.money,
-                          dry_run=setup.control.dry_run, pays=pays, preflight=checked, prices=setup.control.prices):
+    texts = anchor_texts(pairs, data_dir, setup.writings)
+    if setup.control.dry_run:  # the plan reads the anchors' texts from a file; a dry run leaves none behind
+        with tempfile.TemporaryDirectory() as tmp:
+            _estimate(setup, flags, _anchor_job(setup, flags, method, texts, data_dir, Path(tmp) / "anchors.jsonl"))
+        return None
+    job = _anchor_job(setup, flags, method, texts, data_dir, sidecar(setup.out, "anchors"))
+    if not _estimate(setup, flags, job):
         return None
     with spending_limit(setup.money.max_cost):
         judged = run_async(judge_job(job))
@@ -70,6 +69,24 @@ def _judge(setup: Anchoring, flags: ModelFlags, method: str, pairs: list[tuple[s
     setup.report(f"the new judge scored {len(judged) - failed} of {len(judged)} anchors"
                  + (f" ({failed} failed: left out of the map)" if failed else "") + f"; kept in {job.out_path}")
     return of_anchors(judged, pairs)
+
+
+def _anchor_job(setup: Anchoring, flags: ModelFlags, method: str, texts: list[Writing], data_dir: Path,
+                texts_path: Path) -> JudgeJob:
+    """The judge job of the anchors, their texts written to `texts_path` (its writings file)."""
+    write_anchor_texts(texts, texts_path)
+    return JudgeJob(selection=Selection(data_dir=data_dir, writings=(texts_path,)),
+                    execution=execution(flags, setup.control, LIVE, None), out_path=sidecar(setup.out, "new"),
+                    method=method, endpoint=flags.judge, options=setup.judging.options(method))
+
+
+def _estimate(setup: Anchoring, flags: ModelFlags, job: JudgeJob) -> bool:
+    """The estimate first (`money.estimate_first`): True to go on."""
+    pays = flags.judge is not None and flags.cache_mode != "replay"
+    return estimate_first("calibrate", lambda: run_async(plan_judges(job, setup.control.prices)),
+                          {"judge": flags.judge.capacity if flags.judge else 1}, setup.money,
+                          dry_run=setup.control.dry_run, pays=pays, preflight=preflight_plan(flags, judge=flags.judge),
+                          prices=setup.control.prices)
 
 
 def new_judgments(setup: Anchoring, flags: ModelFlags, plan: AnchorPlan) -> list[Judgment] | None:

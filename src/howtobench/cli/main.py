@@ -18,12 +18,13 @@ import importlib
 import sys
 import warnings
 from collections.abc import Iterable
+from difflib import get_close_matches
 from typing import Annotated, Any, TextIO
 
 import typer
 
 from howtobench import __version__
-from howtobench.cli.one_line import OneLineUsageGroup, print_line
+from howtobench.cli.one_line import OneLineUsageGroup, UsageError, print_line
 from howtobench.cli.status import EXIT_STATUSES
 from howtobench.errors import (
     EXIT_INTERRUPTED,
@@ -89,6 +90,17 @@ class LazyCommands(OneLineUsageGroup):
             group = typer.main.get_command(build_app((cmd_name,)))
             self.commands[cmd_name] = group.commands[cmd_name]  # type: ignore[attr-defined]
         return self.commands.get(cmd_name)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """typer's did-you-mean draws on the commands built so far (none, here): this one on every command name."""
+        try:
+            return super().resolve_command(ctx, args)
+        except UsageError as exc:
+            error: Any = exc  # click's UsageError, reached through typer's public BadParameter (cli/one_line.py)
+            matches = get_close_matches(args[0], self.list_commands(ctx)) if args else []
+            if matches and "Did you mean" not in error.message:
+                error.message = f"{error.message.rstrip('.')}. Did you mean {', '.join(repr(m) for m in matches)}?"
+            raise
 
 
 def build_app(commands: Iterable[str] | None = COMMAND_MODULES) -> typer.Typer:

@@ -138,7 +138,15 @@ def judge_methods() -> Sequence[str]:
     return sorted(METHODS)
 
 
-check_method = checked("judge method", judge_methods)
+_known_method = checked("judge method", judge_methods)
+
+
+def check_method(value: Any) -> Any:
+    """The --method callback: a registered name, in any case (`ToW`, as the paper spells it, is `tow`); another name
+    stops with a did-you-mean."""
+    if isinstance(value, str) and value.lower() in judge_methods():
+        return value.lower()
+    return _known_method(value)
 check_task = _listed("task", _tasks)
 TaskOpt = Annotated[
     list[str] | None,
@@ -186,16 +194,18 @@ EmptyOpt = Annotated[EmptyConvention, typer.Option("--empty", help=EMPTY_HELP)]
 # With neither a base URL nor a model configured, commands use the embedded local model.
 
 _ENDPOINT_HELP = {
-    "base-url": "OpenAI-compatible base URL of {whom}, e.g. http://localhost:8000/v1. Repeat it to spread calls "
-                "over several servers of the same model.",
-    "model": "Model name of {whom}, as the server knows it.",
-    "api-key-env": "NAME of the environment variable holding the API key of {whom} (the key itself is never passed "
-                   "on the command line, stored or logged). Omit for servers without a key.",
-    "concurrency": "Requests in flight at once per base URL of {whom} (default 8).",
+    "base-url": "OpenAI-compatible base URL of {whom} (e.g. http://localhost:8000/v1); repeat it for several "
+                "servers of the same model.",
+    "model": "Model name of {whom}, as its server knows it.",
+    "api-key-env": "Environment variable holding the API key of {whom} (never the key itself); omit for servers "
+                   "without a key.",
+    "concurrency": "Requests in flight at once per base URL of {whom}: auto (the default) finds the number while "
+                   "running, backing off on 429/503/timeouts and growing latency; auto:N the same, at most N "
+                   "(default 256); N fixes it.",
     "rpm": "At most this many requests per minute to {whom} (default: no limit).",
     "timeout": "Seconds one HTTP attempt to {whom} may take before it is retried (default 300).",
 }
-_LIMITS: dict[str, dict[str, Any]] = {"concurrency": {"min": 1}, "rpm": {"min": 1},
+_LIMITS: dict[str, dict[str, Any]] = {"concurrency": {"metavar": "auto|auto:N|N"}, "rpm": {"min": 1},
                                       "timeout": {"min": 0.001, "max": MAX_TIMEOUT_S}}
 
 
@@ -214,8 +224,8 @@ ModelOpt = Annotated[str | None, _endpoint_option(False, "model")]
 JudgeModelOpt = Annotated[str | None, _endpoint_option(True, "model")]
 ApiKeyEnvOpt = Annotated[str | None, _endpoint_option(False, "api-key-env")]
 JudgeApiKeyEnvOpt = Annotated[str | None, _endpoint_option(True, "api-key-env")]
-ConcurrencyOpt = Annotated[int | None, _endpoint_option(False, "concurrency")]
-JudgeConcurrencyOpt = Annotated[int | None, _endpoint_option(True, "concurrency")]
+ConcurrencyOpt = Annotated[str | None, _endpoint_option(False, "concurrency")]
+JudgeConcurrencyOpt = Annotated[str | None, _endpoint_option(True, "concurrency")]
 RpmOpt = Annotated[int | None, _endpoint_option(False, "rpm")]
 JudgeRpmOpt = Annotated[int | None, _endpoint_option(True, "rpm")]
 TimeoutOpt = Annotated[float | None, _endpoint_option(False, "timeout")]
@@ -305,7 +315,7 @@ ParallelOpt = Annotated[
     int | None,
     typer.Option("--parallel", rich_help_panel=JUDGE,
                  min=1, help="Writings judged at once. Default: twice the judge's capacity "
-                 "(2 x --judge-concurrency x its base URLs), so --judge-concurrency alone keeps every judge slot "
+                 "(2 x --judge-concurrency x its base URLs; with auto, 2 x its cap), so every judge slot stays "
                  "busy while half the writings build prompts or save results; the judge's slots bound the calls "
                  "either way."),
 ]
@@ -358,9 +368,7 @@ def _setting_options(prefix: str) -> dict[str, Any]:
             "(llama-cpp-python's server constrains decoding by it).")],
         _PROFILE: Annotated[str | None, typer.Option(
             f"{flag}provider", rich_help_panel=panel, callback=checked("provider", lambda: list(PROVIDERS)),
-            help=f"Defaults of a named server for {who}: {', '.join(PROVIDERS)} (its base URL, key variable, "
-            "JSON mode, max_completion_tokens for OpenAI's o-series, concurrency; docs/providers.md). Any "
-            "setting given as a flag or config key wins over the profile.")],
+            help=f"Defaults of a named server: {', '.join(PROVIDERS)} (docs/providers.md).")],
     }
 
 

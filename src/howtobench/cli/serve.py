@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from howtobench.cli.help_groups import GroupedCommand
 from howtobench.config import resolve_data_dir
 from howtobench.event_loop import run as run_async
 from howtobench.judges.panel import PanelSpec
@@ -87,7 +88,7 @@ LOOPBACK = Server()
 @bundled("server", Server)
 @bundled("guard", ServeGuardFlags)
 @bundled("judging", Judging, group_of(Judging, "tree", "no_reference", "renormalize", "prompt_language",
-                                      "judge_max_tokens"))
+                                      "judge_max_tokens", "judge_option"))
 def serve(server: Server = LOOPBACK, method: MethodOpt = "tow", judging: Judging = AS_JUDGED,
           panel: PanelOpt = None, guard: ServeGuardFlags = SERVE_GUARD) -> None:
     """Serve rewards over HTTP: POST /get_reward (OpenRLHF's remote reward contract), POST /v1/score (every node,
@@ -106,4 +107,4 @@ def serve(server: Server = LOOPBACK, method: MethodOpt = "tow", judging: Judging
 
 
 def register(app: typer.Typer) -> None:
-    app.command("serve")(serve)
+    app.command("serve", cls=GroupedCommand)(serve)

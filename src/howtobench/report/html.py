@@ -30,11 +30,11 @@ import howtobench
 from howtobench.data.genres import GENRES
 from howtobench.data.models import Item, Writing
 from howtobench.errors import DataError
-from howtobench.fonts import REPORT_FONT_NOTE
 from howtobench.judges.base import EmptyConvention, Judgment, check_empty
 from howtobench.outputs import output_file, write_text_atomic
 from howtobench.report import html_views as views
-from howtobench.report.headline import headlines
+from howtobench.report.font import with_page_font
+from howtobench.report.headline import closing_order, headlines
 from howtobench.report.html_explorer import DEFAULT_LIMIT, choose_items, explorer
 from howtobench.report.html_inputs import (
     ReportSources,
@@ -112,9 +112,8 @@ def render_report(
         "sources": list(sources),
         "smoke_banner": SMOKE_BANNER if manifest and manifest.get("smoke") and not lb.notes else "",
         "bars": views.all_bars(lb),
-        "headline": headlines(lb),
+        "headline": list(zip(headlines(lb), [c in lb.under_test for c in closing_order(lb)], strict=True)),
         "paper_notes": paper_lines(lb),
-        "font_note": REPORT_FONT_NOTE,
         "tables": tables,
         "length": length_view(lb),
         "panel": panel_view(judgments, lb.seed, lb.empty),
@@ -131,7 +130,7 @@ def render_report(
         "genre_label": genre_label,
         "script": page_script(),
     }
-    return _environment().get_template("report.html.j2").render(**context)
+    return with_page_font(_environment().get_template("report.html.j2").render(**context))
 
 
 @dataclass(frozen=True)
@@ -196,6 +195,7 @@ def _leaderboard_for(
         lengths=lengths,
         calibration=options.calibration or _recorded_path((sources.run_config or {}).get("calibration")),
         length_anchor=load_judgments([anchor]) if anchor is not None else (),
+        under_test=[str(name) for name in m.get("under_test") or ()],
     ))
 
 

@@ -160,8 +160,13 @@ class Leaderboard:
     """Each column against the baseline, else against the column ranked next to it (its headline's comparison)."""
     column_digits: dict[str, int] = field(default_factory=dict)
     """Decimals each column is printed with: enough to tell its models apart (`display_digits`)."""
+    under_test: tuple[str, ...] = ()
+    """The columns of the model(s) under test (a run's writer, its --writings), as opposed to the shipped models
+    judged beside them: their closing lines come last and the report marks them (report.headline)."""
     calibration: str | None = None
     """With --calibration: its label ("calibrated to JUDGE on N anchors"), which titles the `calibrated` tables."""
+    calibration_id: str | None = None
+    """With --calibration: its kind and content digest, for the signature (`Calibration.digest`)."""
 
     def digits(self, column: str) -> int:
         """Decimals of a column's numbers (a paper reference column: 2, as published)."""
@@ -201,6 +206,7 @@ class Leaderboard:
             f"|ci:percentile-bootstrap-items-{self.n_boot}|seed:{self.seed}|paired:wilcoxon|empty:{self.empty}"
             f"|order:{self.order if self.order_items is None else f'shared-{self.order_items}'}"
             + ("|length-control:ols-model+item-logratio" if self.length_control else "")
+            + (f"|calibration:{self.calibration_id}" if self.calibration_id else "")
         )
 
 
@@ -552,6 +558,8 @@ class LeaderboardOptions:
     length_anchor: Sequence[Judgment] = ()
     """Judgments of pad / truncate variants (--length-anchor): the judge's own length slope, measured on them, sets
     the length-controlled values (report.length_anchor); without, the observational fit, labelled an association."""
+    under_test: Sequence[str] = ()
+    """The models under test (those not among the columns are ignored: a model whose every writing failed)."""
 
 
 def build_leaderboard(judgments: Sequence[Judgment], options: LeaderboardOptions | None = None) -> Leaderboard:
@@ -613,6 +621,7 @@ def build_leaderboard(judgments: Sequence[Judgment], options: LeaderboardOptions
         baseline=o.baseline,
         versus=_versus(mx, ranked, o.baseline, o.seed, o.n_boot),
         column_digits=display_digits(cells),
+        under_test=tuple(c for c in ranked if counts[c].model in set(o.under_test)),
     )
     return board if o.calibration is None else _calibrated(board, judgments, o.calibration, o.items)
 

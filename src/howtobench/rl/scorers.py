@@ -29,7 +29,7 @@ from howtobench.config import REWARD_URL_ENV, EndpointConfig, env, proxy_for, re
 from howtobench.errors import ConfigError, EndpointError
 from howtobench.guard.guard import GUARD_KEYS, adapter_guard
 from howtobench.http import new_session
-from howtobench.judges.job import judge_options, prompt_language_for
+from howtobench.judges.job import judge_options, parse_judge_options, prompt_language_for, with_judge_options
 from howtobench.redact import redact_text, redact_url
 from howtobench.serve.answers import score_answer
 from howtobench.serve.app import BadRequest, ServeState, score_entries
@@ -40,7 +40,7 @@ from howtobench.suggest import unknown_name
 T = TypeVar("T")
 ENDPOINT_KEYS = ("judge_base_url", "judge_model", "judge_api_key_env", "judge_concurrency", "judge_timeout")
 SETTING_KEYS = ("workspace", "data", "method", "tree", "no_reference", "renormalize", "prompt_language",
-                "failed_reward", "deadline_s", "max_pending", *GUARD_KEYS)
+                "judge_option", "failed_reward", "deadline_s", "max_pending", *GUARD_KEYS)
 KNOWN_KEYS = ("reward_url", *ENDPOINT_KEYS, *SETTING_KEYS)
 TRAINER_KEYS = frozenset({"reward_router_address", "reward_model_tokenizer"})  # verl's, for its own reward models
 MAX_WAIT_S = 600.0  # how long a refused (429) request keeps being retried before it is an error
@@ -200,14 +200,16 @@ def local_settings(given: dict[str, Any]) -> ServeSettings:
     urls = given["judge_base_url"]
     endpoint = EndpointConfig.model_validate({
         "model": given["judge_model"], "base_urls": [urls] if isinstance(urls, str) else list(urls),
-        "api_key_env": given.get("judge_api_key_env"), "concurrency": given.get("judge_concurrency", 8),
+        "api_key_env": given.get("judge_api_key_env"), "concurrency": given.get("judge_concurrency"),
         **({"timeout_s": given["judge_timeout"]} if "judge_timeout" in given else {})})
     data, method = given.get("data"), str(given.get("method", "tow"))
     return ServeSettings(
         endpoint=endpoint, workspace=resolve_workspace(given.get("workspace")),
         data_dir=Path(data) if data else None, method=method,
-        options=judge_options(renormalize=bool(given.get("renormalize")), tree=given.get("tree"),
-                              prompt_language=prompt_language_for(method, given.get("prompt_language"))),
+        options=with_judge_options(method, judge_options(
+            renormalize=bool(given.get("renormalize")), tree=given.get("tree"),
+            prompt_language=prompt_language_for(method, given.get("prompt_language"))),
+            parse_judge_options(given.get("judge_option"))),
         no_reference=bool(given.get("no_reference")), failed_reward=given.get("failed_reward"),
         deadline_s=float(given.get("deadline_s", DEFAULT_DEADLINE_S)),
         max_pending=int(given.get("max_pending", DEFAULT_MAX_PENDING)), run_id="rl", guard=adapter_guard(given))

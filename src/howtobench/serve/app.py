@@ -1,7 +1,8 @@
 """The HTTP routes of `howtobench serve` (aiohttp): `/get_reward`, `/v1/score`, `/health`, `/metrics`.
 
 Status codes say whose problem it is: 200 with one reward (or null and its reason) per sample; 400 a request
-that is not of the contract's shape; 429 over `--max-pending`, with `Retry-After` (OpenRLHF's client retries);
+that is not of the contract's shape; 429 over `--max-pending`, with `Retry-After` (OpenRLHF's client retries); 413 a
+request of more samples than `--max-pending` ever admits (no retry can help);
 503 with one line when the judge itself is unusable (401, nothing answering, disk), never a list of numbers.
 """
 
@@ -16,12 +17,14 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from howtobench import strict_json
 from howtobench.errors import HowtobenchError
 from howtobench.llm.limits import SlotPool
 from howtobench.redact import redact_text
 from howtobench.serve.answers import get_reward_answer, score_answer
 from howtobench.serve.samples import ItemIndex, Sample, SampleError, item_of, response_of
-from howtobench.serve.service import Overloaded, Rejected, RewardService
+from howtobench.serve.service import Overloaded, Rejected, RewardService, TooLarge
+from howtobench.suggest import unknown_name
 
 MAX_BODY_BYTES = 256 * 1024 * 1024  # a batch of long writings; aiohttp's default (1 MiB) refuses a few of them
 
@@ -101,19 +104,32 @@ def score_entries(body: Any, items: ItemIndex) -> tuple[list[Sample | Rejected],
     """The samples of a `/v1/score` body `{"samples": [{"response" | "query"+"prompt", "label"}], "deadline_s"}`."""
     if not isinstance(body, dict) or not isinstance(body.get("samples"), list):
         raise BadRequest('the body must be a JSON object with "samples": a list of {"response", "label"} objects')
+    _known_keys(body, SCORE_KEYS, "the body")
     deadline = body.get("deadline_s")
-    if deadline is not None and (not isinstance(deadline, (int, float)) or deadline <= 0):
-        raise BadRequest('"deadline_s" must be a positive number of seconds')
+    if deadline is not None and (not strict_json.is_number(deadline) or deadline <= 0):
+        raise BadRequest(f'"deadline_s" must be a positive number of seconds, not {json.dumps(deadline)[:40]}')
     entries = []
     for sample in body["samples"]:
         if not isinstance(sample, dict):
             raise BadRequest("every sample must be a JSON object")
+        _known_keys(sample, SAMPLE_KEYS, "a sample")
         prompt, response, query = sample.get("prompt"), sample.get("response"), sample.get("query")
         if not all(v is None or isinstance(v, str) for v in (prompt, response, query)) or (response is None) == (
                 query is None):
             raise BadRequest('every sample needs "response" (the text) or "query" (prompt + response), as strings')
         entries.append(_sample(sample.get("label"), prompt, _text_of(response, query, prompt), items))
     return entries, None if deadline is None else float(deadline)
+
+
+SCORE_KEYS = ("samples", "deadline_s")
+SAMPLE_KEYS = ("response", "query", "prompt", "label")
+
+
+def _known_keys(given: dict[str, Any], known: Sequence[str], what: str) -> None:
+    """Our own contract (`/v1/score`) refuses a key it does not know: a typo (`deadline`) was silently ignored."""
+    for key in given:
+        if key not in known:
+            raise BadRequest(f"{what} has an {unknown_name('key', str(key)[:40], known)}")
 
 
 def _text_of(response: str | None, query: str | None, prompt: str | None) -> Callable[[], str]:
@@ -163,7 +179,7 @@ def _route(state: ServeState, name: str, handler: Handler) -> Callable[[web.Requ
 
 async def _answer(state: ServeState, handler: Handler, request: web.Request) -> web.Response:
     try:
-        body = await request.json()
+        body = strict_json.loads(await request.read())  # no NaN, no 100,000-deep nesting (a 400, not a 500)
     except ValueError as exc:
         return web.json_response({"error": f"the body is not JSON: {exc}"}, status=400)
     try:
@@ -172,6 +188,8 @@ async def _answer(state: ServeState, handler: Handler, request: web.Request) -> 
         return web.json_response({"error": str(exc)}, status=400)
     except Overloaded as exc:
         return web.json_response({"error": str(exc)}, status=429, headers={"Retry-After": str(exc.retry_after_s)})
+    except TooLarge as exc:  # no Retry-After: waiting cannot help
+        return web.json_response({"error": str(exc)}, status=413)
     except HowtobenchError as exc:  # run-level: the judge, not the samples
         return web.Response(text=_one_line(exc), status=503, content_type="text/plain")
 
@@ -205,6 +223,7 @@ async def _metrics(state: ServeState) -> web.Response:
     metrics.cache_hits.set(hits)
     if state.health.pool is not None:
         metrics.queue_depth.set(state.health.pool.waiting())
+        metrics.judge_concurrency.set(state.health.pool.limit())
     return web.Response(body=metrics.text(), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
 

@@ -4,7 +4,8 @@ Every sample of every request is judged in its own task the moment it is admitte
 judge layer at once and the client's slots (the judge's concurrency) are the only bound on the calls in flight.
 A request waits for its samples up to its deadline; a sample still running then gets null ("deadline"), but its
 judgment goes on and lands in the call cache, so the trainer's retry is answered from there. `max_pending`
-bounds those tasks (admitted, not yet judged): a request that would pass it is refused (`Overloaded`, HTTP 429).
+bounds those tasks (admitted, not yet judged): a request that would pass it is refused (`Overloaded`, HTTP 429);
+a request of more samples than `max_pending` itself can never be admitted and is refused once (`TooLarge`, 413).
 
 Failures are never rewards: a sample whose judgment failed (or that could not be read) has reward None and its
 reason. `failed_reward` lets a trainer that cannot take None choose a substitute: "group-mean" (the mean of the
@@ -41,6 +42,15 @@ class Overloaded(Exception):
         super().__init__(f"{pending} samples are being judged and this request adds {asked}: over --max-pending "
                          f"{limit}; retry in {retry_after_s} s")
         self.retry_after_s = retry_after_s
+
+
+class TooLarge(Exception):
+    """A request of more samples than `max_pending` admits even on an idle server: no retry can help (HTTP 413)."""
+
+    def __init__(self, asked: int, limit: int) -> None:
+        super().__init__(f"this request has {asked:,} samples, more than this server ever admits at once "
+                         f"(--max-pending {limit:,}): send at most {limit:,} per request, or start the server with a "
+                         "larger --max-pending")
 
 
 @dataclass(frozen=True)
@@ -108,8 +118,12 @@ class RewardService:
         return len(self._running)
 
     async def score(self, entries: Sequence[Sample | Rejected], deadline_s: float | None = None) -> list[Outcome]:
-        """One outcome per entry, in order. Raises `Overloaded`, or the first run-level error of the request."""
+        """One outcome per entry, in order. Raises `TooLarge` (more samples than ever admitted), `Overloaded`, or the
+        first run-level error of the request."""
         asked = sum(isinstance(e, Sample) for e in entries)
+        if asked > self.max_pending:  # refused once: a 429 would be retried forever on an idle server
+            self.metrics.refused.inc()
+            raise TooLarge(asked, self.max_pending)
         if asked and self.pending + asked > self.max_pending:
             self.metrics.refused.inc()
             raise Overloaded(self.pending, asked, self.max_pending, self._retry_after())

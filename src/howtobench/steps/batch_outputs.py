@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from howtobench import strict_json
 from howtobench.errors import DataError, RowError
 from howtobench.steps.batch_store import Answer, FileStore, Identified, is_answer
 from howtobench.steps.job_identity import differences, import_command
@@ -50,7 +51,7 @@ def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             if not text.strip():
                 continue
             try:
-                line = json.loads(text)
+                line = strict_json.loads(text)
             except ValueError as exc:
                 raise RowError(path, number, f"not a JSON line of a batch output ({exc})") from None
             if not isinstance(line, dict) or not isinstance(line.get("custom_id"), str):
