@@ -50,6 +50,8 @@ def test_a_stub_at_five_percent_of_the_reference_is_flagged_and_stays_at_the_bot
     assert stub_record["out_of_support"] is True and stub_record["rank"] is None
     md = board_text(board, "markdown")
     assert f"{cell.mean:.2f}†" in md and "† more than 25% of the model's writings lie outside" in md
+    support = md[md.index("### Writings outside the length support"):]
+    assert "| stub | 100% † |" in support and f"| {models[0]} |" in support
     assert any(w.startswith("stub (all): 100% of its writings lie outside") for w in board.warnings)
 
 

@@ -51,6 +51,18 @@ def fits_grid(lc: LengthControl) -> tuple[list[str], list[list[str]]]:
     return header, body
 
 
+def support_grid(lc: LengthControl) -> tuple[list[str], list[list[str]]]:
+    """Each model's root-score writings against each task fit's support: the share lying outside the lengths the
+    other models wrote (more than SUPPORT_SHARE: the model's controlled value extrapolates, †)."""
+    fits = [f for f in lc.fits if f.metric == "score"]
+    header = ["model", *(f"{TASK_LABELS.get(f.task, f.task)} outside {f.support[0]:+.2f}..{f.support[1]:+.2f}"
+                         for f in fits)]
+    models = list(dict.fromkeys(m for f in fits for m in f.outside))
+    body = [[m, *(f"{f.outside[m]:.0%}" + (" †" if f.outside[m] > SUPPORT_SHARE else "") if m in f.outside else "-"
+                  for f in fits)] for m in models]
+    return header, body
+
+
 def _used(f: FitSummary) -> str:
     """Which slope set the controlled values: the judge's, measured on pad/trim pairs, or the association."""
     a = f.anchor
