@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
-import math
 import threading
 from collections.abc import Iterator
 from functools import partial
@@ -94,14 +93,18 @@ async def test_verl_in_process_and_a_failure_it_cannot_train_on(judge: FakeServe
     assert [s["score"] for s in scores] == pytest.approx(expected)
     judge.handler = lambda request: Reply.text("nonsense") if request.get("response_format") else Reply.text("x")
     aone = verl_function("compute_score_async", {**kwargs, "workspace": str(tmp_path / "other")})
+    alone = await aone(data_source="x", solution_str="正文", ground_truth={"instruction": "写"}, extra_info=None)
+    assert alone["score"] == 0.0 and alone["howtobench/substituted"] == 1.0  # all-failed group: the constant
+    anull = verl_function("compute_score_async", {**kwargs, "workspace": str(tmp_path / "fourth"),
+                                                  "failed_reward": "none"})
     with pytest.raises(NoReward, match="verl cannot train on a missing reward"):
-        await aone(data_source="x", solution_str="正文", ground_truth={"instruction": "写"}, extra_info=None)
+        await anull(data_source="x", solution_str="正文", ground_truth={"instruction": "写"}, extra_info=None)
     subst = verl_function("compute_score_batch", {**kwargs, "workspace": str(tmp_path / "third"),
                                                   "failed_reward": 0.5})
     got = await asyncio.get_running_loop().run_in_executor(None, lambda: subst(
         data_sources=["x"], solution_strs=["正文"], ground_truths=[{"instruction": "写"}], extra_infos=None))
     assert got[0]["score"] == 0.5 and got[0]["howtobench/substituted"] == 1.0
-    assert math.isnan(got[0]["howtobench/root"])
+    assert got[0]["howtobench/root"] == 0.0 and got[0]["howtobench/present/root"] == 0.0
 
 
 def trl_call(func: Any, prompts: list[Any], completions: list[Any], **columns: Any) -> tuple[list[Any], dict]:

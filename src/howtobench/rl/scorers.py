@@ -32,14 +32,14 @@ from howtobench.judges.job import judge_options, prompt_language_for
 from howtobench.redact import redact_text, redact_url
 from howtobench.serve.answers import score_answer
 from howtobench.serve.app import BadRequest, ServeState, score_entries
-from howtobench.serve.service import DEFAULT_DEADLINE_S, DEFAULT_MAX_PENDING
+from howtobench.serve.service import DEFAULT_DEADLINE_S, DEFAULT_FAILED_REWARD, DEFAULT_MAX_QUEUED
 from howtobench.serve.setup import ServeSettings, open_service
 from howtobench.suggest import unknown_name
 
 T = TypeVar("T")
 ENDPOINT_KEYS = ("judge_base_url", "judge_model", "judge_api_key_env", "judge_concurrency", "judge_timeout")
 SETTING_KEYS = ("workspace", "data", "method", "tree", "no_reference", "renormalize", "prompt_language",
-                "failed_reward", "deadline_s", "max_pending")
+                "failed_reward", "deadline_s", "max_queued", "max_pending", "group_size")
 KNOWN_KEYS = ("reward_url", *ENDPOINT_KEYS, *SETTING_KEYS)
 TRAINER_KEYS = frozenset({"reward_router_address", "reward_model_tokenizer"})  # verl's, for its own reward models
 MAX_WAIT_S = 600.0  # how long a refused (429) request keeps being retried before it is an error
@@ -107,7 +107,7 @@ class RemoteScorer:
     """`POST /v1/score` on a running `howtobench serve`; 429 is waited out (Retry-After), up to `MAX_WAIT_S`."""
 
     def __init__(self, url: str) -> None:
-        self.url = url.rstrip("/").removesuffix("/get_reward").removesuffix("/v1/score")
+        self.url = url.rstrip("/").removesuffix("/get_reward").removesuffix("/v1/score").removesuffix("/slime")
         self._http: aiohttp.ClientSession | None = None
 
     async def score(self, samples: list[dict[str, Any]]) -> dict[str, Any]:
@@ -207,6 +207,9 @@ def local_settings(given: dict[str, Any]) -> ServeSettings:
         data_dir=Path(data) if data else None, method=method,
         options=judge_options(renormalize=bool(given.get("renormalize")), tree=given.get("tree"),
                               prompt_language=prompt_language_for(method, given.get("prompt_language"))),
-        no_reference=bool(given.get("no_reference")), failed_reward=given.get("failed_reward"),
+        no_reference=bool(given.get("no_reference")),
+        failed_reward=None if given.get("failed_reward") == "none" else given.get("failed_reward",
+                                                                                  DEFAULT_FAILED_REWARD),
         deadline_s=float(given.get("deadline_s", DEFAULT_DEADLINE_S)),
-        max_pending=int(given.get("max_pending", DEFAULT_MAX_PENDING)), run_id="rl")
+        max_queued=int(given.get("max_queued", given.get("max_pending", DEFAULT_MAX_QUEUED))),
+        group_size=int(given["group_size"]) if "group_size" in given else None, run_id="rl")

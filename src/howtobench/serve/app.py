@@ -1,8 +1,10 @@
 """The HTTP routes of `howtobench serve` (aiohttp): `/get_reward`, `/v1/score`, `/health`, `/metrics`.
 
-Status codes say whose problem it is: 200 with one reward (or null and its reason) per sample; 400 a request
-that is not of the contract's shape; 429 over `--max-pending`, with `Retry-After` (OpenRLHF's client retries);
-503 with one line when the judge itself is unusable (401, nothing answering, disk), never a list of numbers.
+Status codes say whose problem it is: 200 with one reward (or its substitute, or null, and its reason) per
+sample; 400 a request that is not of the contract's shape; 429 past `--max-queued` while others are queued, with
+`Retry-After` and the flag to raise; 503 with one line when the judge is unusable in a way waiting cannot fix
+(401/403/404, a setting, the disk), never a list of numbers. A judge that blinks is waited for inside the request
+(service.py), and `/health` says "degraded" (200) meanwhile.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from howtobench.errors import HowtobenchError
 from howtobench.llm.limits import SlotPool
 from howtobench.redact import redact_text
-from howtobench.serve.answers import get_reward_answer, score_answer
+from howtobench.serve.answers import get_reward_answer, score_answer, slime_answer
 from howtobench.serve.samples import ItemIndex, Sample, SampleError, item_of, response_of
 from howtobench.serve.service import Overloaded, Rejected, RewardService
 
+SLIME_DEADLINE_S = 110.0  # under the 120 s total timeout of slime's shared aiohttp session (rm_hub/__init__.py)
 MAX_BODY_BYTES = 256 * 1024 * 1024  # a batch of long writings; aiohttp's default (1 MiB) refuses a few of them
 
 
@@ -39,12 +42,17 @@ class Health:
     pool: SlotPool | None = None
 
     def problem(self) -> str | None:
-        if not self.ready:
-            return self.reason
+        """Why the server cannot answer yet (503), or None."""
+        return None if self.ready else self.reason
+
+    def degraded(self) -> str | None:
+        """Which judge URLs are out of the pool now (requests wait for them to be probed again), or None."""
         out = self.pool.out_of_pool() if self.pool is not None else []
-        if self.pool is not None and len(out) == len(self.pool.urls):
-            return "every judge URL is out of the pool: " + "; ".join(out)
-        return None
+        if not out or self.pool is None:
+            return None
+        every = "every judge URL" if len(out) == len(self.pool.urls) else f"{len(out)} of {len(self.pool.urls)} " \
+            "judge URLs"
+        return f"{every} out of the pool, probed again shortly (requests wait for it): " + "; ".join(out)
 
 
 @dataclass
@@ -128,6 +136,7 @@ def build_app(state: ServeState) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY_BYTES)
     app.router.add_post("/get_reward", _route(state, "get_reward", _get_reward))
     app.router.add_post("/v1/score", _route(state, "score", _score))
+    app.router.add_post("/slime", _route(state, "slime", _slime))
 
     async def health(request: web.Request) -> web.Response:
         return await _health(state)
@@ -191,11 +200,37 @@ async def _score(state: ServeState, body: Any) -> dict[str, Any]:
     return score_answer(await state.service.score(entries, deadline), state.tree_names)
 
 
+async def _slime(state: ServeState, body: Any) -> dict[str, Any]:
+    """slime's `--rm-type remote_rm`: one `{prompt, response, label}` per request (`slime/rollout/rm_hub`)."""
+    entries = slime_entries(body, state.items)
+    outcomes = await state.service.score(entries, SLIME_DEADLINE_S)
+    return slime_answer(outcomes[0], state.tree_names, state.scale)
+
+
+def slime_entries(body: Any, items: ItemIndex) -> list[Sample | Rejected]:
+    """The one sample of a slime request: `response` is the decoded response alone; `prompt` a string or chat
+    messages (the last one's content is the instruction of an empty label)."""
+    if not isinstance(body, dict) or not isinstance(body.get("response"), str):
+        raise BadRequest('the body must be a JSON object with "response": the decoded response text')
+    prompt = body.get("prompt")
+    if isinstance(prompt, list):
+        prompt = prompt[-1].get("content") if prompt and isinstance(prompt[-1], dict) else None
+    if prompt is not None and not isinstance(prompt, str):
+        raise BadRequest('"prompt" must be a string or a list of chat messages')
+    response = body["response"]
+    return [_sample(body.get("label"), prompt, lambda: response, items)]
+
+
 async def _health(state: ServeState) -> web.Response:
     problem = state.health.problem()
     if problem is not None:
         return web.Response(text=redact_text(problem) + "\n", status=503, content_type="text/plain")
-    return web.json_response({"status": "ok", "samples_in_flight": state.service.pending})
+    degraded = state.health.degraded()
+    answer: dict[str, Any] = {"status": "ok" if degraded is None else "degraded",
+                              "samples_in_flight": state.service.pending}
+    if degraded is not None:
+        answer["reason"] = redact_text(degraded)
+    return web.json_response(answer)
 
 
 async def _metrics(state: ServeState) -> web.Response:

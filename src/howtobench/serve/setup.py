@@ -22,7 +22,13 @@ from howtobench.llm.types import LLMClient, Usage
 from howtobench.serve.app import Health, ServeState
 from howtobench.serve.judging import JudgeSet
 from howtobench.serve.samples import ItemIndex
-from howtobench.serve.service import DEFAULT_DEADLINE_S, DEFAULT_MAX_PENDING, FailedReward, RewardService
+from howtobench.serve.service import (
+    DEFAULT_DEADLINE_S,
+    DEFAULT_FAILED_REWARD,
+    DEFAULT_MAX_QUEUED,
+    FailedReward,
+    RewardService,
+)
 from howtobench.steps.client import step_client
 from howtobench.steps.settings import Execution
 
@@ -37,9 +43,10 @@ class ServeSettings:
     method: str = "tow"
     options: dict[str, Any] = field(default_factory=dict)
     no_reference: bool = False
-    failed_reward: FailedReward = None
-    max_pending: int = DEFAULT_MAX_PENDING
+    failed_reward: FailedReward = DEFAULT_FAILED_REWARD
+    max_queued: int = DEFAULT_MAX_QUEUED
     deadline_s: float = DEFAULT_DEADLINE_S
+    group_size: int | None = None  # --group-size: a group's substitute waits (briefly) for all n rollouts
     cache_mode: CacheMode = "on"
     run_id: str = "serve"
     preflight: bool = True  # --no-preflight: /health is 200 from the start
@@ -105,10 +112,13 @@ def service_state(client: LLMClient, settings: ServeSettings, items: ItemIndex, 
     members = client.members if isinstance(client, PanelClients) else None
     judges = JudgeSet(client, settings.method, settings.options, no_reference=settings.no_reference,
                       panel=settings.panel, members=members, in_flight=in_flight)
-    service = RewardService(judges, failed_reward=settings.failed_reward, max_pending=settings.max_pending,
-                            deadline_s=settings.deadline_s)
+    service = RewardService(judges, failed_reward=settings.failed_reward, max_queued=settings.max_queued,
+                            deadline_s=settings.deadline_s, group_size=settings.group_size)
+    pool = getattr(client, "pool", None)
+    if pool is not None:
+        pool.wait_when_down()  # a judge that blinks is waited for inside the request (service.py)
     return ServeState(service, items, tree_names(judges.for_reference(not settings.no_reference)),
-                      method_info(settings.method).score_max, Health(pool=getattr(client, "pool", None)),
+                      method_info(settings.method).score_max, Health(pool=pool),
                       judge_calls=lambda: call_counts(client))
 
 
