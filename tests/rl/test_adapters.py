@@ -55,7 +55,7 @@ def judge() -> Iterator[FakeServer]:
         yield server
 
 
-async def test_verl_single_async_and_batch_over_the_server(judge: FakeServer, tmp_path: Path,
+async def test_verl_single_and_async_over_the_server(judge: FakeServer, tmp_path: Path,
                                                            bench_root: Path) -> None:
     expected = await direct(judge, tmp_path / "direct", bench_root)
     judge.reset()
@@ -70,15 +70,13 @@ async def test_verl_single_async_and_batch_over_the_server(judge: FakeServer, tm
         assert inspect.iscoroutinefunction(aone)  # verl's reward loop then awaits it
         rest = await asyncio.gather(*(aone(data_source="howtobench", solution_str=r, ground_truth=GUIDE,
                                            extra_info={}) for r in RESPONSES[1:]))
-        batch = verl_function("compute_score_batch", kwargs)
-        batched = await loop.run_in_executor(None, lambda: batch(
-            data_sources=["howtobench"] * 3, solution_strs=RESPONSES, ground_truths=[GUIDE] * 3,
-            extra_infos=[{}, {}, {}]))
+        again = await asyncio.gather(*(aone(data_source="howtobench", solution_str=r, ground_truth=GUIDE,
+                                            extra_info={}) for r in RESPONSES))
     assert [first["score"], *(r["score"] for r in rest)] == pytest.approx(expected)
-    assert [b["score"] for b in batched] == pytest.approx(expected)
-    assert set(first) == set(batched[2]) and first["howtobench/root"] == first["score"]
+    assert [b["score"] for b in again] == pytest.approx(expected)
+    assert set(first) == set(again[2]) and first["howtobench/root"] == first["score"]
     assert first["howtobench/failed"] == 0.0 and "howtobench/logic" in first
-    assert len(judge_calls(judge)) == 1 + 7 * 3  # the batch was answered from the cache
+    assert len(judge_calls(judge)) == 1 + 7 * 3  # the second round was answered from the cache
 
 
 async def test_verl_in_process_and_a_failure_it_cannot_train_on(judge: FakeServer, tmp_path: Path,
@@ -86,10 +84,9 @@ async def test_verl_in_process_and_a_failure_it_cannot_train_on(judge: FakeServe
     expected = await direct(judge, tmp_path / "direct", bench_root)
     kwargs = {"judge_base_url": judge.base_url, "judge_model": "fake-judge", "judge_concurrency": 16,
               "workspace": str(tmp_path / "inproc"), "data": str(bench_root)}
-    batch = verl_function("compute_score_batch", kwargs)
-    scores = await asyncio.get_running_loop().run_in_executor(None, lambda: batch(
-        data_sources=["howtobench"] * 3, solution_strs=RESPONSES, ground_truths=[GUIDE] * 3,
-        extra_infos=[{}, {}, {}]))
+    group = verl_function("compute_score_async", kwargs)
+    scores = await asyncio.gather(*(group(data_source="howtobench", solution_str=r, ground_truth=GUIDE,
+                                          extra_info={}) for r in RESPONSES))
     assert [s["score"] for s in scores] == pytest.approx(expected)
     judge.handler = lambda request: Reply.text("nonsense") if request.get("response_format") else Reply.text("x")
     aone = verl_function("compute_score_async", {**kwargs, "workspace": str(tmp_path / "other")})
@@ -99,10 +96,9 @@ async def test_verl_in_process_and_a_failure_it_cannot_train_on(judge: FakeServe
                                                   "failed_reward": "none"})
     with pytest.raises(NoReward, match="verl cannot train on a missing reward"):
         await anull(data_source="x", solution_str="正文", ground_truth={"instruction": "写"}, extra_info=None)
-    subst = verl_function("compute_score_batch", {**kwargs, "workspace": str(tmp_path / "third"),
-                                                  "failed_reward": 0.5})
-    got = await asyncio.get_running_loop().run_in_executor(None, lambda: subst(
-        data_sources=["x"], solution_strs=["正文"], ground_truths=[{"instruction": "写"}], extra_infos=None))
+    subst = verl_function("compute_score", {**kwargs, "workspace": str(tmp_path / "third"), "failed_reward": 0.5})
+    got = [await asyncio.get_running_loop().run_in_executor(None, lambda: subst(
+        data_source="x", solution_str="正文", ground_truth={"instruction": "写"}, extra_info=None))]
     assert got[0]["score"] == 0.5 and got[0]["howtobench/substituted"] == 1.0
     assert got[0]["howtobench/root"] == 0.0 and got[0]["howtobench/present/root"] == 0.0
 

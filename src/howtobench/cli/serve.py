@@ -66,9 +66,9 @@ class Server:
         "of its group to be judged (at most 5 s for one that has not arrived), so the mean is the group's.")] = None
     max_queued: Annotated[int, typer.Option(
         "--max-queued", "--max-pending", min=1, help="Samples the server holds (queued or being judged), over all "
-        "requests: ~20 KB each for a 3,000-character response (docs/rl.md). Past it a request is answered 429 "
-        "saying to raise it, unless nothing else is queued: one request larger than it is judged in parts, never "
-        "refused.")] = DEFAULT_MAX_QUEUED
+        "requests: ~9 KiB each for a 3,000-character response, 142 MiB at the default "
+        "(bench/serve_queue_memory.py). Past it a request is answered 429 saying to raise it, unless nothing else "
+        "is queued: one request larger than it is judged in parts, never refused.")] = DEFAULT_MAX_QUEUED
     deadline: Annotated[float, typer.Option(
         "--deadline", min=0.001, help="Seconds a request waits for its samples; a sample not judged by then gets "
         "null with the reason (its judgment goes on into the cache, so a re-sent request is answered from there). "
