@@ -16,7 +16,7 @@ pytest.importorskip("torch")
 trl = pytest.importorskip("trl")
 datasets = pytest.importorskip("datasets")
 
-from common import judge, tiny_model, tiny_tokenizer  # noqa: E402
+from trainer_helpers import judge, tiny_model, tiny_tokenizer  # noqa: E402
 
 from howtobench.rl.trl import reward_function  # noqa: E402
 from reward_serving import ServeProcess, serve_args  # noqa: E402
