@@ -18,14 +18,16 @@ GUIDE = "guide/infer_354"
 
 
 def tiny_tokenizer() -> Any:
-    """A character-level fast tokenizer with chat-style special tokens, built without any download."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
+    """A character-level fast tokenizer with chat-style special tokens, built without any download (every character
+    of the tests' texts is in its vocabulary, so decode(encode(text)) == text)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
     specials = ["<pad>", "<|im_start|>", "<|im_end|>", "<unk>"]
     vocab = {tok: i for i, tok in enumerate(specials + sorted(set(CHARS)))}
     core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     core.pre_tokenizer = pre_tokenizers.Split(pattern="", behavior="isolated")
+    core.decoder = decoders.Fuse()  # decoded text is the characters joined, as a BPE tokenizer's would be
     tok = PreTrainedTokenizerFast(tokenizer_object=core, pad_token="<pad>", eos_token="<|im_end|>",
                                   bos_token="<|im_start|>", unk_token="<unk>")
     tok.padding_side = "left"
