@@ -152,3 +152,41 @@ def test_a_misspelt_argument_is_an_error_with_did_you_mean() -> None:
         reward_function(reward_ulr="http://127.0.0.1:1")
     with pytest.raises(ConfigError, match="did you mean 'judge_model'"):
         compute_score("x", "text", "guide/infer_354", None, judge_modle="m")
+
+
+def test_every_bad_argument_is_named_at_once() -> None:
+    from howtobench.errors import ConfigError
+    from howtobench.rl.verl import compute_score
+
+    with pytest.raises(ConfigError) as raised:
+        compute_score("x", "text", "guide/infer_354", None, judge_modle="m", judge_concurrency=0,
+                      failed_reward="mean", reward_router_address=None)
+    message = str(raised.value)
+    assert "did you mean 'judge_model'" in message and "judge_concurrency" in message
+    assert "failed_reward" in message and message.count("\n") == 0
+
+
+def test_the_adapters_take_every_endpoint_setting_serve_takes(tmp_path: Path) -> None:
+    """The same names as serve's --judge-* flags (cli/options.py lists them for every command), and each reaches the
+    in-process judge's endpoint; a provider profile gives its defaults under the settings given."""
+    from howtobench.cli.options import _ENDPOINT_FLAGS
+    from howtobench.rl.arguments import RewardArguments
+
+    assert {f"judge_{name}" for name in _ENDPOINT_FLAGS} <= set(RewardArguments.model_fields)
+    given = {"judge_base_url": ["http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"], "judge_model": "m",
+             "judge_api_key_env": "JUDGE_KEY", "judge_concurrency": 3, "judge_rpm": 60, "judge_timeout": 9.0,
+             "judge_max_retries": 1, "judge_reasks": 0, "judge_response_format": "json_object",
+             "judge_use_max_completion_tokens": True, "judge_json_object_schema": True, "judge_max_tokens": 512,
+             "workspace": str(tmp_path), "max_pending": 7, "group_size": 8, "failed_reward": "none"}
+    settings = RewardArguments.of(given).settings()
+    endpoint = settings.endpoint
+    assert endpoint is not None and endpoint.base_urls == ("http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1")
+    assert (endpoint.api_key_env, endpoint.concurrency, endpoint.rpm, endpoint.timeout_s) == ("JUDGE_KEY", 3, 60, 9.0)
+    assert (endpoint.max_retries, endpoint.reasks, endpoint.response_format) == (1, 0, "json_object")
+    assert endpoint.use_max_completion_tokens and endpoint.json_object_schema
+    assert settings.options["max_tokens"] == 512 and settings.max_queued == 7 and settings.group_size == 8
+    assert settings.failed_reward is None
+    profile = RewardArguments.of({"judge_provider": "deepseek", "judge_model": "deepseek-chat",
+                                  "judge_reasks": 1}).settings().endpoint
+    assert profile is not None and profile.base_urls == ("https://api.deepseek.com/v1",)
+    assert (profile.response_format, profile.api_key_env, profile.reasks) == ("json_object", "DEEPSEEK_API_KEY", 1)

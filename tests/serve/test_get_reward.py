@@ -139,9 +139,19 @@ async def test_bad_requests_are_400_and_chat_markers_are_stripped(fake_server: F
     fake_server.handler = server_handler()
     async with running(settings_for(fake_server, tmp_path / "ws", None)) as app:
         status, answer, _ = await app.post("/get_reward", {"query": ["x"]})
-        assert status == 400 and '"prompts" is missing' in answer["error"]
+        assert status == 400 and answer["error"] == "prompts: Field required"
         status, answer, _ = await app.post("/get_reward", {"query": ["x"], "prompts": ["x", "y"]})
         assert status == 400 and "as long as" in answer["error"]
+        # every problem at once: two unknown keys (one misspelt, with did-you-mean) and a bad value
+        status, answer, _ = await app.post("/get_reward", {"query": ["x"], "prompt": ["x"], "lables": [""],
+                                                           "prompts": [3]})
+        assert status == 400 and answer["error"].count("; ") >= 2, answer
+        assert "unknown key 'lables' (did you mean 'labels'?)" in answer["error"]
+        assert "unknown key 'prompt'" in answer["error"] and "prompts.0" in answer["error"]
+        for deadline in ("NaN", "Infinity", "true", "0"):
+            body = '{"samples": [{"response": "x"}], "deadline_s": ' + deadline + "}"
+            async with app.http.post(app.url + "/v1/score", data=body) as resp:
+                assert resp.status == 400 and "deadline_s" in (await resp.json())["error"], deadline
         status, answer, _ = await app.post("/get_reward", openrlhf_body("P", ["正文。"], "guide/nope", "<|endoftext|>"))
     assert status == 200 and answer["rewards"] == [0.0] and answer["substituted"][0].startswith("group-mean: no")
     assert "no such item" in answer["failures"][0]

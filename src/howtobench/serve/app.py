@@ -13,15 +13,18 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
+from pydantic import BaseModel, ValidationError
 
 from howtobench.errors import HowtobenchError
 from howtobench.llm.limits import SlotPool
 from howtobench.redact import redact_text
 from howtobench.serve.answers import get_reward_answer, score_answer, slime_answer
+from howtobench.serve.contract import GetRewardRequest, ScoreRequest, ScoreSample, SlimeRequest, describe
 from howtobench.serve.samples import ItemIndex, Sample, SampleError, item_of, response_of
 from howtobench.serve.service import Overloaded, Rejected, RewardService
 
@@ -31,6 +34,14 @@ MAX_BODY_BYTES = 256 * 1024 * 1024  # a batch of long writings; aiohttp's defaul
 
 class BadRequest(ValueError):
     """The request does not follow the contract: 400 with this message."""
+
+
+C = TypeVar("C", bound=BaseModel)
+KNOWN_KEYS: dict[type[BaseModel], tuple[str, ...]] = {
+    GetRewardRequest: tuple(GetRewardRequest.model_fields),
+    ScoreRequest: (*ScoreRequest.model_fields, *ScoreSample.model_fields),
+    SlimeRequest: tuple(SlimeRequest.model_fields),
+}
 
 
 @dataclass
@@ -67,31 +78,22 @@ class ServeState:
     judge_calls: Callable[[], tuple[int, int]] = lambda: (0, 0)  # (fresh calls, cache hits) of the judge client
 
 
+def parsed(model: type[C], body: Any) -> C:
+    """The body as the route's contract type; every problem of it named at once (`BadRequest`, 400)."""
+    if not isinstance(body, dict):
+        raise BadRequest(f"the body must be a JSON object ({model.__name__}: docs/rl.md)")
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        raise BadRequest(describe(exc, KNOWN_KEYS[model])) from None
+
+
 def openrlhf_entries(body: Any, items: ItemIndex) -> list[Sample | Rejected]:
     """The samples of an OpenRLHF body `{"query": [...], "prompts": [...], "labels": [...]}`."""
-    if not isinstance(body, dict) or not isinstance(body.get("query"), list):
-        raise BadRequest('the body must be a JSON object with "query": a list of prompt + response texts')
-    queries = body["query"]
-    prompts = _column(body, "prompts", len(queries), required=True)
-    labels = _column(body, "labels", len(queries), required=False)
-    return [_entry(q, p, label, items) for q, p, label in zip(queries, prompts, labels, strict=True)]
-
-
-def _column(body: dict[str, Any], name: str, size: int, *, required: bool) -> list[Any]:
-    values = body.get(name)
-    if values is None:
-        if required:
-            raise BadRequest(f'"{name}" is missing: the response is what follows each prompt in its query')
-        return [None] * size
-    if not isinstance(values, list) or len(values) != size:
-        raise BadRequest(f'"{name}" must be a list as long as "query" ({size})')
-    return values
-
-
-def _entry(query: Any, prompt: Any, label: Any, items: ItemIndex) -> Sample | Rejected:
-    if not isinstance(query, str) or not (prompt is None or isinstance(prompt, str)):
-        raise BadRequest("every query and prompt must be a string")
-    return _sample(label, prompt, lambda: response_of(query, prompt), items)
+    request = parsed(GetRewardRequest, body)
+    labels = request.labels if request.labels is not None else [None] * len(request.query)
+    return [_sample(label, prompt, partial(response_of, query, prompt), items)
+            for query, prompt, label in zip(request.query, request.prompts, labels, strict=True)]
 
 
 def _sample(label: Any, prompt: str | None, response: Callable[[], str], items: ItemIndex) -> Sample | Rejected:
@@ -107,21 +109,9 @@ def _sample(label: Any, prompt: str | None, response: Callable[[], str], items: 
 
 def score_entries(body: Any, items: ItemIndex) -> tuple[list[Sample | Rejected], float | None]:
     """The samples of a `/v1/score` body `{"samples": [{"response" | "query"+"prompt", "label"}], "deadline_s"}`."""
-    if not isinstance(body, dict) or not isinstance(body.get("samples"), list):
-        raise BadRequest('the body must be a JSON object with "samples": a list of {"response", "label"} objects')
-    deadline = body.get("deadline_s")
-    if deadline is not None and (not isinstance(deadline, (int, float)) or deadline <= 0):
-        raise BadRequest('"deadline_s" must be a positive number of seconds')
-    entries = []
-    for sample in body["samples"]:
-        if not isinstance(sample, dict):
-            raise BadRequest("every sample must be a JSON object")
-        prompt, response, query = sample.get("prompt"), sample.get("response"), sample.get("query")
-        if not all(v is None or isinstance(v, str) for v in (prompt, response, query)) or (response is None) == (
-                query is None):
-            raise BadRequest('every sample needs "response" (the text) or "query" (prompt + response), as strings')
-        entries.append(_sample(sample.get("label"), prompt, _text_of(response, query, prompt), items))
-    return entries, None if deadline is None else float(deadline)
+    request = parsed(ScoreRequest, body)
+    entries = [_sample(s.label, s.prompt, _text_of(s.response, s.query, s.prompt), items) for s in request.samples]
+    return entries, request.deadline_s
 
 
 def _text_of(response: str | None, query: str | None, prompt: str | None) -> Callable[[], str]:
@@ -129,7 +119,7 @@ def _text_of(response: str | None, query: str | None, prompt: str | None) -> Cal
     if response is not None:
         return lambda: response
     assert query is not None
-    return lambda: response_of(query, prompt)
+    return partial(response_of, query, prompt)
 
 
 def build_app(state: ServeState) -> web.Application:
@@ -208,17 +198,9 @@ async def _slime(state: ServeState, body: Any) -> dict[str, Any]:
 
 
 def slime_entries(body: Any, items: ItemIndex) -> list[Sample | Rejected]:
-    """The one sample of a slime request: `response` is the decoded response alone; `prompt` a string or chat
-    messages (the last one's content is the instruction of an empty label)."""
-    if not isinstance(body, dict) or not isinstance(body.get("response"), str):
-        raise BadRequest('the body must be a JSON object with "response": the decoded response text')
-    prompt = body.get("prompt")
-    if isinstance(prompt, list):
-        prompt = prompt[-1].get("content") if prompt and isinstance(prompt[-1], dict) else None
-    if prompt is not None and not isinstance(prompt, str):
-        raise BadRequest('"prompt" must be a string or a list of chat messages')
-    response = body["response"]
-    return [_sample(body.get("label"), prompt, lambda: response, items)]
+    """The one sample of a slime request (`SlimeRequest`)."""
+    request = parsed(SlimeRequest, body)
+    return [_sample(request.label, request.prompt_text(), lambda: request.response, items)]
 
 
 async def _health(state: ServeState) -> web.Response:
