@@ -49,7 +49,10 @@ Records
     ``server.requests``  list of JSON bodies of every chat request received (appended on arrival,
                          before the reply, so faulted attempts are counted too)
     ``server.log``       list of `Recorded(method, path, headers, body)` for every request
-    ``server.reset()``   clears both
+    ``server.answered``  digests (sha256 of the canonical JSON body) of every chat request answered 200: what a
+                         provider bills, whether or not the client was still there to read it
+    ``server.repeated``  chat requests that arrived after a request with the same digest was answered: paid twice
+    ``server.reset()``   clears them all
 
 Usage (pytest fixture ``fake_server`` in tests/conftest.py yields a started `FakeServer`)::
 
@@ -265,6 +268,8 @@ class FakeServer:
         self.model = model
         self.requests: list[dict[str, Any]] = []
         self.log: list[Recorded] = []
+        self.answered: set[str] = set()
+        self.repeated = 0
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -280,6 +285,8 @@ class FakeServer:
     def reset(self) -> None:
         self.requests.clear()
         self.log.clear()
+        self.answered.clear()
+        self.repeated = 0
 
     # ---- lifecycle
     def start(self) -> FakeServer:
@@ -350,18 +357,21 @@ class FakeServer:
                 await _write(writer, 400, _error_body("body is not JSON"))
             else:
                 self.requests.append(request.body)
-                return await self._chat(request.body, writer) and not wants_close
+                digest = body_digest(request.body)
+                self.repeated += digest in self.answered
+                kept = await self._chat(request.body, writer, digest)
+                return kept and not wants_close
         else:
             await _write(writer, 404, _error_body(f"no route {request.method} {request.path}"))
         return not wants_close
 
-    async def _chat(self, body: dict[str, Any], writer: asyncio.StreamWriter) -> bool:
+    async def _chat(self, body: dict[str, Any], writer: asyncio.StreamWriter, digest: str = "") -> bool:
         if self._slots is None:
-            return await self._chat_in_slot(body, writer)
+            return await self._chat_in_slot(body, writer, digest)
         async with self._slots:
-            return await self._chat_in_slot(body, writer)
+            return await self._chat_in_slot(body, writer, digest)
 
-    async def _chat_in_slot(self, body: dict[str, Any], writer: asyncio.StreamWriter) -> bool:
+    async def _chat_in_slot(self, body: dict[str, Any], writer: asyncio.StreamWriter, digest: str = "") -> bool:
         reply = _as_reply(self.handler(body))
         wait = self.latency + reply.delay
         if wait > 0:
@@ -377,6 +387,7 @@ class FakeServer:
             await _write(writer, reply.status, _error_body(reply.error_message, reply.status), headers)
             return True
         payload = self._completion(body, reply)
+        self.answered.add(digest)  # the completion is made (and billed) whether or not the client reads it
         if reply.fault == "truncate_body":
             raw = json.dumps(payload).encode()
             writer.write(_head(200, len(raw), {}) + raw[: len(raw) // 2])
@@ -404,6 +415,11 @@ class FakeServer:
                          "finish_reason": reply.finish_reason}],
             "usage": usage,
         }
+
+
+def body_digest(body: dict[str, Any]) -> str:
+    """sha256 of a request body's canonical JSON: the same request sent again has the same digest."""
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
 def _as_reply(value: Reply | str | dict[str, Any]) -> Reply:

@@ -23,6 +23,7 @@ from howtobench.config import EndpointConfig, resolve_workspace
 from howtobench.data.models import TASKS, Item, Language, Task, Writing
 from howtobench.errors import ConfigError
 from howtobench.event_loop import run_anywhere
+from howtobench.guard.guard import GuardSettings, guard_for, guarded
 from howtobench.judges.base import Judge, Judgment, with_lengths
 from howtobench.judges.panel import PanelJudge, PanelSpec, load_panel
 from howtobench.judges.prompts import DEFAULT_PROMPT_LANGUAGE
@@ -94,6 +95,7 @@ async def ascore(
     provider: str | None = None,
     workspace: str | Path | None = None,
     panel: PanelSpec | str | Path | None = None,
+    guard: GuardSettings | str | None = None,
     **options: Any,
 ) -> Judgment:
     """Judge one writing with ToW. Without `reference`, the reference-free prompts (absolute anchors) are used.
@@ -106,8 +108,11 @@ async def ascore(
     (renormalize, samples, max_tokens, ...). Returns the full Judgment:
     `.score` is the root (None when a leaf failed), `.leaves` every sub-score with its reason. `panel` (a
     `PanelSpec` or a panel YAML file, instead of `judge`) judges with every judge of the panel and combines their
-    roots (judges.panel); `.panel.members` holds each judge's own judgment.
+    roots (judges.panel); `.panel.members` holds each judge's own judgment. `guard` ("flag", "skip" or a
+    `howtobench.guard.GuardSettings`) checks the writing first (docs/guard.md): its signals in `.meta["guard"]`, and
+    under "skip" a degenerate writing is a failed judgment with the reason, made without any judge call.
     """
+    checks = guard_for(guard)
     if task not in TASKS or language not in LANGUAGES:
         raise ConfigError(unknown_name("task", task, TASKS) if task not in TASKS else
                           unknown_name("language", language, LANGUAGES))
@@ -126,12 +131,12 @@ async def ascore(
                 client = await stack.enter_async_context(_client(member.endpoint, workspace))
                 judges[member.name] = TreeOfWriting(client, tree=tree, with_reference=with_reference,
                                                     prompt_language=prompt_language, **options)
-            return with_lengths(await PanelJudge(spec, judges).judge(item, text), item, text)
+            return with_lengths(await guarded(PanelJudge(spec, judges), checks).judge(item, text), item, text)
     endpoint = judge_endpoint(judge, base_url, model, api_key_env, provider)
     async with _client(endpoint, workspace) as client:
         judge_ = TreeOfWriting(client, tree=tree, with_reference=with_reference, prompt_language=prompt_language,
                                **options)
-        return with_lengths(await judge_.judge(item, text), item, text)
+        return with_lengths(await guarded(judge_, checks).judge(item, text), item, text)
 
 
 def score(instruction: str, writing: str, reference: str | None = None, **kwargs: Any) -> Judgment:

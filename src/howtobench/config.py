@@ -83,6 +83,14 @@ class EndpointConfig(BaseModel):
             data["base_urls"] = (data["base_urls"],)
         return data
 
+    @field_validator("concurrency", "rpm", "timeout_s", "max_retries", "reasks", mode="before")
+    @classmethod
+    def _not_a_boolean(cls, value: Any) -> Any:
+        """A number, never `true` / `yes` (a bool is an int to Python: `concurrency: yes` was 1 call at once)."""
+        if isinstance(value, bool):
+            raise ValueError(f"must be a number, not {str(value).lower()}")
+        return value
+
     @field_validator("api_key_env")
     @classmethod
     def _variable_name(cls, name: str | None) -> str | None:
@@ -154,10 +162,18 @@ def optional_data_dir(flag: Path | None) -> Path | None:
 
 
 def resolve_workspace(flag: str | Path | None) -> Path:
-    """Where the cache database and run outputs live: `--workspace`, $HOWTOBENCH_WORKSPACE, ./.howtobench."""
-    if flag is not None:
-        return Path(flag)
-    return Path(env(WORKSPACE_ENV) or ".howtobench")
+    """Where the cache database and run outputs live: `--workspace`, $HOWTOBENCH_WORKSPACE, ./.howtobench.
+
+    A workspace that names a file (or lies under one) is refused here in words, not later as "File exists"."""
+    workspace = Path(flag) if flag is not None else Path(env(WORKSPACE_ENV) or ".howtobench")
+    for place in (workspace, *workspace.parents):
+        if place.exists():
+            if not place.is_dir():
+                what = "is a file" if place == workspace else f"lies under {place}, a file"
+                raise ConfigError(f"workspace {workspace} {what}, not a folder: the workspace is a folder (it holds "
+                                  "the call cache and batch state); give --workspace a folder, new or existing")
+            break
+    return workspace
 
 
 def load_config_file(path: Path | None) -> dict[str, Any]:

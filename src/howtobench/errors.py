@@ -22,7 +22,8 @@
     ├── TooManyFailures        the failed share passed --max-failed-rate: stopped early      [stop]
     └── StopAfterSiblings      a stop that lets the work beside it end by itself first
         ├── BudgetExceeded     the accounted cost reached --max-cost: stopped (exit 2)       [stop]
-        └── CallsDeferred      a call answered by no imported batch file: exported instead   [stop]
+        ├── CallsDeferred      a call answered by no imported batch file: exported instead   [stop]
+        └── Interrupted        Ctrl-C: nothing new sent, the calls in flight recorded (130)  [stop]
 
 Two kinds of failure, one rule (DESIGN.md). [writing]: a fact about one judgment or generation —
 recorded on its row with the raw reply, the run goes on. [run]: says nothing about the writing —
@@ -36,8 +37,8 @@ The model call that raised a run-level error is logged with status "stopped" (ll
 Exit statuses (`howtobench --help`, docs/failures.md): 0 every selected item was judged or generated; 1 an
 unexpected error (a bug: Python traceback); 2 the run stopped on a run-level error (or a bad command
 line); 3 the run finished but writing-level failures remain (their count is printed); 4 the run stopped
-early because the failed share passed --max-failed-rate; 5 the run stopped at its --max-cost. Each class
-carries its status in `exit_status`.
+early because the failed share passed --max-failed-rate; 5 the run stopped at its --max-cost; 130 Ctrl-C (what a
+shell reports for a program stopped by SIGINT). Each class carries its status in `exit_status`.
 """
 
 from __future__ import annotations
@@ -48,6 +49,9 @@ EXIT_STOPPED = 2
 EXIT_FAILURES_REMAIN = 3
 EXIT_TOO_MANY_FAILURES = 4
 EXIT_BUDGET = 5
+EXIT_INTERRUPTED = 130  # what a shell reports for a program stopped by SIGINT
+INTERRUPTED = ("interrupted: what finished is saved; judge, generate, run, robustness and build pick up from there "
+               "when the same command runs again")
 
 
 class HowtobenchError(Exception):
@@ -150,6 +154,13 @@ class BudgetExceeded(StopAfterSiblings):
 class CallsDeferred(StopAfterSiblings):
     """Batch-file mode: this call's answer is in no imported batch output yet; it goes into the exported file
     (steps/batch_files.py) and the job stops once everything it can do without it is done."""
+
+
+class Interrupted(StopAfterSiblings):
+    """Ctrl-C (the first): nothing new is sent; the calls in flight land and are recorded, then the command stops
+    (howtobench/interrupt.py; exit status 130)."""
+
+    exit_status = EXIT_INTERRUPTED
 
 
 _WRITING_LEVEL: tuple[type[Exception], ...] = (BadResponse, ContextTooLong, RowError, WritingTooLong)

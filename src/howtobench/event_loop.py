@@ -20,8 +20,18 @@ T = TypeVar("T")
 
 
 def run(main: Coroutine[Any, Any, T]) -> T:
-    """`asyncio.run(main)`: a new event loop, closed after."""
-    return asyncio.run(main)
+    """`asyncio.run(main)`: a new event loop, closed after; the first Ctrl-C drains the calls in flight
+    (`howtobench.interrupt`), the second stops at once."""
+    return asyncio.run(_draining(main))
+
+
+async def _draining(main: Coroutine[Any, Any, T]) -> T:
+    from howtobench.interrupt import draining_on_ctrl_c  # errors -> interrupt: kept out of this module's imports
+
+    task = asyncio.current_task()
+    assert task is not None  # asyncio.run runs us as a task
+    with draining_on_ctrl_c(asyncio.get_running_loop(), task):
+        return await main
 
 
 def run_anywhere(main: Coroutine[Any, Any, T]) -> T:

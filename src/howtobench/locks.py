@@ -17,7 +17,9 @@ A finished process removes its lock file. After taking the flock we check that t
 at the path (another process may have removed it meanwhile), so two processes never both hold one output.
 
 Different outputs may share a workspace: the call cache is SQLite in WAL mode with a busy timeout, made
-for several writers. flock is advisory and local: it does not guard against processes on other machines
+for several writers. A scoring server is another matter: `serve_lock` keeps one `serve` per workspace
+(`<workspace>/.serve.lock`), since two servers fed the same samples would both send their calls while both are in
+flight, and pay twice. flock is advisory and local: it does not guard against processes on other machines
 writing one network folder.
 
 POSIX only: flock comes from `fcntl`, which Linux and macOS have and Windows has not. On Windows the package
@@ -34,7 +36,7 @@ import logging
 import os
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -88,8 +90,9 @@ def _read_holder(fd: int) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
-def _acquire(path: Path, output: Path) -> int:
-    """An fd holding the flock of `path` (a lock file that is still the one at `path`), or OutputError."""
+def _acquire(path: Path, output: Path, busy: Callable[[str], str] | None = None) -> int:
+    """An fd holding the flock of `path` (a lock file that is still the one at `path`), or OutputError (its line
+    from `busy(the holder described)` when given)."""
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -97,6 +100,8 @@ def _acquire(path: Path, output: Path) -> int:
         except BlockingIOError:
             holder = _read_holder(fd)
             os.close(fd)
+            if busy is not None:
+                raise OutputError(busy(_describe(holder))) from None
             raise OutputError(
                 f"{output} is in use by another howtobench process ({_describe(holder)}); wait for it to finish "
                 f"or choose another output (lock file {path})"
@@ -160,12 +165,28 @@ def _refuse_busy_files_inside(folder: Path, shown: Path) -> None:
 
 
 @contextlib.contextmanager
-def _one_lock(output: Path, shown: Path, *, folder: bool) -> Iterator[None]:
-    """The flock of one output (`shown`: the path the user gave, for messages)."""
+def serve_lock(workspace: Path) -> Iterator[None]:
+    """One `serve` per workspace (`<workspace>/.serve.lock`): a second server there would send the same calls as
+    the first while both are in flight, and pay for them twice; it refuses at once, naming the first."""
+    if not HAS_FLOCK:
+        raise ConfigError(NEEDS_POSIX)
+
+    def busy(holder: str) -> str:
+        return (f"workspace {workspace} is served by another howtobench serve ({holder}): two servers on one "
+                "workspace pay twice for the calls both have in flight; stop that one, or give this one its own "
+                "--workspace")
+
+    with _one_lock(workspace.resolve() / "serve", workspace, folder=False, busy=busy):
+        yield
+
+
+@contextlib.contextmanager
+def _one_lock(output: Path, shown: Path, *, folder: bool, busy: Callable[[str], str] | None = None) -> Iterator[None]:
+    """The flock of one output (`shown`: the path the user gave, for messages; `busy`: the refusal's line)."""
     path = lock_path(output, folder=folder)
     with writing(shown):  # a lock that cannot be written is the output that cannot be written, for the user
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = _acquire(path, shown)
+        fd = _acquire(path, shown, busy)
     try:
         left = _read_holder(fd)
         if left:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import base64
 import re
 import threading
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import quote, quote_plus, unquote, urlsplit, urlunsplit
 
 MASK = "***"
 # query parameter names (lower case, "-" read as "_") whose value is a credential
@@ -39,19 +39,35 @@ _known_lock = threading.Lock()
 _ordered: tuple[str, ...] = ()  # the remembered secrets, longest first (a key containing another is masked whole)
 
 
+def percent_forms(value: str) -> set[str]:
+    """`value` as written and as a server may echo it percent-encoded: every character but unreserved ones
+    (`quote(safe="")`), a path's (`/` kept), a form's (`+` for space), each with upper- and lower-case hex."""
+    forms = {value, quote(value, safe=""), quote(value), quote_plus(value)}
+    return forms | {re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), f) for f in forms}
+
+
+def base64_forms(value: str) -> set[str]:
+    """`value` in base64 as a Basic header or a URL-safe token carries it: standard, URL-safe, without padding."""
+    raw = value.encode()
+    standard, urlsafe = base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()
+    return {standard, urlsafe, standard.rstrip("="), urlsafe.rstrip("=")}
+
+
 def remember_secret(value: str | None) -> None:
-    """From now on `redact_text` masks `value` (an API key, a password) wherever it appears."""
+    """From now on `redact_text` masks `value` (an API key, a password) wherever it appears, also
+    percent-encoded (`percent_forms`): a server that echoes a request path echoes it encoded."""
     global _ordered
     if not value or len(value) < MIN_SECRET_CHARS or value in _known:
         return
     with _known_lock:
-        _known.add(value)
+        _known.update(percent_forms(value))
         _ordered = tuple(sorted(_known, key=len, reverse=True))
 
 
 def remember_url_secrets(url: str) -> None:
     """Remember the credentials a URL carries: its userinfo (whole, user, password, and as the Basic header
-    would send it) and the values of its key-like query parameters (as written and percent-decoded)."""
+    would send it, in base64: `base64_forms`; each also percent-encoded) and the values of its key-like query
+    parameters (as written and percent-decoded)."""
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -60,9 +76,8 @@ def remember_url_secrets(url: str) -> None:
         userinfo = parts.netloc.rsplit("@", 1)[0]
         user, _, password = userinfo.partition(":")
         plain = f"{unquote(user)}:{unquote(password)}"
-        for value in (userinfo, user, password, unquote(user), unquote(password), plain,
-                      base64.b64encode(plain.encode()).decode()):
-            remember_secret(value)
+        for value in (userinfo, user, password, unquote(user), unquote(password), plain, *base64_forms(plain)):
+            remember_secret(value)  # each also percent-encoded: `...%3D%3D`, the Basic header echoed in a URL
     for pair in parts.query.split("&") if parts.query else ():
         name, sep, value = pair.partition("=")
         if sep and is_secret_param(name):

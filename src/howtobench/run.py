@@ -42,6 +42,7 @@ from howtobench.generate import (
     safe_file_stem,
     template_hash,
 )
+from howtobench.guard.guard import Guard, guarded
 from howtobench.judges.base import Judgment, build_judge, calls_a_model, method_info
 from howtobench.judges.runner import run_judge
 from howtobench.llm.accounting import usage_from_log
@@ -52,7 +53,7 @@ from howtobench.locks import output_lock
 from howtobench.outputs import output_dir, write_text_atomic
 from howtobench.progress import step
 from howtobench.report.html import ReportOptions, write_report
-from howtobench.report.leaderboard import Leaderboard, build_leaderboard
+from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions, build_leaderboard
 from howtobench.report.length_control import sources_from
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import board_text
@@ -60,6 +61,7 @@ from howtobench.run_settings import RunSettings, run_config
 from howtobench.session import endpoint_or_local
 from howtobench.steps.batch_files import import_for
 from howtobench.steps.client import step_client
+from howtobench.steps.job_identity import JobIdentity, data_digest, digest_of, files_digest
 from howtobench.steps.judge import panel_judge
 from howtobench.steps.settings import Execution
 
@@ -269,12 +271,13 @@ async def _judge(
     if settings.panel is not None:
         async with panel_judge(settings.panel, settings.method, _judge_options(settings), execution,
                                run_id=settings.run_id, items=len(pairs), check=False) as (judge, in_flight):
-            return await run_judge(judge, pairs, out, concurrency=in_flight, progress=settings.execution.progress,
+            return await run_judge(guarded(judge, Guard(settings.guard)), pairs, out, concurrency=in_flight,
+                                   progress=settings.execution.progress,
                                    max_failed_rate=settings.execution.max_failed_rate)
     async with step_client(judge_ep, execution, purpose="judge", run_id=settings.run_id, items=len(pairs),
                            calls_model=judge_ep is not None and calls_a_model(settings.method),
                            check=False) as step:
-        judge = build_judge(settings.method, step.client, _judge_options(settings))
+        judge = guarded(build_judge(settings.method, step.client, _judge_options(settings)), Guard(settings.guard))
         return await run_judge(judge, pairs, out, concurrency=step.in_flight, progress=settings.execution.progress,
                                max_failed_rate=settings.execution.max_failed_rate)
 
@@ -317,6 +320,25 @@ def _reference_pairs(settings: RunSettings, all_items: Sequence[Item],
     return kept
 
 
+def with_run_identity(settings: RunSettings, items: Sequence[Item], release: Sequence[Writing]) -> RunSettings:
+    """The run with its batch files (if any) keyed by what it asks (`steps/job_identity.py`): models, method,
+    sampling, selection and the content of its items, shipped writings and writings files."""
+    files = settings.execution.files
+    if files is None:
+        return settings
+    sel = settings.selection
+    asked = {"writer": settings.writer.model if settings.writer else None, "judge": settings.judge_label,
+             "method": settings.method, "judge_options": {k: str(v) for k, v in sorted(settings.judge_options.items())},
+             "sampling": settings.sampling.model_dump(mode="json"), "system_prompt": settings.system_prompt,
+             "generate": settings.generate, "release": settings.judges_release,
+             "reference_from": settings.reference_from,
+             "tasks": sel.tasks, "genres": sel.genres, "models": sel.models, "limit": sel.limit, "subset": sel.subset,
+             "ids": sel.ids, "seed": sel.seed,
+             "data": digest_of([data_digest(items, release), files_digest(sel.writings)])}
+    execution = replace(settings.execution, files=files.of(JobIdentity.of(asked)))
+    return settings.model_copy(update={"execution": execution})
+
+
 async def run_benchmark(settings: RunSettings) -> RunResult:
     """Generate, judge and tabulate; resumable. Returns the leaderboard and the manifest written to disk.
 
@@ -342,27 +364,29 @@ async def _run_locked(settings: RunSettings) -> RunResult:
                               cache_mode=execution.cache_mode,
                               workspace=execution.workspace,
                               run_id=settings.run_id)
+    settings = with_run_identity(settings, items, release)
+    if settings.execution.files is not None:  # once for both steps (each step's client then reads the stored answers)
+        import_for(execution.workspace, settings.execution.files, settings.run_id, _report_batch)
     _write_config(settings)
     copy_given_writings(settings, given)
-    if execution.files is not None:  # once for both steps (each step's client then reads the stored answers)
-        import_for(execution.workspace, execution.files, settings.run_id, _report_batch)
     async with _endpoints(settings) as (writer, judge_ep):
         generation, generated = await _generate(settings, writer, items)
         writings = [*release, *(w for rows in given for w in rows), *generated]
         judgments = await _judge(settings, judge_ep, _reference_pairs(settings, all_items, _pairs(items, writings)))
     with step("leaderboard (bootstrap intervals), manifest and report.html", settings.execution.progress):
-        board = _leaderboard(settings, judgments, items, writings)
-        manifest = build_manifest(settings, writer, judge_ep, items, judgments)
+        mine = sorted({w.model for w in generated} | {w.model for rows in given for w in rows})
+        board = _leaderboard(settings, judgments, items, writings, mine)
+        manifest = build_manifest(settings, writer, judge_ep, items, judgments) | {"under_test": mine}
         _write_outputs(settings, board, manifest)
     return RunResult(settings=settings, leaderboard=board, manifest=manifest, generation=generation,
                      judgments=len(judgments), failed_judgments=sum(j.status == "failed" for j in judgments))
 
 
 def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Sequence[Item],
-                 writings: Sequence[Writing]) -> Leaderboard:
+                 writings: Sequence[Writing], under_test: Sequence[str] = ()) -> Leaderboard:
+    """The run's table; `under_test` (the models of its own and given writings, not the shipped ones) are marked."""
     smoke = settings.needs_local_judge
-    return build_leaderboard(
-        judgments,
+    return build_leaderboard(judgments, LeaderboardOptions(
         seed=settings.selection.seed,
         n_boot=settings.bootstrap,
         items=items,
@@ -372,7 +396,9 @@ def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Se
         empty=settings.empty,
         length_controlled=settings.length_control,
         lengths=sources_from(items, writings) if settings.length_control else None,
-    )
+        calibration=settings.calibration,
+        under_test=under_test,
+    ))
 
 
 def _write_outputs(settings: RunSettings, board: Leaderboard, manifest: dict[str, Any]) -> None:
@@ -380,7 +406,8 @@ def _write_outputs(settings: RunSettings, board: Leaderboard, manifest: dict[str
     for suffix, format_name in (("md", "markdown"), ("json", "json"), ("csv", "csv")):
         write_text_atomic(d / f"leaderboard.{suffix}", board_text(board, format_name))
     write_text_atomic(d / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
-    options = ReportOptions(empty=settings.empty, length_control=settings.length_control)
+    options = ReportOptions(empty=settings.empty, length_control=settings.length_control,
+                            calibration=settings.calibration)
     write_report([d], d / "report.html", options)  # as `howtobench report RUN_DIR`
 
 

@@ -17,6 +17,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from howtobench.config import EndpointConfig
+from howtobench.guard.guard import GuardSettings
+from howtobench.guard.run_options import guard_run_options
 from howtobench.judges.base import EmptyConvention, calls_a_model
 from howtobench.judges.panel import PanelSpec
 from howtobench.llm.types import SamplingParams
@@ -54,8 +56,10 @@ class RunSettings(BaseModel):
     empty: EmptyConvention = "exclude"  # how the leaderboard and report count empty writings (judges.base)
     reference_from: str | None = None  # a shipped model or a writings file as the reference (Appendix B.3)
     length_control: bool = False  # add length-controlled tables to the leaderboard and report (report.length_control)
+    calibration: Path | None = None  # a calibration file: calibrated tables beside the raw ones (calibration.board)
     panel: PanelSpec | None = None  # judge with a panel of judges instead of `judge` (judges/panel.py)
     panel_file: Path | None = None  # where the panel came from (written to config.yaml, so the run repeats)
+    guard: GuardSettings = Field(default_factory=GuardSettings)  # --guard flag|skip (guard/): off by default
 
     @property
     def judges_release(self) -> bool:
@@ -149,6 +153,10 @@ class RunOption:
     from_flag: Callable[[Any], Any] = _same
 
 
+GUARD_RUN_OPTIONS: tuple[RunOption, ...] = tuple(
+    RunOption(key, (path,), to_yaml, from_flag) for key, path, to_yaml, from_flag in guard_run_options())
+"""`run --guard ...` (guard/run_options.py): written to config.yaml only where they differ from the defaults."""
+
 RUN_OPTIONS: tuple[RunOption, ...] = (  # in config.yaml's order
     RunOption("name", ("name",)),
     RunOption("run_dir", ("run_dir",), _text, Path),
@@ -174,12 +182,14 @@ RUN_OPTIONS: tuple[RunOption, ...] = (  # in config.yaml's order
     RunOption("empty", ("empty",)),
     RunOption("parallel", ("execution.parallel",)),
     RunOption("length_control", ("length_control",), lambda on: True if on else None),
+    RunOption("calibration", ("calibration",), _text, _path),
     RunOption("judge_max_tokens", ("judge_options.max_tokens",)),
     RunOption("prompt_language", ("judge_options.prompt_language",)),
     RunOption("reference_from", ("reference_from",)),
     RunOption("writer", ("writer",), _endpoint),  # its flags (--base-url ...) build it: `cli.options.model_flags`
     RunOption("judge", ("judge",), _endpoint),
     RunOption("panel", ("panel_file",), _text, _path),  # the CLI reads the file into `panel`
+    *GUARD_RUN_OPTIONS,
 )
 
 
@@ -208,7 +218,8 @@ def settings_from(values: Mapping[str, Any], extra: Mapping[str, Any] | None = N
     unknown = set(values) - {option.key for option in RUN_OPTIONS}
     if unknown:
         raise TypeError(f"not options of run: {sorted(unknown)}")
-    parts: dict[str, dict[str, Any]] = {"selection": {}, "execution": {}, "sampling": {}, "judge_options": {}}
+    parts: dict[str, dict[str, Any]] = {"selection": {}, "execution": {}, "sampling": {}, "judge_options": {},
+                                        "guard": {}}
     top: dict[str, Any] = {}
     given = [(path, option.from_flag(values[option.key])) for option in RUN_OPTIONS if option.key in values
              for path in option.paths]
@@ -220,4 +231,5 @@ def settings_from(values: Mapping[str, Any], extra: Mapping[str, Any] | None = N
             top[head] = value
     return RunSettings(**top, selection=Selection(**parts["selection"]), execution=Execution(**parts["execution"]),
                        sampling=RUN_SAMPLING.model_copy(update=parts["sampling"]),
-                       judge_options={k: v for k, v in parts["judge_options"].items() if v is not None})
+                       judge_options={k: v for k, v in parts["judge_options"].items() if v is not None},
+                       guard=GuardSettings(**parts["guard"]))

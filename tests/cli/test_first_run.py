@@ -16,7 +16,7 @@ import pytest
 from fake_server import FakeServer, default_handler
 from howtobench.cli.main import main
 from howtobench.report.headline import headlines
-from howtobench.report.leaderboard import build_leaderboard, load_judgments
+from howtobench.report.leaderboard import LeaderboardOptions, build_leaderboard, load_judgments
 
 Invoke = Callable[[list[str]], tuple[int, str]]
 DEAD = "http://127.0.0.1:9/v1"  # nothing answers there: a stop must come before any call
@@ -102,7 +102,8 @@ def test_judge_ends_with_one_line_per_judged_model(fake_server: FakeServer, tmp_
     fake_server.handler = default_handler
     code, out = as_seen(_judge_args(fake_server, bench_root, tmp_path), tmp_path)
     assert code == 0, out
-    expected = headlines(build_leaderboard(load_judgments([tmp_path / "single.jsonl"]), by="task", seed=0))
+    judged = load_judgments([tmp_path / "single.jsonl"])
+    expected = headlines(build_leaderboard(judged, LeaderboardOptions(by="task", seed=0)))
     assert len(expected) == 2 and all(" · n=3 items · judge gpt-4o-2024-11-20 · rank " in line for line in expected)
     assert expected[0].startswith(("deepseek-r1: All ", "gpt-4o-2024-11-20: All "))
     assert " vs " in expected[0] and " on 3 shared" in expected[0]

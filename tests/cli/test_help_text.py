@@ -87,7 +87,8 @@ def test_the_long_commands_list_their_options_in_groups() -> None:
     for command in ("run", "judge", "generate", "robustness"):
         text = CliRunner().invoke(build_app(), [command, "--help"], terminal_width=100).output
         titles = [line for line in text.splitlines() if line.endswith(":") and not line.startswith(" ")]
-        assert titles[titles.index("Options:"):][:1] == ["Options:"], (command, titles)
+        # the endpoint groups first, what you type first (issue 40, 3); the rest under "The run:" etc.
+        assert titles[0] in ("The model under test:", "The judge:"), (command, titles)
         present = [title for title in sections if title in titles]
         assert len(present) >= (5 if command == "run" else 3), (command, titles)  # judge has no writer
         for title in present:

@@ -196,7 +196,7 @@ async def test_finish_reason_decides_truncated_or_failed(fake_server: FakeServer
 
 async def test_truncated_writing_is_counted_on_the_leaderboard(tmp_path: Path) -> None:
     from howtobench.judges.runner import run_judge
-    from howtobench.report.leaderboard import build_leaderboard
+    from howtobench.report.leaderboard import LeaderboardOptions, build_leaderboard
     from howtobench.report.render import counts_grid
 
     class Fixed:
@@ -209,7 +209,7 @@ async def test_truncated_writing_is_counted_on_the_leaderboard(tmp_path: Path) -
     pairs = [(it, Writing(infer_id=it.id, model="m", output="x", truncated=it.id == "o1")) for it in FINISH_ITEMS[:3]]
     judgments = await run_judge(Fixed(), pairs, tmp_path / "j.jsonl", progress=False)
     assert [j.writing_truncated for j in judgments] == [True, False, False]
-    lb = build_leaderboard(judgments, n_boot=0)
+    lb = build_leaderboard(judgments, LeaderboardOptions(n_boot=0))
     assert lb.counts["m"].truncated == 1
     header, body = counts_grid(lb)
     assert dict(zip(header, body[0], strict=True))["truncated"] == "1"

@@ -84,3 +84,38 @@ def test_a_short_value_is_not_masked_as_a_literal() -> None:
 
     remember_secret("ab")
     assert redact_text("a tab") == "a tab"
+
+
+async def test_the_basic_credentials_echoed_percent_encoded_are_masked(fake_server: FakeServer,
+                                                                       tmp_path: Path) -> None:
+    """Issue 34, item 11: a server echoing the Basic header of a URL's userinfo percent-encoded (`...%3D%3D`) in
+    its error: masked on the error line and in the call log, as every other echoed form already was."""
+    import base64
+    from urllib.parse import quote
+
+    userinfo = "carol:pa ss/w+rd=12"
+    basic = base64.b64encode(userinfo.encode()).decode()
+    assert basic.endswith("=")
+    fake_server.handler = script(*[Reply.error(403, f"denied /v1?auth={quote(basic, safe='')} "
+                                                    f"user {quote(userinfo, safe='')} form {quote(basic)}")] * 3)
+    host = fake_server.base_url.removeprefix("http://")
+    ep = EndpointConfig(model="m", base_urls=(f"http://carol:{quote('pa ss/w+rd=12', safe='')}@{host}",), timeout_s=2)
+    with pytest.raises(HowtobenchError) as raised:
+        async with open_client(ep, workspace=tmp_path, retry=FAST_RETRY) as client:
+            await client.chat(req())
+    said, log = str(raised.value), _log_text(tmp_path)
+    for form in (basic, quote(basic, safe=""), quote(basic, safe="").lower(), basic.rstrip("="),
+                 quote(userinfo, safe=""), "pa ss/w+rd=12", quote("pa ss/w+rd=12", safe="")):
+        assert form not in said and form not in log, form
+    assert "denied /v1?auth=*** user *** form ***" in said
+
+
+def test_every_derived_encoding_of_a_key_is_masked() -> None:
+    from urllib.parse import quote, quote_plus
+
+    from howtobench.redact import remember_secret
+
+    key = "sk-k3y/with+odd=chars"
+    remember_secret(key)
+    for form in (key, quote(key, safe=""), quote(key), quote_plus(key), quote(key, safe="").lower()):
+        assert redact_text(f"[{form}]") == "[***]", form

@@ -14,11 +14,11 @@ from howtobench.data.genres import TABLE4_GENRES
 from howtobench.judges.base import Judgment
 from howtobench.report.fit import Grid, arrange, share, wrap
 from howtobench.report.formats.table import document_view
-from howtobench.report.leaderboard import build_leaderboard
+from howtobench.report.leaderboard import LeaderboardOptions, build_leaderboard
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import board_document
 from howtobench.report.tables import Table, label_columns, numeric_column, print_tables
-from table_text import NUMBER, label_cells
+from table_text import NUMBER
 
 MODELS = list(paper_table4().models)
 
@@ -69,7 +69,7 @@ def test_a_grid_that_fits_nowhere_is_split_into_the_fewest_even_parts_that_repea
 
 
 def test_eighty_columns_turn_models_into_rows_and_keep_every_model_row_and_number() -> None:
-    board = build_leaderboard(judgments(), n_boot=50, paper=paper_table4(), title="T")
+    board = build_leaderboard(judgments(), LeaderboardOptions(n_boot=50, paper=paper_table4(), title="T"))
     text = printed(document_view(board_document(board)), 80)
     grids = text[:text.index("Models ordered by")]
     assert max(len(line) for line in text.splitlines()) <= 80
@@ -90,29 +90,17 @@ def test_eighty_columns_turn_models_into_rows_and_keep_every_model_row_and_numbe
 
 
 def test_wide_terminal_keeps_columns_and_whole_names() -> None:
-    board = build_leaderboard(judgments(), n_boot=50, title="T")
+    board = build_leaderboard(judgments(), LeaderboardOptions(n_boot=50, title="T"))
     text = printed(document_view(board_document(board)), 400)
     assert "models as rows" not in text
     header = next(line for line in text.splitlines() if "claude-3-5-sonnet-20241022" in line)
     assert all(model in header for model in MODELS)
 
 
-def test_mixed_methods_name_the_method_in_every_column() -> None:
-    board = build_leaderboard([*judgments("tow"), *judgments("single")], n_boot=20, paper=paper_table4())
-    text = printed(document_view(board_document(board)), 120)
-    grids = text[:text.index("Models ordered by")]
-    rows = [f"{model} [{method}]" for model in MODELS for method in ("tow", "single")]
-    assert sorted(label_cells(grids)) == sorted(rows * 2)  # two parts at 120 columns
-    # the paper's ToW columns never stand next to another method's scale: left out, and said why
-    assert "(paper," not in text
-    assert "The paper's Table 4 columns are not shown: they are ToW scores (1-10), and this table also holds " \
-        "single, on another scale." in " ".join(text.split())
-
-
 def test_counts_table_keeps_models_as_rows_and_words_whole_at_eighty_columns() -> None:
     """The "Judged writings per model" table used to fold headers and names mid-word at 80 columns
     ("trunca" / "ted", "gpt-4o" / "-2024-" / "11-20")."""
-    board = build_leaderboard(judgments(), n_boot=20, title="T")
+    board = build_leaderboard(judgments(), LeaderboardOptions(n_boot=20, title="T"))
     text = printed(document_view(board_document(board)), 80)
     counts = text[text.index("Judged writings per model"):text.index("Adjacent models")]
     assert max(len(line) for line in counts.splitlines()) <= 80

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from howtobench.cli.main import app
 from howtobench.report import formats
-from howtobench.report.leaderboard import build_leaderboard
+from howtobench.report.leaderboard import LeaderboardOptions, build_leaderboard
 from howtobench.report.render import board_document
 from howtobench.report.tables import Document, Table, render
 
@@ -86,7 +86,7 @@ def test_a_table_command_in_a_format_of_one_module(tsv: None) -> None:
 
 
 def test_the_leaderboard_is_tables_like_every_other_command() -> None:
-    doc = board_document(build_leaderboard(hand_made(), seed=7, n_boot=0, by="task"))
+    doc = board_document(build_leaderboard(hand_made(), LeaderboardOptions(seed=7, n_boot=0, by="task")))
     assert [t.title for t in doc.tables] == [
         "Leaderboard — root score (tow)", "Judged writings per model", "Adjacent models, paired on shared items"]
     assert all(isinstance(t, Table) for t in doc.tables)

@@ -25,7 +25,7 @@ from howtobench.llm.types import Usage
 from howtobench.report.html import SMOKE_BANNER, ReportOptions, build_report
 from howtobench.report.html_inputs import scrub
 from howtobench.report.html_views import heat_colour
-from howtobench.report.leaderboard import build_leaderboard
+from howtobench.report.leaderboard import LeaderboardOptions, build_leaderboard
 from howtobench.report.render import cell_records, fmt
 from howtobench.run import RunSettings, run_benchmark
 from howtobench.steps.settings import Execution, Selection
@@ -155,7 +155,7 @@ def _tables(page: str) -> list[tuple[dict[str, str | None], list[list[str]]]]:
 def test_numbers_match_the_leaderboard(run_dir: Path) -> None:
     page = build_report([run_dir])
     # the run's settings (seed 3, 200 replicates, its items); genres in the data equal the records' here
-    lb = build_leaderboard(hand_made(), nodes=True, seed=3, n_boot=200)
+    lb = build_leaderboard(hand_made(), LeaderboardOptions(nodes=True, seed=3, n_boot=200))
     tables = {attrs["data-metric"]: rows for attrs, rows in _tables(page) if attrs.get("class") == "lb"}
     assert set(tables) == {"score", "content", "format", "impression"}
     labels = {row.key: row.label for row in lb.rows}
@@ -193,7 +193,7 @@ def test_run_settings_and_page_sections(run_dir: Path) -> None:
         assert section in page
     assert "node: content" in text and "node: impression" in text
     nodes = next(rows for attrs, rows in _tables(page) if attrs.get("class") == "lb nodes")
-    lb = build_leaderboard(hand_made(), nodes=True, seed=3, n_boot=200)
+    lb = build_leaderboard(hand_made(), LeaderboardOptions(nodes=True, seed=3, n_boot=200))
     content = lb.cell("content", "all", "alpha")
     assert content is not None and content.ci_low is not None and content.ci_high is not None
     assert [r[0] for r in nodes] == ["node (All)", "content", "format", "impression"]
@@ -264,14 +264,15 @@ def test_scrub_masks_key_like_values() -> None:
     assert cleaned == {"a": {"b": ["[redacted]", "plain"]}, "c": "[redacted]"}
 
 
-def test_the_report_says_it_relies_on_the_systems_cjk_fonts(tmp_path: Path) -> None:
-    """A machine without a CJK font showed boxes for every Chinese word, and nothing on the page said why."""
+def test_the_report_embeds_the_cjk_glyphs_it_uses(tmp_path: Path) -> None:
+    """A machine without a CJK font showed boxes for every Chinese word (issue 40: the page now carries its glyphs,
+    and says so; tests/report/test_report_font.py checks the font itself)."""
     path = tmp_path / "tow.jsonl"
     path.write_text("".join(j.model_dump_json() + "\n" for j in hand_made()), encoding="utf-8")
-    text = _text(build_report([path], ReportOptions(seed=0, n_boot=10, explorer_limit=1)))
-    assert ("Chinese text on this page is drawn with this computer's fonts (Noto Sans CJK SC, PingFang SC, Microsoft "
-            "YaHei, ...); the page embeds none, to stay small. Where Chinese shows as boxes, install a CJK font such "
-            "as Noto Sans CJK.") in text
+    page = build_report([path], ReportOptions(seed=0, n_boot=10, explorer_limit=1))
+    assert "Chinese on this page is drawn with an embedded subset of Noto Sans CJK SC (" in _text(page)
+    assert '@font-face { font-family: "Howtobench CJK"; font-display: block; src: url(data:font/woff2;base64,' in page
+    assert "font-src data:;" in page
 
 
 def test_plain_files_without_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from howtobench.cli.main import app
-from howtobench.errors import ConfigError, RowError
+from howtobench.cli.main import app, main
+from howtobench.errors import ConfigError, DataError, RowError
 from howtobench.judges.base import Judgment
 from howtobench.judges.negotiator import repair_weights, rescale
 from howtobench.judges.tree import default_tree
 from howtobench.report.headline import headlines
-from howtobench.report.leaderboard import build_leaderboard, load_judgments
+from howtobench.report.leaderboard import LeaderboardOptions, build_leaderboard, load_judgments
 from howtobench.report.paper import PaperTable, paper_table4
 from howtobench.report.reference import is_paper_judge
 from howtobench.report.render import board_text, fmt, to_json_data
@@ -70,7 +70,7 @@ def results_file(tmp_path: Path) -> Path:
 
 
 def test_means_order_and_counts() -> None:
-    lb = build_leaderboard(hand_made(), nodes=True, seed=7, n_boot=500)
+    lb = build_leaderboard(hand_made(), LeaderboardOptions(nodes=True, seed=7, n_boot=500))
     assert lb.columns == ("alpha", "beta")
     assert [r.key for r in lb.rows] == ["completion", "guide", "open", "argumentative", "prose", "letters", "all"]
     assert lb.cell("score", "all", "alpha").mean == pytest.approx(6.5)  # type: ignore[union-attr]
@@ -89,7 +89,8 @@ def test_means_order_and_counts() -> None:
     assert "beta: 1 empty writings, left out of the means (the authors' convention; --empty lowest scores them)" in (
         lb.warnings)
     partial = [*hand_made()[:3], hand_made()[3].model_copy(update={"status": "renormalized"})]
-    assert any("alpha: 1 roots were renormalised" in w for w in build_leaderboard(partial, n_boot=0).warnings)
+    warnings = build_leaderboard(partial, LeaderboardOptions(n_boot=0)).warnings
+    assert any("alpha: 1 roots were renormalised" in w for w in warnings)
     # node breakdown: completion has no format node, so format rests on the two other items
     assert lb.metrics == ("score", "content", "format", "impression")
     assert lb.cell("format", "all", "alpha").mean == pytest.approx(6.0)  # type: ignore[union-attr]
@@ -98,20 +99,21 @@ def test_means_order_and_counts() -> None:
 
 def test_empty_writings_lowest_is_an_option() -> None:
     """--empty lowest: the empty writing counts with the 1.0 the judge recorded; its count is shown either way."""
-    lb = build_leaderboard(hand_made(), nodes=True, seed=7, n_boot=0, empty="lowest")
+    lb = build_leaderboard(hand_made(), LeaderboardOptions(nodes=True, seed=7, n_boot=0, empty="lowest"))
     beta_all = lb.cell("score", "all", "beta")
     assert beta_all is not None and beta_all.mean == pytest.approx(10 / 3) and beta_all.n == 3
     assert lb.cell("score", "guide", "beta").mean == 1.0  # type: ignore[union-attr]
     assert lb.cell("format", "all", "beta").mean == pytest.approx(2.5)  # type: ignore[union-attr]  # (1 + 4) / 2
     assert (lb.counts["beta"].scored, lb.counts["beta"].empty) == (3, 1)
     assert any("beta: 1 empty writings, scored as the judge recorded them" in w for w in lb.warnings)
-    assert "|empty:lowest|" in lb.signature and "|empty:exclude|" in build_leaderboard(hand_made(), n_boot=0).signature
+    excluded = build_leaderboard(hand_made(), LeaderboardOptions(n_boot=0))
+    assert "|empty:lowest|" in lb.signature and "|empty:exclude|" in excluded.signature
     with pytest.raises(ValueError, match="empty must be"):
-        build_leaderboard(hand_made(), n_boot=0, empty="zero")  # type: ignore[arg-type]
+        build_leaderboard(hand_made(), LeaderboardOptions(n_boot=0, empty="zero"))  # type: ignore[arg-type]
 
 
 def test_bootstrap_bounds_fixed_seed() -> None:
-    lb = build_leaderboard(hand_made(), seed=7, n_boot=500)
+    lb = build_leaderboard(hand_made(), LeaderboardOptions(seed=7, n_boot=500))
     cell = lb.cell("score", "all", "alpha")
     assert cell is not None and cell.ci_low is not None and cell.ci_high is not None
     # the same resampling, written out: 500 replicates of 4 items with the cell's own generator
@@ -120,9 +122,10 @@ def test_bootstrap_bounds_fixed_seed() -> None:
     means = values[rng.integers(0, 4, size=(500, 4))].mean(axis=1)
     assert (cell.ci_low, cell.ci_high) == (np.percentile(means, 2.5), np.percentile(means, 97.5))
     assert (round(cell.ci_low, 4), round(cell.ci_high, 4)) == (5.5, 7.5)
-    again = build_leaderboard(hand_made(), seed=7, n_boot=500).cell("score", "all", "alpha")
+    again = build_leaderboard(hand_made(), LeaderboardOptions(seed=7, n_boot=500)).cell("score", "all", "alpha")
     assert again == cell
-    assert build_leaderboard(hand_made(), seed=7, n_boot=0).cell("score", "all", "alpha").ci_low is None  # type: ignore[union-attr]
+    unresampled = build_leaderboard(hand_made(), LeaderboardOptions(seed=7, n_boot=0))
+    assert unresampled.cell("score", "all", "alpha").ci_low is None  # type: ignore[union-attr]
 
 
 def test_bootstrap_ci_shrinks_with_more_items() -> None:
@@ -134,9 +137,9 @@ def test_bootstrap_ci_shrinks_with_more_items() -> None:
 
 
 def test_paired_adjacent_models() -> None:
-    (default,) = build_leaderboard(hand_made(), seed=7, n_boot=0).paired
+    (default,) = build_leaderboard(hand_made(), LeaderboardOptions(seed=7, n_boot=0)).paired
     assert default.n_shared == 2  # c2 failed and g1 is empty for beta: neither is shared by default
-    lb = build_leaderboard(hand_made(), seed=7, n_boot=200, empty="lowest")
+    lb = build_leaderboard(hand_made(), LeaderboardOptions(seed=7, n_boot=200, empty="lowest"))
     (pair,) = lb.paired
     assert (pair.first, pair.second, pair.n_shared) == ("alpha", "beta", 3)  # c2 failed for beta: not shared
     assert pair.mean_diff == pytest.approx(((8 - 5) + (7 - 1) + (5 - 4)) / 3)
@@ -144,7 +147,7 @@ def test_paired_adjacent_models() -> None:
 
 
 def test_outputs_agree(results_file: Path) -> None:
-    lb = build_leaderboard(load_judgments([results_file]), seed=3, n_boot=300, paper=paper_table4())
+    lb = build_leaderboard(load_judgments([results_file]), LeaderboardOptions(seed=3, n_boot=300, paper=paper_table4()))
     data = to_json_data(lb)
     rows = list(csv.DictReader(io.StringIO(board_text(lb, "csv"))))
     assert len(rows) == len(data["cells"])
@@ -215,7 +218,7 @@ def _repaired() -> list[Judgment]:
 
 def test_weight_repairs_counted_next_to_failures(tmp_path: Path) -> None:
     """Judgments on repaired J_W weights are counted per model (by kind) and per cell, in every output."""
-    lb = build_leaderboard(_repaired(), seed=3, n_boot=0)
+    lb = build_leaderboard(_repaired(), LeaderboardOptions(seed=3, n_boot=0))
     alpha, beta = lb.counts["alpha"], lb.counts["beta"]
     kinds = (alpha.weights_clipped, alpha.weights_uniform, alpha.weights_rescaled)
     assert alpha.weights_repaired == 2 and kinds == (1, 1, 1)
@@ -250,7 +253,7 @@ def _against_order() -> list[Judgment]:
 
 
 def test_pair_against_the_order_of_means_is_flagged(tmp_path: Path) -> None:
-    lb = build_leaderboard(_against_order(), seed=1, n_boot=100)
+    lb = build_leaderboard(_against_order(), LeaderboardOptions(seed=1, n_boot=100))
     # means over own items: gamma (6 + 6) / 2 = 6 > delta (7 + 7 + 1) / 3 = 5; shared items c1, g1: -1 each
     assert lb.columns == ("gamma", "delta") and lb.order_scores == {"gamma": 6.0, "delta": 5.0}
     (pair,) = lb.paired
@@ -267,7 +270,7 @@ def test_pair_against_the_order_of_means_is_flagged(tmp_path: Path) -> None:
 
 
 def test_order_on_shared_items(tmp_path: Path) -> None:
-    lb = build_leaderboard(_against_order(), seed=1, n_boot=100, order="shared")
+    lb = build_leaderboard(_against_order(), LeaderboardOptions(seed=1, n_boot=100, order="shared"))
     # only c1 and g1 have a score for both: gamma 6, delta 7
     assert lb.columns == ("delta", "gamma") and lb.order_items == 2
     assert lb.order_scores == {"gamma": 6.0, "delta": 7.0}
@@ -290,12 +293,12 @@ def test_order_on_shared_items_needs_one() -> None:
 
     js = [_j("gamma", "c1", 6.0), _j("delta", "g1", 7.0)]
     with pytest.raises(DataError, match="no item has a score for every model"):
-        build_leaderboard(js, n_boot=0, order="shared")
+        build_leaderboard(js, LeaderboardOptions(n_boot=0, order="shared"))
 
 
 def test_a_cell_of_one_item_shows_n_and_no_interval() -> None:
     """A resample of one value is that value: [7.00, 7.00] would read as certainty."""
-    lb = build_leaderboard(hand_made(), seed=3, n_boot=300)
+    lb = build_leaderboard(hand_made(), LeaderboardOptions(seed=3, n_boot=300))
     one = lb.cell("score", "guide", "alpha")
     assert one is not None and (one.mean, one.n, one.ci_low, one.ci_high) == (7.0, 1, None, None)
     md = board_text(lb, "markdown")
@@ -307,7 +310,7 @@ def test_a_cell_of_one_item_shows_n_and_no_interval() -> None:
 
 
 def test_headline_is_the_answer_first() -> None:
-    lb = build_leaderboard(hand_made(), seed=3, n_boot=300)
+    lb = build_leaderboard(hand_made(), LeaderboardOptions(seed=3, n_boot=300))
     assert headlines(lb) == [
         "alpha: All 6.50 [5.50, 7.50] · n=4 items · judge judge-x · rank 1 of 2 · vs beta: +2.00 [+1.00, +3.00] on 2 "
         "shared",
@@ -325,12 +328,12 @@ def _paper_of(items: dict[str, int]) -> PaperTable:
 def test_paper_columns_comparable_only_for_gpt4o_on_the_whole_benchmark() -> None:
     whole = _paper_of({"completion": 2, "guide": 1, "open": 1})  # the four items of hand_made() are "everything"
     gpt4o = [j.model_copy(update={"judge_model": "gpt-4o-2024-11-20"}) for j in hand_made()]
-    lb = build_leaderboard(gpt4o, n_boot=0, paper=whole)
+    lb = build_leaderboard(gpt4o, LeaderboardOptions(n_boot=0, paper=whole))
     assert lb.paper_caveat is None and to_json_data(lb)["paper_comparable"] is True
     assert "deepseek-r1 (paper, gpt-4o judge)" in board_text(lb, "markdown")
-    other = build_leaderboard(hand_made(), n_boot=0, paper=whole)
+    other = build_leaderboard(hand_made(), LeaderboardOptions(n_boot=0, paper=whole))
     assert other.paper_caveat == "not comparable with the paper's Table 4: judged by judge-x, not GPT-4o"
-    subset = build_leaderboard(gpt4o, n_boot=0, paper=paper_table4())
+    subset = build_leaderboard(gpt4o, LeaderboardOptions(n_boot=0, paper=paper_table4()))
     assert subset.paper_caveat == "not comparable with the paper's Table 4: 4 items, a subset of its 1,302"
     md = board_text(subset, "markdown")
     assert "Reference columns not comparable with the paper's Table 4: 4 items, a subset of its 1,302." in md
@@ -339,20 +342,59 @@ def test_paper_columns_comparable_only_for_gpt4o_on_the_whole_benchmark() -> Non
                                         None)] == [True, True, True, False, False, False]
 
 
+def test_methods_are_never_ranked_paired_or_tested_against_each_other(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """A 1-10 ToW root and a 0-1 ROUGE-L in one leaderboard were ranked and tested (+5.46, p = 1.8e-05) without a
+    word: now one line refuses, in the library and in the command, before any number is printed."""
+    rouge = [j.model_copy(update={"method": "rouge", "score": 0.2, "judge_model": None}) for j in hand_made()]
+    with pytest.raises(DataError, match=r"^these judgments are of 2 methods \(rouge, tow\): a leaderboard ranks"):
+        build_leaderboard([*hand_made(), *rouge], LeaderboardOptions(n_boot=0))
+    tow_file, rouge_file = tmp_path / "tow.jsonl", tmp_path / "rouge.jsonl"
+    tow_file.write_text("".join(j.model_dump_json() + "\n" for j in hand_made()), encoding="utf-8")
+    rouge_file.write_text("".join(j.model_dump_json() + "\n" for j in rouge), encoding="utf-8")
+    monkeypatch.setattr("sys.argv", ["howtobench", "leaderboard", str(tow_file), str(rouge_file), "--no-progress"])
+    with pytest.raises(SystemExit) as info:
+        main()
+    assert info.value.code not in (0, None)
+    seen = capsys.readouterr()
+    assert seen.out == "" and [line for line in seen.err.splitlines() if line.strip()] == [
+        "error: these judgments are of 2 methods (rouge, tow): a leaderboard ranks, pairs and tests one method's "
+        "scores (their scales differ); give each method its own"]
+    alone = CliRunner().invoke(app, ["leaderboard", str(rouge_file), "--no-progress", "--format", "json"])
+    assert alone.exit_code == 0, alone.output
+    assert json.loads(alone.output)["methods"] == ["rouge"]
+
+
 def test_paper_columns_never_next_to_another_scale() -> None:
     bleu = [j.model_copy(update={"method": "bleu", "score": 30.0, "judge_model": None}) for j in hand_made()]
-    lb = build_leaderboard([*hand_made(), *bleu], n_boot=0, paper=paper_table4())
+    lb = build_leaderboard(bleu, LeaderboardOptions(n_boot=0, paper=paper_table4()))
     assert lb.paper is None and lb.shown == tuple(("ours", c) for c in lb.columns)
     md = board_text(lb, "markdown")
     assert "(paper," not in md
-    assert "The paper's Table 4 columns are not shown: they are ToW scores (1-10), and this table also holds bleu, " \
-        "on another scale." in md
     assert "metric bleu" in headlines(lb)[0]
+
+
+def test_one_pair_has_one_interval_wherever_it_is_printed() -> None:
+    """The adjacent table, --compare (both orders), --baseline and the closing line once resampled one pair four
+    ways (a generator per printout): four intervals for one difference."""
+    rng = np.random.default_rng(4)
+    rows = [Judgment(method="tow", item_id=f"g{k}", model=m, task="guide", genre="letters",
+                     score=float(np.clip(base + rng.normal(), 1, 10))) for k in range(40)
+            for m, base in (("alpha", 6.0), ("beta", 5.5), ("gamma", 3.0))]
+    lb = build_leaderboard(rows, LeaderboardOptions(seed=2, n_boot=300, compare=("beta", "alpha"), baseline="beta"))
+    adjacent = next(p for p in lb.paired if (p.first, p.second) == ("alpha", "beta"))
+    asked = next(p for p in lb.comparisons if (p.first, p.second) == ("beta", "alpha"))
+    versus = lb.versus["alpha"]
+    assert (versus.first, versus.second) == ("alpha", "beta")
+    assert (versus.ci_low, versus.ci_high) == (adjacent.ci_low, adjacent.ci_high)
+    assert (asked.mean_diff, asked.ci_low, asked.ci_high) == (
+        -adjacent.mean_diff, -adjacent.ci_high, -adjacent.ci_low)  # type: ignore[operator]
+    assert asked.p_wilcoxon == adjacent.p_wilcoxon
 
 
 def test_ordered_by_all_places_the_paper_columns_among_ours() -> None:
     """alpha 6.50 ranks above DS-R1's published 6.10; beta 4.50 below Llama's 4.59: the order line is true."""
-    lb = build_leaderboard(hand_made(), n_boot=0, paper=paper_table4())
+    lb = build_leaderboard(hand_made(), LeaderboardOptions(n_boot=0, paper=paper_table4()))
     paper = paper_table4().models
     assert lb.shown == (("ours", "alpha"), *(("paper", m) for m in paper), ("ours", "beta"))
     header = next(line for line in board_text(lb, "markdown").splitlines() if line.startswith("|  | alpha |"))
@@ -362,25 +404,26 @@ def test_ordered_by_all_places_the_paper_columns_among_ours() -> None:
     ranks = {(r["column"], r["rank"]) for r in to_json_data(lb)["cells"] if r["row"] == "all"}
     assert ("alpha", 1) in ranks and ("beta", 12) in ranks
     assert ("deepseek-r1 (paper, gpt-4o judge, not comparable)", 2) in ranks
-    assert "rank 12 of 12 with the paper's 10 (not comparable)" in headlines(lb)[1]
-    shared = build_leaderboard(_against_order(), n_boot=0, paper=paper_table4(), order="shared")
+    # the closing line ranks among comparable rows only: the paper's columns are not (another judge, a subset)
+    assert "rank 2 of 2 (the paper's 10 not comparable)" in headlines(lb)[1]
+    shared = build_leaderboard(_against_order(), LeaderboardOptions(n_boot=0, paper=paper_table4(), order="shared"))
     assert shared.shown[:2] == (("ours", "delta"), ("ours", "gamma"))  # another order: the paper's after ours
 
 
 def test_compare_and_baseline_pair_on_shared_items(tmp_path: Path) -> None:
-    lb = build_leaderboard(_against_order(), seed=1, n_boot=100, compare=("delta", "gamma"))
+    lb = build_leaderboard(_against_order(), LeaderboardOptions(seed=1, n_boot=100, compare=("delta", "gamma")))
     (pair,) = lb.comparisons
     assert (pair.first, pair.second, pair.n_shared, pair.mean_diff, pair.p_wilcoxon) == ("delta", "gamma", 2, 1.0,
                                                                                          0.5)
     assert "| delta − gamma | 2 | +1.00 [+1.00, +1.00] | 0.5 |" in board_text(lb, "markdown")
     three = [*_against_order(), _j("eps", "c1", 2.0), _j("eps", "g1", 3.0)]
-    base = build_leaderboard(three, seed=1, n_boot=100, baseline="eps")
+    base = build_leaderboard(three, LeaderboardOptions(seed=1, n_boot=100, baseline="eps"))
     assert [(p.first, p.second, p.mean_diff) for p in base.comparisons] == [("gamma", "eps", 3.5), ("delta", "eps",
                                                                                                     4.5)]
     assert "vs eps: +3.50 [+3.00, +4.00] on 2 shared" in headlines(base)[0]
     assert "### Paired on shared items: every model against eps" in board_text(base, "markdown")
     with pytest.raises(ConfigError, match=r"--baseline: unknown model 'gama' \(did you mean 'gamma'\?\)"):
-        build_leaderboard(three, n_boot=0, baseline="gama")
+        build_leaderboard(three, LeaderboardOptions(n_boot=0, baseline="gama"))
     path = tmp_path / "r.jsonl"
     path.write_text("".join(j.model_dump_json() + "\n" for j in three), encoding="utf-8")
     out = CliRunner().invoke(app, ["leaderboard", str(path), "--compare", "delta", "gamma", "--baseline", "eps",
@@ -391,4 +434,5 @@ def test_compare_and_baseline_pair_on_shared_items(tmp_path: Path) -> None:
         ("delta", "gamma", 1.0), ("gamma", "eps", 3.5), ("delta", "eps", 4.5)]
     shown = CliRunner().invoke(app, ["leaderboard", str(path), "--baseline", "eps"], env={"COLUMNS": "200"})
     assert shown.exit_code == 0, shown.output
-    assert shown.output.rstrip("\n").splitlines()[-3:] == headlines(build_leaderboard(three, baseline="eps"))
+    expected = headlines(build_leaderboard(three, LeaderboardOptions(baseline="eps")))
+    assert shown.output.rstrip("\n").splitlines()[-3:] == expected

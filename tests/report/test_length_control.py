@@ -15,7 +15,7 @@ from howtobench.cli.main import app
 from howtobench.data.models import Item, Writing
 from howtobench.errors import DataError
 from howtobench.judges.base import Judgment
-from howtobench.report.leaderboard import build_leaderboard
+from howtobench.report.leaderboard import LeaderboardOptions, build_leaderboard
 from howtobench.report.length_control import LENGTH_CONTROLLED, sources_from
 from howtobench.report.length_fit import Observations, fit
 from howtobench.report.render import board_text, to_json_data
@@ -39,7 +39,7 @@ def hand_table() -> list[Judgment]:
 
 
 def test_hand_computed_regression() -> None:
-    board = build_leaderboard(hand_table(), by="task", n_boot=0, length_controlled=True)
+    board = build_leaderboard(hand_table(), LeaderboardOptions(by="task", n_boot=0, length_controlled=True))
     assert board.length_control is not None
     (f,) = board.length_control.fits
     assert f.beta == pytest.approx(1.5 / math.log(2))
@@ -95,7 +95,7 @@ def crafted(seed: int = 0) -> tuple[list[Judgment], list[str]]:
 
 def test_controlled_all_row_orders_by_true_effects_and_raw_does_not() -> None:
     judgments, truth_order = crafted()
-    board = build_leaderboard(judgments, by="task", n_boot=200, length_controlled=True)
+    board = build_leaderboard(judgments, LeaderboardOptions(by="task", n_boot=200, length_controlled=True))
     def order(metric: str) -> list[str]:
         means = {c: board.cell(metric, "all", c).mean for c in board.columns}  # type: ignore[union-attr]
         return sorted(means, key=lambda c: -means[c])  # type: ignore[operator]
@@ -117,18 +117,18 @@ def test_older_judgments_take_lengths_from_writings_and_benchmark() -> None:
     stored = hand_table()
     bare = [j.model_copy(update={"writing_chars": None, "reference_chars": None}) for j in stored]
     with pytest.raises(DataError, match="6 scored judgments record no writing or reference length"):
-        build_leaderboard(bare, by="task", n_boot=0, length_controlled=True)
+        build_leaderboard(bare, LeaderboardOptions(by="task", n_boot=0, length_controlled=True))
     items = [Item(infer_id=f"i{k}", task_type="guide", basic_instruction="写", reference="参" * 100)
              for k in (1, 2, 3)]
     writings = [Writing(infer_id=j.item_id, model=j.model, output="字" * (j.writing_chars or 0)) for j in stored]
-    board = build_leaderboard(bare, by="task", n_boot=0, length_controlled=True,
-                              lengths=sources_from(items, writings))
+    board = build_leaderboard(bare, LeaderboardOptions(by="task", n_boot=0, length_controlled=True,
+                              lengths=sources_from(items, writings)))
     assert board.cell(LENGTH_CONTROLLED, "all", "B").mean == pytest.approx(17 / 3)  # type: ignore[union-attr]
 
 
 def test_a_scored_empty_writing_is_left_out_of_the_fit_and_said() -> None:
     judgments = [*hand_table(), _j("B", "i4", 1.0, 0), _j("A", "i4", 5.0, 100)]
-    board = build_leaderboard(judgments, by="task", n_boot=0, length_controlled=True)
+    board = build_leaderboard(judgments, LeaderboardOptions(by="task", n_boot=0, length_controlled=True))
     assert board.length_control is not None and board.length_control.excluded == {"A": 0, "B": 1}
     assert any("B: 1 scored writings have no positive length" in w for w in board.warnings)
     assert board.length_control.fits[0].quality.n_obs == 7
@@ -136,7 +136,7 @@ def test_a_scored_empty_writing_is_left_out_of_the_fit_and_said() -> None:
 
 def test_nodes_get_their_own_fits_and_views_carry_the_metric() -> None:
     judgments = [j.model_copy(update={"nodes": {"content": (j.score or 0) - 1}}) for j in hand_table()]
-    board = build_leaderboard(judgments, by="task", n_boot=50, nodes=True, length_controlled=True)
+    board = build_leaderboard(judgments, LeaderboardOptions(by="task", n_boot=50, nodes=True, length_controlled=True))
     assert board.metrics == ("score", "content", LENGTH_CONTROLLED, f"{LENGTH_CONTROLLED}:content")
     assert board.cell(f"{LENGTH_CONTROLLED}:content", "all", "A").mean == pytest.approx(5.0)  # type: ignore[union-attr]
     data = to_json_data(board)

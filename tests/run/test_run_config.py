@@ -12,8 +12,10 @@ import yaml
 from typer.testing import CliRunner
 
 import howtobench.cli.run as cli_run
+from howtobench.calibration.record import Calibration, JudgeInfo, save_calibration
 from howtobench.cli.main import app
 from howtobench.config import EndpointConfig
+from howtobench.guard.guard import GuardSettings
 from howtobench.llm.types import SamplingParams
 from howtobench.run import CONFIG_HEADER, RunSettings, run_config
 from howtobench.run_settings import RUN_OPTIONS, settings_from
@@ -61,6 +63,9 @@ def test_every_option_of_the_table_round_trips_through_config_yaml(tmp_path: Pat
     mine.write_text("", encoding="utf-8")
     prices = tmp_path / "prices.yaml"
     prices.write_text("{}\n", encoding="utf-8")
+    calibration = tmp_path / "cal.json"
+    save_calibration(Calibration(kind="anchors", reference=JudgeInfo(model="ref", method="tow"),
+                                 new=JudgeInfo(model="judge", method="tow")), calibration)
     panel = tmp_path / "panel.yaml"
     panel.write_text("judges:\n  - {name: a, base_url: 'http://127.0.0.1:9/v1', model: judge-a}\n"
                      "  - {name: b, base_url: 'http://127.0.0.1:9/v1', model: judge-b}\naggregate: median\n",
@@ -75,8 +80,12 @@ def test_every_option_of_the_table_round_trips_through_config_yaml(tmp_path: Pat
         "--empty", "lowest", "--parallel", "4", "--length-control", "--judge-max-tokens", "64",
         "--prompt-language", "zh", "--reference-from", "deepseek-r1", "--judge-base-url", "http://127.0.0.1:9/v1",
         "--judge-model", "judge", "--judge-rpm", "60", "--judge-timeout", "30", "--judge-response-format",
-        "json_object"])
+        "json_object", "--calibration", str(calibration), "--guard", "skip", "--guard-reward", "null",
+        "--guard-threshold", "stub=0.05", "--guard-action", "echo=skip", "--guard-cliches", str(prices)])
     settings = built[-1]
+    assert settings.calibration == calibration
+    assert settings.guard == GuardSettings(mode="skip", thresholds={"stub": 0.05}, actions={"echo": "skip"},
+                                           reward=None, cliches=prices)
     assert settings.selection == Selection(data_dir=bench_root, tasks=("guide", "open"), genres=("fiction",),
                                            models=("deepseek-r1",), limit=2, subset=5, ids=("a1", "b2"), seed=3,
                                            writings=(mine,))

@@ -5,18 +5,20 @@ second round; a second import changes nothing; every bad output file refused nam
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from fake_run_batch import run_batch
-from fake_server import FakeServer, Reply
+from fake_server import FakeServer
 from howtobench.config import EndpointConfig
-from howtobench.errors import DataError, PermanentError, RowError
+from howtobench.errors import DataError, RowError
 from howtobench.llm.batch import body_hash
 from howtobench.llm.cache import CallStore
 from howtobench.steps.batch_files import FILE_BASE_URL, BatchFiles, FileStore, RoundExported
+from howtobench.steps.batch_outputs import same_model
 from howtobench.steps.judge import JudgeJob, judge_job
 from howtobench.steps.settings import Execution, Selection
 from judge_replies import first_user, judge_reply, leaf_score, schema_of, server_handler
@@ -144,31 +146,129 @@ async def test_bad_outputs_are_refused_naming_file_and_line(bench_root: Path, tm
         foreign = next(x["custom_id"] for x in lines_of(tmp_path / "other.jsonl") if x["custom_id"] not in ours)
         await judge_job(importing([json.dumps(json.loads(good[0]) | {"custom_id": foreign})], "foreign.jsonl"))
     store = FileStore(tmp_path / "ws")
-    assert store.answer("judge:" + str(tmp_path / "tow.jsonl"), json.loads(good[0])["custom_id"]) is None
+    assert store._db.execute("SELECT COUNT(*) FROM answered").fetchone()[0] == 0  # noqa: SLF001
     store.close()  # nothing of a refused import was stored
 
 
-async def test_error_lines_are_reported_and_kept_or_asked_again(bench_root: Path, tmp_path: Path) -> None:
+async def test_lines_that_are_no_answers_are_never_stored_and_a_later_import_answers_them(
+        bench_root: Path, tmp_path: Path) -> None:
+    """A refused line (400), a 200 whose body is a string, and a line the engine never ran (500) are reported and
+    counted, not stored: the next round holds their calls, and importing the corrected output finishes the job
+    (before, the first stored line of a call stayed forever and the job could never finish)."""
     calls, answers = tmp_path / "calls.jsonl", tmp_path / "answers.jsonl"
     await exported(job(bench_root, tmp_path, BatchFiles(export=calls)))
-    weights = next(k for k, x in enumerate(lines_of(calls)) if schema_of(x["body"])[0] == "weights")
-
-    def handler(request: dict[str, Any]) -> Reply:
-        return Reply.error(500, "engine died") if schema_of(request)[0] == "weights" else server_handler()(request)
-
-    run_batch(calls, answers, MODEL, handler)
+    run_batch(calls, answers, MODEL, server_handler())
+    good = answers.read_text().splitlines()
+    bad = [json.loads(line) for line in good[:3]]
+    bad[0]["response"] = {"status_code": 400, "request_id": "r", "body": None}
+    bad[0]["error"] = "bad request"
+    bad[1]["response"]["body"] = "I am a string"
+    bad[2]["response"] = {"status_code": 500, "request_id": "r", "body": None}
+    bad[2]["error"] = "engine died"
+    poisoned = tmp_path / "poisoned.jsonl"
+    poisoned.write_text("\n".join([*(json.dumps(b) for b in bad), *good[3:]]) + "\n")
     report: list[str] = []
-    said = await exported(job(bench_root, tmp_path, BatchFiles(imports=(answers,)), report=report.append))
-    assert f"{answers}:{weights + 1}: the engine did not run custom_id" in report[0]
-    assert "it goes into the next round's file" in report[0]
-    assert "round 2: 2 calls" in said  # both weights calls again; the leaves are answered and cached
+    said = await exported(job(bench_root, tmp_path, BatchFiles(imports=(poisoned,)), report=report.append))
+    assert report[0].startswith(f"{poisoned}:1: custom_id {bad[0]['custom_id'][:12]} is not an answer (refused: "
+                                "HTTP 400: bad request)")
+    assert report[1].startswith(f"{poisoned}:2: custom_id {bad[1]['custom_id'][:12]} is not an answer (malformed: "
+                                "HTTP 200 with a body that is no JSON object (str))")
+    assert "(not run: 500: engine died)" in report[2]
+    assert report[3].startswith("3 lines are not answers (1 refused, 1 malformed, 1 not run): not stored")
+    assert report[4] == f"imported 27 answers from {poisoned}"
+    second = tmp_path / "calls.round2.jsonl"
+    assert f"round 2: 3 calls for model {MODEL} written to {second}" in said
+    assert {x["custom_id"] for x in lines_of(second)} == {b["custom_id"] for b in bad}
+    store = FileStore(tmp_path / "ws")
+    stored = store._db.execute("SELECT custom_id FROM answered").fetchall()  # noqa: SLF001
+    store.close()
+    assert len(stored) == 27 and not {b["custom_id"] for b in bad} & {row[0] for row in stored}
 
-    refused = tmp_path / "refused.jsonl"
-    row = json.loads(answers.read_text().splitlines()[weights])
-    row |= {"response": {"status_code": 400, "request_id": "r", "body": None}, "error": "bad request"}
-    refused.write_text(json.dumps(row) + "\n")
-    with pytest.raises(PermanentError, match=rf"{refused}:1: bad request"):  # a 4xx stops the run, as live
-        await judge_job(job(bench_root, tmp_path, BatchFiles(imports=(refused,))))
+    judged = await judge_job(job(bench_root, tmp_path, BatchFiles(imports=(answers,))))  # the corrected output
+    assert [j.status for j in judged] == ["ok"] * 4
+    assert calls_sent(tmp_path / "ws") == 30  # each call accounted once
+
+
+async def test_a_prompt_too_long_is_the_writings_failure_and_is_stored(bench_root: Path, tmp_path: Path) -> None:
+    """A 400 saying the prompt is too long for the model is a fact about the writing, as live: stored, and the
+    writing's judgment fails while the others are judged (docs/fidelity.md)."""
+    calls, answers = tmp_path / "calls.jsonl", tmp_path / "answers.jsonl"
+    await exported(job(bench_root, tmp_path, BatchFiles(export=calls)))
+    run_batch(calls, answers, MODEL, server_handler())
+    rows = [json.loads(line) for line in answers.read_text().splitlines()]
+    leaf = next(k for k, x in enumerate(lines_of(calls)) if schema_of(x["body"])[0] != "weights")
+    rows[leaf]["response"] = {"status_code": 400, "request_id": "r", "body": None}
+    rows[leaf]["error"] = "This model's maximum context length is 32768 tokens"
+    answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    judged = await judge_job(job(bench_root, tmp_path, BatchFiles(imports=(answers,))))
+    assert sorted(j.status for j in judged) == ["failed", "ok", "ok", "ok"]
+
+
+async def test_an_import_of_another_selection_is_refused_before_anything_is_stored(
+        bench_root: Path, tmp_path: Path) -> None:
+    """Exported with --subset, imported without: the same output, another job. Refused naming the difference;
+    nothing stored, no round written (before: a "round 2" of every call of the whole selection)."""
+    calls, answers = tmp_path / "calls.jsonl", tmp_path / "answers.jsonl"
+    subset = job(bench_root, tmp_path, BatchFiles(export=calls))
+    subset = replace(subset, selection=replace(subset.selection, limit=None, subset=1))
+    await exported(subset)
+    assert len(lines_of(calls)) == 15  # one item: its weights call and 7 leaves for each of 2 writings
+    run_batch(calls, answers, MODEL, server_handler())
+    whole = job(bench_root, tmp_path, BatchFiles(imports=(answers,)))
+    with pytest.raises(DataError, match=rf"{answers} answer the batch export of another job for judge:.*tow.jsonl "
+                                        r"\(limit: none at the export, 2 now; subset: 1 at the export, none now; the "
+                                        r"data \(its content digest differs.*\)\); nothing was imported"):
+        await judge_job(whole)
+    store = FileStore(tmp_path / "ws")
+    assert store._db.execute("SELECT COUNT(*) FROM answered").fetchone()[0] == 0  # noqa: SLF001
+    store.close()
+    assert not (tmp_path / "calls.round2.jsonl").exists()
+    judged = await judge_job(replace(subset, execution=whole.execution))  # with the export's selection: taken
+    assert [j.status for j in judged] == ["ok"] * 2
+
+
+async def test_non_utf8_bytes_in_an_output_are_one_line_naming_file_and_line(bench_root: Path,
+                                                                              tmp_path: Path) -> None:
+    calls, answers = tmp_path / "calls.jsonl", tmp_path / "answers.jsonl"
+    await exported(job(bench_root, tmp_path, BatchFiles(export=calls)))
+    run_batch(calls, answers, MODEL, server_handler())
+    good = answers.read_bytes()
+    answers.write_bytes(good.replace(b"\n", b"\n\xff\xfe", 1))
+    with pytest.raises(RowError, match=rf"{answers}:2: not UTF-8 text \(byte 0xff at column 1\)"):
+        await judge_job(job(bench_root, tmp_path, BatchFiles(imports=(answers,))))
+    lines = good.decode().splitlines()
+    lines[2] = lines[2].replace('"prompt_tokens": ', '"prompt_tokens": NaN, "was": ', 1)
+    answers.write_text("\n".join(lines) + "\n")
+    with pytest.raises(RowError, match=rf"{answers}:3: not a JSON line of a batch output \(NaN is not JSON"):
+        await judge_job(job(bench_root, tmp_path, BatchFiles(imports=(answers,))))
+
+
+@pytest.mark.parametrize(("answered", "exported_for", "same"), [
+    ("gpt-4o", "gpt-4o", True),
+    ("gpt-4o-2024-08-06", "gpt-4o", True),
+    ("gpt-4o-mini-2024-07-18", "gpt-4o-mini", True),
+    ("claude-3-5-sonnet-20241022", "claude-3-5-sonnet", True),
+    ("gpt-4-0613", "gpt-4", True),
+    ("gpt-4o-mini", "gpt-4o", False),
+    ("gpt-4o-mini-2024-07-18", "gpt-4o", False),
+    ("Qwen2.5-7B-Instruct", "Qwen2.5-7B", False),
+    ("Qwen2.5-7B-v2", "Qwen2.5-7B", False),
+    ("m-2024-13-01", "m", False),
+    ("m-2024-0718", "m", False),
+    (None, "m", False),
+])
+def test_a_reply_is_of_the_exported_model_or_a_dated_snapshot_of_it(answered: str | None, exported_for: str,
+                                                                    same: bool) -> None:
+    assert same_model(answered, exported_for) is same
+
+
+async def test_another_models_reply_is_refused_naming_the_rule(bench_root: Path, tmp_path: Path) -> None:
+    calls, answers = tmp_path / "calls.jsonl", tmp_path / "answers.jsonl"
+    await exported(job(bench_root, tmp_path, BatchFiles(export=calls)))
+    run_batch(calls, answers, MODEL + "-Instruct", server_handler())
+    with pytest.raises(RowError, match=rf"{answers}:1: the reply .* comes from model 'Qwen/Qwen3-8B-Instruct', but "
+                                       r"the call was exported for 'Qwen/Qwen3-8B'.*date suffix"):
+        await judge_job(job(bench_root, tmp_path, BatchFiles(imports=(answers,))))
 
 
 async def test_a_run_goes_round_by_round_writer_then_judge(bench_root: Path, tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ parts of different jobs, a shard given twice or missing, and a part that is not 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -89,3 +90,26 @@ def test_generate_shards_merged_by_the_command(bench_root: Path, tmp_path: Path)
     selection = json.loads(sidecar_path(tmp_path / "w1.jsonl").read_text())["selection"]
     whole = {r["infer_id"]: r for r in rows(tmp_path / "whole.jsonl")}
     assert rows(tmp_path / "merged.jsonl") == [whole[item] for item in selection]  # row for row, in item order
+
+
+async def test_one_data_set_at_two_paths_is_one_job_and_other_data_is_not(bench_root: Path, tmp_path: Path) -> None:
+    """Shards identify the data by its content digest, not its path (issue 34, item 7): parts judged from the
+    release and from a link to it merge; a part judged from a changed copy is another job, named as "data"."""
+    link = tmp_path / "same-data"
+    link.symlink_to(bench_root, target_is_directory=True)
+    changed = tmp_path / "changed-data"
+    shutil.copytree(bench_root / "guide", changed / "guide")
+    aligned = changed / "guide" / "aligned.jsonl"
+    lines = aligned.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["reference"] = first.get("reference", "") + "。"
+    aligned.write_text("\n".join([json.dumps(first, ensure_ascii=False), *lines[1:]]) + "\n", encoding="utf-8")
+    parts = [tmp_path / f"part{i}.jsonl" for i in (1, 2)]
+    with FakeServer(server_handler()) as server:
+        await judge_job(job(bench_root, parts[0], tmp_path / "ws1", server.base_url, Shard(1, 2)))
+        await judge_job(job(link, parts[1], tmp_path / "ws2", server.base_url, Shard(2, 2)))
+        assert merge_outputs(parts, tmp_path / "merged.jsonl") == ("judgments", 6)
+        other = tmp_path / "other2.jsonl"
+        await judge_job(job(changed, other, tmp_path / "ws3", server.base_url, Shard(2, 2)))
+    with pytest.raises(DataError, match=r"other2.jsonl is a part of another job than .*part1.jsonl \(data differ\)"):
+        merge_outputs([parts[0], other], tmp_path / "m.jsonl")

@@ -69,6 +69,10 @@ class CpuRollout(RolloutRayActor.__ray_metadata__.modified_class.__bases__[0]): 
     def get_num_unfinished_requests(self) -> int:
         return 0
 
+    def point_to(self, remote_rm_url: str) -> None:
+        """A new reward server (the tests reuse the actors: starting one imports torch and OpenRLHF again)."""
+        self.executor = SingleTurnAgentExecutor(remote_rm_url)
+
 
 class ZeroLogProbActors:
     """The actor model group's forward pass (a GPU's work) as zero log-probs, through Ray as OpenRLHF reads it."""
@@ -79,29 +83,29 @@ class ZeroLogProbActors:
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[None]:
+def cluster() -> Iterator[list[Any]]:
+    """A local Ray cluster and two rollout actors on it (OpenRLHF's vLLM engines)."""
     path = os.pathsep.join([str(TESTS / "trainers"), str(TESTS), os.environ.get("PYTHONPATH", "")])
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
              runtime_env={"env_vars": {"PYTHONPATH": path}, "worker_process_setup_hook": "gpu_stubs.install"})
     try:
-        yield
+        yield [ray.remote(CpuRollout).options(max_concurrency=1000).remote("unset") for _ in range(2)]
     finally:
         ray.shutdown()
 
 
-def step(url: str, prompts: list[str], *argv: str, max_len: int = 2048) -> tuple[list[Any], list[Any]]:
-    """One rollout + experience step: (experiences after the advantage step, the accepted rollouts' rewards)."""
+def step(engines: list[Any], url: str, prompts: list[str], *argv: str, max_len: int = 2048
+         ) -> tuple[list[Any], list[Any]]:
+    """One rollout + experience step: (experiences after the advantage step, the accepted rollouts)."""
     args = openrlhf_args("--reward.remote_url", url + "/get_reward", "--rollout.n_samples_per_prompt", str(N),
                          "--algo.advantage.estimator", "group_norm", "--rollout.micro_batch_size", "4", *argv)
     tok = tiny_tokenizer()
-    engines = [ray.remote(CpuRollout).options(max_concurrency=1000).remote(url + "/get_reward") for _ in range(2)]
+    ray.get([engine.point_to.remote(url + "/get_reward") for engine in engines])
     labels = [f'{{"instruction": "{p[:20]}"}}' for p in prompts]
     batches = iter([(None, prompts, labels, [None] * len(prompts))])
     generator = SamplesGenerator(SimpleNamespace(args=args), None, None, tok, engines)
     rollouts, _, _ = generator._generate_vllm(batches, len(prompts), args.algo.dynamic_filtering_enable,
                                               n_samples_per_prompt=N, max_new_tokens=40, max_len=max_len)
-    for engine in engines:
-        ray.kill(engine)
     maker = RemoteExperienceMaker(ZeroLogProbActors(), None, None, None, FixedKLController(0.0),
                                   SimpleNamespace(args=args), tok)
     return (maker.make_experience_batch(rollouts) if rollouts else []), rollouts
@@ -127,19 +131,19 @@ def check(experiences: list[Any]) -> tuple[int, int]:
     return samples, substituted
 
 
-def test_healthy_judge_32_groups_of_8(cluster: None, tmp_path: Path) -> None:
+def test_healthy_judge_32_groups_of_8(cluster: list[Any], tmp_path: Path) -> None:
     with judge() as fake, ServeProcess(serve_args(fake.base_url, tmp_path / "ws", "--group-size", str(N))) as served:
-        experiences, rollouts = step(served.url, prompts_of(32))
+        experiences, rollouts = step(cluster, served.url, prompts_of(32))
         calls = fake.calls()
     assert len(rollouts) == 32 * N and check(experiences) == (32 * N, 0)
     assert len(calls) == 32 * (1 + 7 * N)
     assert any(float(exp.advantages.abs().max()) > 0 for exp in experiences)
 
 
-def test_a_judge_down_2_s_mid_step(cluster: None, tmp_path: Path) -> None:
+def test_a_judge_down_2_s_mid_step(cluster: list[Any], tmp_path: Path) -> None:
     with judge() as fake, ServeProcess(serve_args(fake.base_url, tmp_path / "ws")) as served:
         fake.down_for(2.0, after_calls=20)
-        experiences, rollouts = step(served.url, prompts_of(4))
+        experiences, rollouts = step(cluster, served.url, prompts_of(4))
         calls = fake.calls()
     assert fake.outage is not None and fake.outage[1] - fake.outage[0] >= 2.0
     assert len(rollouts) == 4 * N and check(experiences) == (4 * N, 0)  # every reward judged, none substituted
@@ -147,20 +151,20 @@ def test_a_judge_down_2_s_mid_step(cluster: None, tmp_path: Path) -> None:
     assert len({str(c["messages"]) for c in calls}) == 4 * (1 + 7 * N)
 
 
-def test_a_garbage_judge_gives_constant_groups_that_dynamic_filtering_drops(cluster: None, tmp_path: Path) -> None:
+def test_a_garbage_judge_gives_constant_groups_that_dynamic_filtering_drops(cluster: list[Any], tmp_path: Path) -> None:
     with judge() as fake, ServeProcess(serve_args(fake.base_url, tmp_path / "ws")) as served:
         fake.garbage()
-        experiences, rollouts = step(served.url, prompts_of(2))
+        experiences, rollouts = step(cluster, served.url, prompts_of(2))
         assert len(rollouts) == 2 * N and check(experiences) == (2 * N, 2 * N)
         assert all(float(exp.rewards.abs().max()) == 0.0 for exp in experiences)
-        dropped, kept = step(served.url, prompts_of(2), "--algo.dynamic_filtering_enable")
+        dropped, kept = step(cluster, served.url, prompts_of(2), "--algo.dynamic_filtering_enable")
     assert dropped == [] and kept == []  # every group's mean score 0: outside (0, 1), filtered out
 
 
-def test_a_left_truncated_prompt_is_substituted_and_its_group_dropped(cluster: None, tmp_path: Path) -> None:
+def test_a_left_truncated_prompt_is_substituted_and_its_group_dropped(cluster: list[Any], tmp_path: Path) -> None:
     long = "写一篇关于春天的文章" * 6  # past max_len - max_new_tokens: OpenRLHF keeps its last tokens only
     with judge() as fake, ServeProcess(serve_args(fake.base_url, tmp_path / "ws")) as served:
-        experiences, rollouts = step(served.url, [*prompts_of(2), long], max_len=80)
+        experiences, rollouts = step(cluster, served.url, [*prompts_of(2), long], max_len=80)
         assert len(rollouts) == 3 * N and check(experiences) == (3 * N, N)
-        _, kept = step(served.url, [*prompts_of(2), long], "--algo.dynamic_filtering_enable", max_len=80)
+        _, kept = step(cluster, served.url, [*prompts_of(2), long], "--algo.dynamic_filtering_enable", max_len=80)
     assert len(kept) == 2 * N and all(e.prompts[0] != long and float(e.scores.min()) > 0 for e in kept)

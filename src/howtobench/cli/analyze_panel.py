@@ -15,7 +15,7 @@ from howtobench.meta.panel_agreement import agreement_table, disagreements_table
 from howtobench.report.tables import print_tables
 
 from .analyze import OutOpt, _print_figures, analyze_app
-from .options import FormatOpt, StrictOpt
+from .options import EmptyOpt, FormatOpt, StrictOpt
 
 FilesArg = Annotated[list[Path], typer.Argument(exists=True, dir_okay=False, help="Judgment JSONL files.")]
 
@@ -27,11 +27,13 @@ def panel_cmd(
     top: Annotated[int, typer.Option("--top", min=0, help="How many most-disputed writings to list.")] = 10,
     fmt: FormatOpt = "table",
     strict: StrictOpt = False,
+    empty: EmptyOpt = "exclude",
 ) -> None:
     """Agreement between the judges of a panel: Krippendorff's α (interval) and ICC(2,k) per task for the root and
     every leaf, then the writings whose roots the judges disagree on most, each judge's score and reason for the
-    leaf they differ on most side by side."""
-    data = panel_data([j for path in results for j in load_judgments(path, strict=strict)])
+    leaf they differ on most side by side. Empty writings follow --empty (left out by default: every judge gives
+    them the same floor); their count is printed."""
+    data = panel_data([j for path in results for j in load_judgments(path, strict=strict)], empty)
     print_tables([agreement_table(data), disagreements_table(data, top)], fmt)
 
 

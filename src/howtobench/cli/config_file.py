@@ -21,7 +21,7 @@ naming it (with a did-you-mean); a key another command takes (a shared file, or 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from howtobench.config import load_config_file
 from howtobench.errors import ConfigError
@@ -89,6 +89,25 @@ def _all_option_keys(root: Any) -> set[str]:
     return keys
 
 
+def _check_number(path: Path, key: str, param: Param, value: Any) -> None:
+    """A number option's value is a number: YAML's `yes` / `true` is a boolean, which click would take as 1
+    (`concurrency: yes` was one call at once); `.nan` / `.inf` are caught by each option's bounds."""
+    if isinstance(value, bool) and _takes_a_number(param):
+        written = section_keys(load_config_file(path)).get(key)
+        shown = f"{written[1]} under {written[0]}:" if written else key
+        raise ConfigError(f"{path}: {shown} must be a number, not {str(value).lower()}")
+
+
+def _takes_a_number(param: Param) -> bool:
+    """Whether an option takes an int or a float (typer's type descriptor, else click's parameter type)."""
+    descriptor = getattr(param, "type_descriptor", None)
+    if descriptor is not None:
+        kinds = set(get_args(descriptor.annotation)) or {descriptor.annotation}
+        return bool(kinds & {int, float})
+    kind = str(getattr(getattr(param, "type", None), "name", ""))
+    return kind in ("integer", "float") or kind.endswith("range")
+
+
 def _value_for(param: Param, value: Any) -> Any:
     """A repeatable option takes a list; one value in the file stands for a list of one."""
     if param.multiple and value is not None and not isinstance(value, list | tuple):
@@ -106,6 +125,7 @@ def config_defaults(path: Path, command: Command, root: Any) -> dict[str, Any]:
     for key, value in flat.items():
         param = keys.get(key)
         if param is not None and param.name is not None:
+            _check_number(path, key, param, value)
             defaults[param.name] = _value_for(param, value)
             continue
         everywhere = _all_option_keys(root) if everywhere is None else everywhere

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from howtobench.cli import params
+from howtobench.cli.guard_options import NO_GUARD, GuardFlags
 from howtobench.cli.help_groups import GroupedCommand
 from howtobench.dry_run import plan_judges
 from howtobench.event_loop import run as run_async
@@ -17,7 +18,7 @@ from howtobench.judges.base import Judgment, calls_a_model, counted_score
 from howtobench.llm.budget import spending_limit
 from howtobench.progress import step
 from howtobench.report.headline import headlines
-from howtobench.report.leaderboard import build_leaderboard
+from howtobench.report.leaderboard import LeaderboardOptions, build_leaderboard
 from howtobench.steps.judge import JudgeJob, judge_job
 
 from .judge_flags import AS_JUDGED, Judging
@@ -73,6 +74,7 @@ def _summary(judgments: list[Judgment], out: Path) -> None:
 @params.bundled("batching", params.Batching, params.BATCH_FLAGS)
 @params.bundled("filters", params.Filters, params.WRITING_FILTERS)
 @params.bundled("control", params.Control, params.STOP_FIRST_CONTROL)
+@params.bundled("guard", GuardFlags)
 def judge(
     out: OutOpt = None,
     method: MethodOpt = "tow",
@@ -89,6 +91,7 @@ def judge(
     shard: ShardOpt = None,
     money: Money = params.ASK,
     panel: PanelOpt = None,
+    guard: GuardFlags = NO_GUARD,
 ) -> None:
     """Judge writings and append one judgment per (method, item, model) to --out.
 
@@ -112,6 +115,7 @@ def judge(
         reference_from=reference_from,
         panel=panel_spec(panel, method, flags.judge),
         shard=shard_of(shard),
+        guard=guard.settings(),
     )
     pays = (any(job.judge_endpoints.values()) and calls_a_model(method) and flags.cache_mode != "replay"
             and not files)
@@ -135,7 +139,7 @@ def closing_lines(judgments: list[Judgment], seed: int, progress: bool) -> list[
     if not judgments:
         return []
     with step("closing lines: bootstrap intervals of each model's All", progress):
-        return headlines(build_leaderboard(judgments, by="task", seed=seed))
+        return headlines(build_leaderboard(judgments, LeaderboardOptions(by="task", seed=seed)))
 
 
 def register(app: typer.Typer) -> None:

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from howtobench.cli.calibration_options import CalibrationOpt
 from howtobench.cli.length_options import LengthControlOpt, WritingsOpt, length_sources
 from howtobench.cli.options import EmptyOpt, FormatOpt, NoProgressOpt
 from howtobench.cli.params import bundled
@@ -18,7 +19,7 @@ from howtobench.data.models import Item
 from howtobench.judges.base import Judgment
 from howtobench.outputs import output_file, write_text_atomic
 from howtobench.progress import step
-from howtobench.report.leaderboard import Leaderboard, build_leaderboard, load_judgments
+from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions, build_leaderboard, load_judgments
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import board_document
 from howtobench.report.tables import render, show
@@ -97,6 +98,7 @@ class Board:
         typer.Option("--baseline", help="Compare every model with this one (paired on shared items, interval and p); "
                      "each model's closing line reads 'vs BASELINE'."),
     ] = None
+    calibration: CalibrationOpt = None
     output: Annotated[Path | None, typer.Option("-o", "--out",
                                                 help="Write to this file instead of the terminal.")] = None
     no_progress: NoProgressOpt = False
@@ -104,11 +106,11 @@ class Board:
     def build(self, judgments: list[Judgment]) -> Leaderboard:
         """The leaderboard of `judgments` these flags ask for."""
         lengths = length_sources(judgments, self.data, self.writings) if self.length_control else None
-        return build_leaderboard(
-            judgments, by=self.by.value, nodes=self.nodes, seed=self.seed, n_boot=self.bootstrap,
+        return build_leaderboard(judgments, LeaderboardOptions(
+            by=self.by.value, nodes=self.nodes, seed=self.seed, n_boot=self.bootstrap,
             items=_items_for(self.data, judgments), paper=paper_table4() if self.paper else None, title=self.title,
             order=self.order.value, empty=self.empty, length_controlled=self.length_control, lengths=lengths,
-            compare=self.compare, baseline=self.baseline)
+            compare=self.compare, baseline=self.baseline, calibration=self.calibration))
 
     def publish(self, board: Leaderboard) -> None:
         """Print the leaderboard in --format, or write it to --out."""

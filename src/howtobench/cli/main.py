@@ -18,14 +18,24 @@ import importlib
 import sys
 import warnings
 from collections.abc import Iterable
+from difflib import get_close_matches
 from typing import Annotated, Any, TextIO
 
 import typer
+from typer._click.exceptions import UsageError  # typer vendors click (as cli/one_line.py reads it)
 
 from howtobench import __version__
 from howtobench.cli.one_line import OneLineUsageGroup, print_line
 from howtobench.cli.status import EXIT_STATUSES
-from howtobench.errors import EXIT_STOPPED, BudgetExceeded, HowtobenchError, TooManyFailures
+from howtobench.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_STOPPED,
+    INTERRUPTED,
+    BudgetExceeded,
+    HowtobenchError,
+    Interrupted,
+    TooManyFailures,
+)
 from howtobench.outputs import os_error_line
 from howtobench.redact import redact_text
 
@@ -37,8 +47,10 @@ COMMAND_MODULES: tuple[str, ...] = (
     "leaderboard",
     "run",
     "merge",
+    "calibrate",
     "report",
     "headings",
+    "guard",
     "meta",
     "rate",
     "serve",
@@ -80,6 +92,16 @@ class LazyCommands(OneLineUsageGroup):
             self.commands[cmd_name] = group.commands[cmd_name]  # type: ignore[attr-defined]
         return self.commands.get(cmd_name)
 
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """typer's did-you-mean draws on the commands built so far (none, here): this one on every command name."""
+        try:
+            return super().resolve_command(ctx, args)
+        except UsageError as exc:
+            matches = get_close_matches(args[0], self.list_commands(ctx)) if args else []
+            if matches and "Did you mean" not in exc.message:
+                exc.message = f"{exc.message.rstrip('.')}. Did you mean {', '.join(repr(m) for m in matches)}?"
+            raise
+
 
 def build_app(commands: Iterable[str] | None = COMMAND_MODULES) -> typer.Typer:
     """The typer app with the given commands registered (all of them by default); None: the lazy app of the
@@ -110,8 +132,10 @@ SUMMARIES: dict[str, str] = {
     "leaderboard": "Table 4 from judgment files.",
     "run": "Generate, judge and tabulate in one go.",
     "merge": "Join the parts of a sharded job.",
+    "calibrate": "Map a new judge onto a reference judge.",
     "report": "One self-contained HTML report.",
     "headings": "The heading tree of a text, as JSON.",
+    "guard": "Cheap checks before the judge: what they flag.",
     "perturb": "Damage writings for a robustness test.",
     "robustness": "Table 7: judges under perturbations.",
     "list": "Methods, trees, tasks, genres, models.",
@@ -185,7 +209,7 @@ def main() -> None:
     warnings.showwarning = _one_line_warning
     try:
         build_app(None)()
-    except (TooManyFailures, BudgetExceeded) as exc:  # a limit the user set, not an error: a line of its own
+    except (TooManyFailures, BudgetExceeded, Interrupted) as exc:  # the user's limit or Ctrl-C: a line of its own
         _fail(str(exc), exc.exit_status, prefix="")
     except HowtobenchError as exc:
         _fail(str(exc), exc.exit_status)
@@ -197,9 +221,6 @@ def main() -> None:
         raise
 
 
-EXIT_INTERRUPTED = 130  # what a shell reports for a program stopped by SIGINT
-INTERRUPTED = ("interrupted: what finished is saved; judge, generate, run, robustness and build pick up from there "
-               "when the same command runs again")
 
 
 def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,

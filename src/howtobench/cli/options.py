@@ -186,11 +186,11 @@ EmptyOpt = Annotated[EmptyConvention, typer.Option("--empty", help=EMPTY_HELP)]
 # With neither a base URL nor a model configured, commands use the embedded local model.
 
 _ENDPOINT_HELP = {
-    "base-url": "OpenAI-compatible base URL of {whom}, e.g. http://localhost:8000/v1. Repeat it to spread calls "
-                "over several servers of the same model.",
-    "model": "Model name of {whom}, as the server knows it.",
-    "api-key-env": "NAME of the environment variable holding the API key of {whom} (the key itself is never passed "
-                   "on the command line, stored or logged). Omit for servers without a key.",
+    "base-url": "OpenAI-compatible base URL of {whom} (e.g. http://localhost:8000/v1); repeat it for several "
+                "servers of the same model.",
+    "model": "Model name of {whom}, as its server knows it.",
+    "api-key-env": "Environment variable holding the API key of {whom} (never the key itself); omit for servers "
+                   "without a key.",
     "concurrency": "Requests in flight at once per base URL of {whom} (default 8).",
     "rpm": "At most this many requests per minute to {whom} (default: no limit).",
     "timeout": "Seconds one HTTP attempt to {whom} may take before it is retried (default 300).",
@@ -358,9 +358,7 @@ def _setting_options(prefix: str) -> dict[str, Any]:
             "(llama-cpp-python's server constrains decoding by it).")],
         _PROFILE: Annotated[str | None, typer.Option(
             f"{flag}provider", rich_help_panel=panel, callback=checked("provider", lambda: list(PROVIDERS)),
-            help=f"Defaults of a named server for {who}: {', '.join(PROVIDERS)} (its base URL, key variable, "
-            "JSON mode, max_completion_tokens for OpenAI's o-series, concurrency; docs/providers.md). Any "
-            "setting given as a flag or config key wins over the profile.")],
+            help=f"Defaults of a named server: {', '.join(PROVIDERS)} (docs/providers.md).")],
     }
 
 

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from howtobench.cli.calibration_options import CalibrationOpt
 from howtobench.cli.length_options import LengthControlOpt
 from howtobench.cli.options import EMPTY_HELP
 from howtobench.cli.params import bundled
@@ -88,13 +89,15 @@ class Page:
         typer.Option("--empty", help=EMPTY_HELP + " Default: as the run recorded it (its config.yaml), else exclude."),
     ] = None
     length_control: LengthControlOpt = False
+    calibration: CalibrationOpt = None
 
     def options(self) -> ReportOptions:
         """The report's options (the data folder resolved when --data is given)."""
         return ReportOptions(
             data_dir=resolve_data_dir(self.data) if self.data is not None else None, seed=self.seed,
             n_boot=self.bootstrap, paper=self.paper, explorer_limit=self.explorer, title=self.title,
-            empty=self.empty, length_control=self.length_control, writings=tuple(self.writings or ()))
+            empty=self.empty, length_control=self.length_control, writings=tuple(self.writings or ()),
+            calibration=self.calibration)
 
 
 AS_RECORDED = Page()

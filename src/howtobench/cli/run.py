@@ -9,6 +9,8 @@ import typer
 from rich.console import Console
 
 from howtobench.cli import params
+from howtobench.cli.calibration_options import CalibrationOpt, check_run_calibration
+from howtobench.cli.guard_options import NO_GUARD, GuardFlags
 from howtobench.cli.help_groups import GroupedCommand
 from howtobench.cli.length_options import LengthControlOpt
 from howtobench.config import EndpointConfig, resolve_data_dir
@@ -170,6 +172,7 @@ def _in_flight(settings: RunSettings) -> dict[str, int]:
 @params.bundled("sampling", params.Sampling,
                  params.group_of(params.Sampling, "temperature", "max_tokens", "system_prompt"))
 @params.bundled("judging", Judging, params.group_of(Judging, "judge_max_tokens", "prompt_language"))
+@params.bundled("guard", GuardFlags)
 def run(
     name: NameOpt = None,
     run_dir: RunDirOpt = None,
@@ -186,6 +189,7 @@ def run(
     paper: PaperOpt = True,
     empty: EmptyOpt = "exclude",
     length_control: LengthControlOpt = False,
+    calibration: CalibrationOpt = None,
     panel: PanelOpt = None,
     judging: Judging = AS_JUDGED,
     reference_from: ReferenceFromOpt = None,
@@ -193,6 +197,7 @@ def run(
     control: params.Control = params.DEFAULT_CONTROL,
     batching: params.Batching = params.LIVE,
     money: Money = params.ASK,
+    guard: GuardFlags = NO_GUARD,
 ) -> None:
     """Write the benchmark with your model, judge it (ToW by default), tabulate it next to the paper's Table 4.
 
@@ -222,6 +227,7 @@ def run(
     _check_writer(writer, first_judge, do_generate, local_writer)
     _check_run_judge(writer, first_judge, writings, method, local_judge)
     run_name = _name(name, writer, first_judge, method, do_generate)
+    check_run_calibration(calibration, first_judge.model if first_judge else None, method)
     given = given_flags()
     derived = {  # the values only the CLI decides (checked above); every other saved option as given
         "name": run_name, "run_dir": run_dir or Path("runs") / run_name, "data": resolve_data_dir(filters.data),

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from howtobench.cli.help_groups import GroupedCommand
 from howtobench.config import resolve_data_dir
 from howtobench.event_loop import run as run_async
 from howtobench.judges.panel import PanelSpec
@@ -17,6 +18,7 @@ from howtobench.serve.server import serve as serve_forever
 from howtobench.serve.service import DEFAULT_DEADLINE_S, DEFAULT_MAX_QUEUED, GROUP_MEAN, FailedReward
 from howtobench.serve.setup import ServeSettings
 
+from .guard_options import SERVE_GUARD, ServeGuardFlags
 from .judge import MethodOpt
 from .judge_flags import AS_JUDGED, Judging
 from .judge_panel import PanelOpt, panel_spec
@@ -92,10 +94,11 @@ LOOPBACK = Server()
 
 @flags(JUDGE_ENDPOINT, CALL_FILES, after="judge_max_tokens")
 @bundled("server", Server)
+@bundled("guard", ServeGuardFlags)
 @bundled("judging", Judging, group_of(Judging, "tree", "no_reference", "renormalize", "prompt_language",
                                       "judge_max_tokens"))
 def serve(server: Server = LOOPBACK, method: MethodOpt = "tow", judging: Judging = AS_JUDGED,
-          panel: PanelOpt = None) -> None:
+          panel: PanelOpt = None, guard: ServeGuardFlags = SERVE_GUARD) -> None:
     """Serve rewards over HTTP: POST /get_reward (OpenRLHF's remote reward contract), POST /v1/score (every node,
     leaf and reason), GET /health, GET /metrics (Prometheus).
 
@@ -105,10 +108,11 @@ def serve(server: Server = LOOPBACK, method: MethodOpt = "tow", judging: Judging
     server answers what it judged before without calling the judge. See docs/rl.md for the trainer recipes.
     """
     flags = model_flags()
-    settings = server.settings(flags, method, judging, panel_spec(panel, method, flags.judge))
+    settings = replace(server.settings(flags, method, judging, panel_spec(panel, method, flags.judge)),
+                       guard=guard.settings())
     run_async(serve_forever(settings, server.host, server.port, say=lambda line: console.print(
         line, highlight=False, markup=False, soft_wrap=True), announce=lambda url: print(url, flush=True)))
 
 
 def register(app: typer.Typer) -> None:
-    app.command("serve")(serve)
+    app.command("serve", cls=GroupedCommand)(serve)

@@ -371,6 +371,9 @@ def select_items(
             continue
         per_task[it.task] = per_task.get(it.task, 0) + 1
         out.append(it)
+    if subset is not None and subset > len(out):
+        raise DataError(f"--subset {subset}: the selection holds only {len(out):,} items; give at most {len(out):,} "
+                        "(or leave --subset out to take them all)")
     return stratified_subset(out, subset, seed) if subset is not None else out
 
 

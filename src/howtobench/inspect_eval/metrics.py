@@ -17,7 +17,7 @@ from inspect_ai.scorer import Metric, SampleScore, metric
 
 from howtobench.errors import DataError
 from howtobench.judges.base import Judgment
-from howtobench.report.leaderboard import SCORE, build_leaderboard
+from howtobench.report.leaderboard import SCORE, LeaderboardOptions, build_leaderboard
 from howtobench.report.paper import ALL_ROW
 
 
@@ -37,7 +37,7 @@ def leaderboard_means(judgments: list[Judgment]) -> dict[str, float]:
     if not judgments:
         return {}
     # empty writings reach a metric only when the scorer counts them (empty="lowest"): count them, then
-    board = build_leaderboard(judgments, nodes=True, n_boot=0, empty="lowest")
+    board = build_leaderboard(judgments, LeaderboardOptions(nodes=True, n_boot=0, empty="lowest"))
     if len(board.columns) != 1:  # an eval judges one model; anything else is not one leaderboard column
         raise DataError(f"expected the judgments of one model, got {', '.join(board.columns)}")
     column = board.columns[0]

@@ -29,7 +29,6 @@ A run-level error of any judge (auth, dead endpoint) stops the run as for a sing
 
 from __future__ import annotations
 
-import asyncio
 import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -38,6 +37,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from howtobench.concurrency import gather_or_cancel
 from howtobench.config import EndpointConfig, yaml_problem
 from howtobench.data.models import Item, Writing
 from howtobench.errors import ConfigError
@@ -45,6 +45,7 @@ from howtobench.judges.base import Judge, Judgment, LeafResult, PanelRecord, Sta
 from howtobench.judges.runner import judge_or_fail
 from howtobench.llm.types import Usage
 from howtobench.llm.wire import provider_defaults
+from howtobench.suggest import unknown_name
 
 Aggregate = Literal["mean", "median"]
 Missing = Literal["fail", "available"]
@@ -86,9 +87,20 @@ class PanelSpec(BaseModel):
         return f"{self.aggregate} of the {len(self.judges)} judges' own roots; {missing}"
 
 
+def member_keys() -> list[str]:
+    """The keys a judge entry of a panel file may hold: its name, a provider, and the endpoint's settings as a
+    `judge:` section of a config file spells them (`base_url`, `timeout`; the field names work too)."""
+    fields = [f for f in EndpointConfig.model_fields if f not in ENDPOINT_ALIASES.values()]
+    return ["name", "provider", "base_url", "base_urls", "timeout", *fields]
+
+
 def _member(raw: Any, origin: str) -> dict[str, Any]:
     if not isinstance(raw, dict) or "name" not in raw:
         raise ConfigError(f"{origin}: each entry of `judges:` is a mapping with a `name` and endpoint keys")
+    known = member_keys()
+    for key in raw:
+        if str(key).replace("-", "_") not in known and str(key).replace("-", "_") != "timeout_s":
+            raise ConfigError(f"{origin}: judge {raw['name']}: {unknown_name('key', str(key), known)}")
     settings = {ENDPOINT_ALIASES.get(str(k).replace("-", "_"), str(k).replace("-", "_")): v
                 for k, v in raw.items() if k != "name"}
     return {"name": str(raw["name"]), "endpoint": _with_profile(settings, f"{origin}: judge {raw['name']}")}
@@ -114,6 +126,10 @@ def load_panel(path: Path) -> PanelSpec:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except OSError as exc:
         raise ConfigError(f"cannot read panel file {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        line = exc.object[:exc.start].count(b"\n") + 1
+        raise ConfigError(f"panel file {path}:{line}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); save it "
+                          "as UTF-8") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"panel file {yaml_problem(exc, path)}") from exc
     if not isinstance(raw, dict) or not isinstance(raw.get("judges"), list):
@@ -201,12 +217,9 @@ class PanelJudge:
         self.method = next(iter(judges.values())).method
 
     async def judge(self, item: Item, writing: Writing) -> Judgment:
-        tasks = [asyncio.ensure_future(judge_or_fail(j, item, writing)) for j in self.judges.values()]
-        try:
-            results = await asyncio.gather(*tasks)
-        except BaseException:  # a run-level error of one judge: cancel the others, raise it as it is
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+        """Every judge at once, through the bounded gather every job uses (`concurrency.gather_or_cancel`): a
+        run-level error of one judge cancels the others; a stop that lets siblings finish (--max-cost, Ctrl-C)
+        lets the other judges' calls in flight land and be recorded first — cancelling them lost answers already
+        paid for, and the resumed run paid for them again."""
+        results = await gather_or_cancel(*(judge_or_fail(j, item, writing) for j in self.judges.values()))
         return combine(self.spec, dict(zip(self.judges, results, strict=True)))

@@ -25,6 +25,7 @@ from howtobench.errors import (
     TransientError,
     Unreachable,
 )
+from howtobench.interrupt import check_drain, draining, sending
 from howtobench.llm.accounting import Price
 from howtobench.llm.budget import active_budget, charge, release, reserve
 from howtobench.llm.limits import Outcome, RpmLimiter, SlotPool
@@ -82,6 +83,9 @@ class Sender:
             if self._rpm:
                 await self._rpm.wait()
             slot = await self.pool.acquire(only)
+            if draining():  # Ctrl-C while this call waited for a slot (or a retry): not sent (howtobench/interrupt)
+                self.pool.release(slot)
+                check_drain()
             probe = only is None and self.pool.is_probe(slot)
             reserved = await self._reserve_holding(slot, payload) if only is None else 0.0  # every attempt may cost
             try:
@@ -132,8 +136,9 @@ class Sender:
         resp: HttpResponse | None = None
         sent_at = self.pool.now()
         try:
-            resp = await self._transport.post_json(
-                self.targets[slot], payload.encoded(), self._headers, self.endpoint.timeout_s)
+            with sending():  # counted as in flight, for the wait Ctrl-C shows
+                resp = await self._transport.post_json(
+                    self.targets[slot], payload.encoded(), self._headers, self.endpoint.timeout_s)
             outcome = "reached"
         except TransportError as exc:
             failure = exc

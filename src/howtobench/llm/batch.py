@@ -59,14 +59,17 @@ import aiohttp
 
 from howtobench.config import proxy_for
 from howtobench.errors import (
+    INTERRUPTED,
     BudgetExceeded,
     ConfigError,
+    Interrupted,
     OutputError,
     PermanentError,
     ReplyTooLarge,
     TransientError,
 )
 from howtobench.http import CONNECT_TIMEOUT_S, HttpResponse, TransportError, new_session
+from howtobench.interrupt import check_drain, on_drain
 from howtobench.llm.accounting import Price
 from howtobench.llm.budget import Budget, active_budget
 from howtobench.llm.pricing import body_bound_usd
@@ -287,6 +290,8 @@ class BatchTransport:
         self._flusher: asyncio.Task[None] | None = None
         self.submitted: list[str] = []  # batch ids created by this process
         self._rng = random.Random()
+        self._waiting: set[asyncio.Future[HttpResponse]] = set()  # every call not answered yet
+        self._forget_drain = on_drain(self._stop_waiting)
 
     async def post_json(self, url: str, body: bytes, headers: Mapping[str, str], timeout_s: float) -> HttpResponse:
         base, path = api_root(url)
@@ -298,8 +303,11 @@ class BatchTransport:
         self._base, self._headers = base, {k: v for k, v in headers.items() if k.lower() == "authorization"}
         key = body_hash(body)
         waiting = self._queue.setdefault(key, _Waiting(path, body))
+        check_drain()  # after Ctrl-C nothing new goes into a batch
         future: asyncio.Future[HttpResponse] = asyncio.get_running_loop().create_future()
         waiting.futures.append(future)
+        self._waiting.add(future)
+        future.add_done_callback(self._waiting.discard)
         self._arrived += 1
         self._wake.set()
         if self._flusher is None:
@@ -309,7 +317,17 @@ class BatchTransport:
     async def get(self, url: str, timeout_s: float) -> HttpResponse:
         raise TransportError("url", "batch mode sends chat completions only")
 
+    def _stop_waiting(self) -> None:
+        """Ctrl-C: the calls waiting for a batch stop waiting (`howtobench.interrupt`); the batches stay recorded in
+        the workspace, and the same command resumes them — nothing submitted is submitted (or paid) again."""
+        stop = Interrupted(f"{INTERRUPTED} (the batches submitted are recorded in {self.store.folder}: they are "
+                           "resumed, not submitted again)")
+        for future in list(self._waiting):
+            if not future.done():
+                future.set_exception(stop)
+
     async def close(self) -> None:
+        self._forget_drain()
         for task in [*self._tasks, *([self._flusher] if self._flusher else [])]:
             task.cancel()
         for api in self._apis.values():

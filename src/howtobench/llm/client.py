@@ -39,6 +39,7 @@ from typing import Any, Literal
 
 from howtobench.config import EndpointConfig
 from howtobench.errors import CacheMiss, HowtobenchError, StopAfterSiblings, Unreachable
+from howtobench.interrupt import check_drain
 from howtobench.llm import structured
 from howtobench.llm.accounting import Price, load_prices, price_for
 from howtobench.llm.attempts import Sender
@@ -154,6 +155,7 @@ class OpenAIClient:
             except _LeaderGone:
                 continue  # it failed or was cancelled: make the call ourselves
         check_budget()  # a call that will be sent: refused once --max-cost is reached
+        check_drain()  # and once Ctrl-C asked to drain (howtobench/interrupt.py)
         future: asyncio.Future[ChatResult] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:

@@ -10,7 +10,8 @@ Named options, because unweighted κ treats 4 vs 5 like 1 vs 10 and pairs are a 
     (x − y)² on the rounded score values; κ_w = 1 − Σ w·observed / Σ w·expected), "fleiss" (Fleiss' κ over all
     raters of each writing at once; writings may have different numbers of raters: P_i = (Σ_j n_ij² − n_i) /
     (n_i (n_i − 1)), P_e = Σ_j p_j² with p_j the share of all ratings in category j);
-  * α (`ALPHAS`): the `krippendorff` package's levels of measurement: interval, ordinal, nominal, ratio.
+  * α (`ALPHAS`): the `krippendorff` package's levels of measurement: interval, ordinal, nominal, ratio
+    (computed in closed form by `meta.alpha`, equal to the package, without its units × V × V arrays).
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-import krippendorff
 import numpy as np
 from scipy import stats
 
+from howtobench.meta.alpha import alpha
 from howtobench.meta.human import HumanRating, WritingKey
 
 KAPPAS: dict[str, str] = {
@@ -123,10 +124,7 @@ def krippendorff_alpha(ratings: list[HumanRating], level: str = "interval") -> f
     matrix = np.full((len(raters), len(writings)), np.nan)
     for r in ratings:
         matrix[ri[r.rater], wi[r.writing]] = r.score
-    try:
-        return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=ALPHAS[level]))
-    except (ValueError, ZeroDivisionError):
-        return float("nan")
+    return alpha(matrix, ALPHAS[level])
 
 
 def _check(kappas: Sequence[str], alphas: Sequence[str]) -> None:

@@ -3,13 +3,18 @@ and every leaf, and the writings the judges disagree on most, with each judge's 
 
 Each panel judgment holds every judge's own judgment (`Judgment.panel.members`); a judge's value for a writing
 is its root (or a leaf's score), missing when that judge failed it. α uses every writing with at least two
-judges' values (the `krippendorff` package, its interval level); ICC(2,k) — two-way random effects, absolute
+judges' values (interval level, in closed form: `meta.alpha`, equal to the `krippendorff` package but O(judges ×
+writings) in memory, so a Guide-sized panel runs in seconds); ICC(2,k) — two-way random effects, absolute
 agreement, the reliability of the k judges' mean (Shrout & Fleiss 1979), which is what the panel's `mean` score
 is — needs every judge's value, so it uses the complete writings only, and says how many:
 
     ICC(2,k) = (MS_R − MS_E) / (MS_R + (MS_C − MS_E) / n)
 
 with MS_R the writings' (rows') mean square, MS_C the judges' (columns'), MS_E the residual, n the writings.
+
+Empty writings follow `--empty` as everywhere else: every judge gives an empty writing the same floor, so under
+"exclude" (the default) they are left out of α, ICC and the disputed list — counted in the table's note — and
+under "lowest" they count with that floor (and inflate agreement: the note says so).
 """
 
 from __future__ import annotations
@@ -17,12 +22,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import krippendorff
 import numpy as np
 
 from howtobench.data.models import TASKS
 from howtobench.errors import DataError
-from howtobench.judges.base import Judgment
+from howtobench.judges.base import EmptyConvention, Judgment, check_empty, left_out_as_empty
+from howtobench.meta.alpha import alpha
 from howtobench.report.tables import Table
 
 ROOT = "root"
@@ -49,46 +54,61 @@ def interval_alpha(matrix: np.ndarray) -> float:
     pairable = (np.isfinite(matrix).sum(axis=0) >= 2)
     if pairable.sum() < 2:
         return float("nan")
-    try:
-        return float(krippendorff.alpha(reliability_data=matrix[:, pairable], level_of_measurement="interval"))
-    except (ValueError, ZeroDivisionError):
-        return float("nan")
+    return alpha(matrix[:, pairable], "interval")
 
 
 @dataclass(frozen=True)
 class PanelData:
-    """The panel's judgments, their judges' names in panel order, and which leaves occur."""
+    """The panel's judgments (empty writings already left out under "exclude"), their judges' names in panel
+    order, which leaves occur, every value once as a (judges × writings × measures) array (measures: the root,
+    then `leaves`), and the empty writings: how many, and the rule that placed them."""
 
     judgments: list[Judgment]
     judges: list[str]
     leaves: list[str]
+    values: np.ndarray
+    empty: EmptyConvention = "exclude"
+    n_empty: int = 0
+
+    def measure(self, measure: str) -> np.ndarray:
+        """(judges × writings) values of one measure, NaN where a judge has none."""
+        values: np.ndarray = self.values[:, :, 0 if measure == ROOT else 1 + self.leaves.index(measure)]
+        return values
 
 
-def panel_data(judgments: Sequence[Judgment]) -> PanelData:
-    """The panel judgments among `judgments` (the last line of a writing wins); none is an error."""
+def panel_data(judgments: Sequence[Judgment], empty: EmptyConvention = "exclude") -> PanelData:
+    """The panel judgments among `judgments` (the last line of a writing wins); none is an error. Empty writings
+    are dropped under `empty="exclude"` and counted either way."""
+    check_empty(empty)
     latest = {(j.method, j.task, j.item_id, j.model): j for j in judgments if j.panel is not None}
     if not latest:
         raise DataError("no panel judgments (written by `howtobench judge --panel`) among the files given")
-    rows = list(latest.values())
+    n_empty = sum(j.status == "empty" for j in latest.values())
+    rows = [j for j in latest.values() if not left_out_as_empty(j, empty)]
     judges = list(dict.fromkeys(name for j in rows for name in j.panel.members))  # type: ignore[union-attr]
     leaves = list(dict.fromkeys(leaf.name for j in rows for m in j.panel.members.values()  # type: ignore[union-attr]
                                 for leaf in m.leaves))
-    return PanelData(rows, judges, leaves)
+    return PanelData(rows, judges, leaves, _values(rows, judges, leaves), empty, n_empty)
 
 
-def _value(member: Judgment | None, measure: str) -> float:
-    if member is None or member.status == "failed":
-        return float("nan")
-    if measure == ROOT:
-        return float("nan") if member.score is None else member.score
-    found = next((leaf.score for leaf in member.leaves if leaf.name == measure), None)
-    return float("nan") if found is None else float(found)
-
-
-def ratings(data: PanelData, rows: Sequence[Judgment], measure: str) -> np.ndarray:
-    """(judges × writings) values of one measure (the root or a leaf), NaN where a judge has none."""
-    values = [[_value(j.panel.members.get(name) if j.panel else None, measure) for j in rows] for name in data.judges]
-    return np.asarray(values, dtype=np.float64).reshape(len(data.judges), len(rows))
+def _values(rows: Sequence[Judgment], judges: Sequence[str], leaves: Sequence[str]) -> np.ndarray:
+    """Each judge's root and leaf scores, one pass over the records (a leaf looked up per writing and measure
+    was the slow part at benchmark size)."""
+    out = np.full((len(judges), len(rows), 1 + len(leaves)), np.nan)
+    leaf_ix = {name: 1 + k for k, name in enumerate(leaves)}
+    for w, j in enumerate(rows):
+        for a, name in enumerate(judges):
+            member = j.panel.members.get(name) if j.panel else None
+            if member is None or member.status == "failed":
+                continue
+            if member.score is not None:
+                out[a, w, 0] = member.score
+            seen: set[str] = set()
+            for leaf in member.leaves:  # a leaf's first occurrence, as the tables always read it
+                if leaf.name not in seen and leaf.score is not None:
+                    out[a, w, leaf_ix[leaf.name]] = leaf.score
+                seen.add(leaf.name)
+    return out
 
 
 @dataclass(frozen=True)
@@ -104,11 +124,12 @@ class AgreementRow:
 def agreement(data: PanelData) -> list[AgreementRow]:
     """α and ICC(2,k) per task (then All) for the root and every leaf the task's judgments have."""
     out = []
-    tasks = [t for t in TASKS if any(j.task == t for j in data.judgments)]
+    task_of = np.array([j.task for j in data.judgments], dtype=object)
+    tasks = [t for t in TASKS if (task_of == t).any()]
     for task in [*tasks, "all"]:
-        rows = [j for j in data.judgments if task == "all" or j.task == task]
+        columns = np.ones(task_of.size, dtype=bool) if task == "all" else task_of == task
         for measure in [ROOT, *data.leaves]:
-            m = ratings(data, rows, measure)
+            m = data.measure(measure)[:, columns]
             present = np.isfinite(m)
             if not present.any():
                 continue  # a leaf this task's tree does not have
@@ -126,7 +147,16 @@ def agreement_table(data: PanelData) -> Table:
         table.add_row(TASK_NAMES[row.task], row.measure, row.alpha, row.icc, row.n_alpha, row.n_complete)
     table.notes.append(f"{len(data.judges)} judges; α over writings with at least two judges' values, ICC(2,k) "
                        "(two-way random, absolute agreement, mean of k judges) over writings every judge scored")
+    table.notes.append(_empty_note(data))
     return table
+
+
+def _empty_note(data: PanelData) -> str:
+    if data.empty == "exclude":
+        return (f"{data.n_empty} empty writings left out (--empty exclude): every judge gives them the same floor, "
+                "which would inflate agreement")
+    return (f"{data.n_empty} empty writings counted with the judges' floor (--empty lowest): they raise agreement "
+            "without any judging")
 
 
 def _reason(member: Judgment | None, leaf: str) -> str:
@@ -143,7 +173,7 @@ def _reason(member: Judgment | None, leaf: str) -> str:
 def disagreements_table(data: PanelData, top: int = 10) -> Table:
     """The `top` writings with the widest spread of the judges' roots, the leaf they differ on most, and each
     judge's score and reason for that leaf side by side."""
-    roots = ratings(data, data.judgments, ROOT)
+    roots = data.measure(ROOT)
     counted = np.isfinite(roots).sum(axis=0) >= 2
     spread = np.where(counted, np.nanmax(np.where(np.isfinite(roots), roots, -np.inf), axis=0)
                       - np.nanmin(np.where(np.isfinite(roots), roots, np.inf), axis=0), -1.0)
@@ -153,7 +183,7 @@ def disagreements_table(data: PanelData, top: int = 10) -> Table:
     table = Table(f"Writings the panel's judges disagree on most (top {top} by root spread)", columns, digits=2)
     for k in order:
         j = data.judgments[k]
-        leaf = _widest_leaf(data, j)
+        leaf = _widest_leaf(data, int(k))
         members = j.panel.members if j.panel else {}
         table.add_row(TASK_NAMES[j.task], j.item_id, j.model, float(spread[k]),
                       *(float(roots[i, k]) if np.isfinite(roots[i, k]) else None for i in range(len(data.judges))),
@@ -161,10 +191,10 @@ def disagreements_table(data: PanelData, top: int = 10) -> Table:
     return table
 
 
-def _widest_leaf(data: PanelData, judgment: Judgment) -> str | None:
+def _widest_leaf(data: PanelData, writing: int) -> str | None:
     best, width = None, -1.0
     for leaf in data.leaves:
-        values = ratings(data, [judgment], leaf)[:, 0]
+        values = data.measure(leaf)[:, writing]
         values = values[np.isfinite(values)]
         if values.size >= 2 and float(np.ptp(values)) > width:
             best, width = leaf, float(np.ptp(values))

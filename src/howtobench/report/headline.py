@@ -1,11 +1,18 @@
 """The answer first: one line per judged model, the last thing a judging command prints.
 
-    my-model: All 5.72 [5.21, 6.26] · n=24 items · judge gpt-4o-2024-11-20 · rank 3 of 11 · vs X: +0.21 [−0.42, +0.87]
+    my-model (under test): All 5.72 [5.21, 6.26] · n=24 items · judge gpt-4o · rank 4 of 11, the paper's 10
+    re-judged · vs X: +0.21 [−0.42, +0.87] on 24 shared
 
-The mean and interval are the leaderboard's All cell (no interval for a single item); n counts the items the
-mean rests on (failed judgments are said beside it, never scored); the rank is among every column printed (the
-paper's reference columns included, and said "not comparable" when they are not); the comparison is the paired
-difference on shared items against the baseline, else against the model ranked next to it.
+The mean and interval are the leaderboard's All cell (no interval for a single item; with --calibration the
+calibrated All follows, "5.10 [4.80, 5.40] calibrated to JUDGE on N anchors"); n counts the items the mean rests
+on (failed judgments are said beside it, never scored); the comparison is the paired difference on shared items
+against the baseline, else against the model ranked next to it.
+
+The rank is among the comparable rows only, each model once: every judged column, and the paper's published
+columns only where they are comparable (same judge, whole benchmark: `Leaderboard.paper_caveat` is None) and the
+model was not re-judged here (`run --release`: its re-judged column replaces its published one, which stays in the
+table, labelled). The model(s) under test (`Leaderboard.under_test`) come last and are marked, so on a screen of
+eleven lines the answer is the bottom one.
 """
 
 from __future__ import annotations
@@ -43,11 +50,38 @@ def _score(lb: Leaderboard, column: str) -> list[str]:
     return [f"All {cell.mean:.{d}f}{interval}", items, *([failed] if failed else [])]
 
 
+def _calibrated(lb: Leaderboard, column: str) -> list[str]:
+    """With --calibration: the All in the reference judge's units, with its interval (calibration.board)."""
+    cell = lb.cell("calibrated", ALL_ROW, column)
+    if lb.calibration is None or cell is None or cell.mean is None:
+        return []
+    interval = f" [{cell.ci_low:.2f}, {cell.ci_high:.2f}]" if cell.ci_low is not None and cell.ci_high is not None \
+        else ""
+    return [f"{cell.mean:.2f}{interval} {lb.calibration}"]
+
+
+UNDER_TEST = " (under test)"
+
+
+def comparable(lb: Leaderboard) -> list[tuple[str, str]]:
+    """The rows a rank counts, in the table's order: ours, and the paper's that are comparable and not re-judged."""
+    return [(source, name) for source, name in lb.shown
+            if source == "ours" or (lb.paper_caveat is None and name not in lb.columns)]
+
+
 def _rank(lb: Leaderboard, column: str) -> str:
-    text = f"rank {lb.rank(column)} of {len(lb.shown)}"
+    rows = comparable(lb)
+    text = f"rank {rows.index(('ours', column)) + 1} of {len(rows)}"
     if lb.paper is None:
         return text
-    return text + f" with the paper's {len(lb.paper.models)}" + (" (not comparable)" if lb.paper_caveat else "")
+    rejudged = [m for m in lb.paper.models if m in lb.columns]
+    published = sum(1 for source, _ in rows if source == "paper")
+    if rejudged:
+        n = len(rejudged)
+        text += f", the paper's {n} re-judged" if n == len(lb.paper.models) else f", {n} of the paper's re-judged"
+        return text + (f", {published} as published" if published else "")
+    return text + (f" with the paper's {published}" if published else f" (the paper's {len(lb.paper.models)} "
+                                                                       "not comparable)")
 
 
 def _versus(p: PairedResult | None, d: int) -> list[str]:
@@ -62,10 +96,18 @@ def headline(lb: Leaderboard, column: str) -> str:
     """One column's line: All with interval and n, who judged it, its rank, and its paired comparison."""
     judge = lb.column_judges.get(column, "an unrecorded judge")
     who = judge if judge.startswith("metric ") else f"judge {judge}"
-    parts = [*_score(lb, column), who, _rank(lb, column), *_versus(lb.versus.get(column), lb.digits(column))]
-    return f"{column}: " + SEP.join(parts)
+    parts = [*_score(lb, column), *_calibrated(lb, column), who, _rank(lb, column),
+             *_versus(lb.versus.get(column), lb.digits(column))]
+    mark = UNDER_TEST if column in lb.under_test and len(lb.columns) > 1 else ""
+    return f"{column}{mark}: " + SEP.join(parts)
+
+
+def closing_order(lb: Leaderboard) -> list[str]:
+    """The columns in the order of their closing lines: the table's order, the model(s) under test moved last."""
+    return [c for c in lb.columns if c not in lb.under_test] + list(lb.under_test)
 
 
 def headlines(lb: Leaderboard, columns: Sequence[str] | None = None) -> list[str]:
-    """The closing lines of a judging command: one per judged column (all of them unless `columns` says)."""
-    return [headline(lb, col) for col in (columns if columns is not None else lb.columns)]
+    """The closing lines of a judging command: one per judged column (all of them unless `columns` says), the
+    model(s) under test last."""
+    return [headline(lb, col) for col in (columns if columns is not None else closing_order(lb))]

@@ -29,11 +29,11 @@ import jinja2
 import howtobench
 from howtobench.data.genres import GENRES
 from howtobench.data.models import Item, Writing
-from howtobench.fonts import REPORT_FONT_NOTE
 from howtobench.judges.base import EmptyConvention, Judgment, check_empty
 from howtobench.outputs import output_file, write_text_atomic
 from howtobench.report import html_views as views
-from howtobench.report.headline import headlines
+from howtobench.report.font import with_page_font
+from howtobench.report.headline import closing_order, headlines
 from howtobench.report.html_explorer import DEFAULT_LIMIT, choose_items, explorer
 from howtobench.report.html_inputs import (
     ReportSources,
@@ -46,7 +46,7 @@ from howtobench.report.html_inputs import (
 from howtobench.report.html_length import length_view
 from howtobench.report.html_manifest import manifest_view, provenance
 from howtobench.report.html_panel import panel_view
-from howtobench.report.leaderboard import Leaderboard, build_leaderboard, load_judgments
+from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions, build_leaderboard, load_judgments
 from howtobench.report.length_control import LENGTH_CONTROLLED, LengthSources, needs_sources
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import paper_lines
@@ -111,12 +111,11 @@ def render_report(
         "sources": list(sources),
         "smoke_banner": SMOKE_BANNER if manifest and manifest.get("smoke") and not lb.notes else "",
         "bars": views.all_bars(lb),
-        "headline": headlines(lb),
+        "headline": list(zip(headlines(lb), [c in lb.under_test for c in closing_order(lb)], strict=True)),
         "paper_notes": paper_lines(lb),
-        "font_note": REPORT_FONT_NOTE,
         "tables": tables,
         "length": length_view(lb),
-        "panel": panel_view(judgments, lb.seed),
+        "panel": panel_view(judgments, lb.seed, lb.empty),
         "node_summary": views.node_summary(tables),
         "heatmap": views.heatmap(lb),
         "counts": views.counts_view(lb),
@@ -130,7 +129,7 @@ def render_report(
         "genre_label": genre_label,
         "script": page_script(),
     }
-    return _environment().get_template("report.html.j2").render(**context)
+    return with_page_font(_environment().get_template("report.html.j2").render(**context))
 
 
 @dataclass(frozen=True)
@@ -146,6 +145,7 @@ class ReportOptions:
     empty: EmptyConvention | None = None
     length_control: bool = False  # add the length-controlled section (report.html_length)
     writings: tuple[Path, ...] = ()  # the user's writings files, whose texts the explorer shows first
+    calibration: Path | None = None  # a calibration file: calibrated tables beside the raw ones (calibration.board)
 
 
 def _run_items(items: list[Item] | None, manifest: Mapping[str, Any] | None) -> list[Item] | None:
@@ -179,8 +179,7 @@ def _leaderboard_for(
     if paper is None:  # a ToW run shows the paper's columns when it asked for them (config.yaml `paper`)
         paper = bool((sources.run_config or {}).get("paper")) and methods == {"tow"}
     empty = check_empty(options.empty or (sources.run_config or {}).get("empty") or "exclude")
-    return build_leaderboard(
-        judgments,
+    return build_leaderboard(judgments, LeaderboardOptions(
         nodes=True,
         seed=seed,
         n_boot=n_boot,
@@ -191,7 +190,14 @@ def _leaderboard_for(
         empty=empty,
         length_controlled=options.length_control,
         lengths=lengths,
-    )
+        calibration=options.calibration or _recorded_path((sources.run_config or {}).get("calibration")),
+        under_test=[str(name) for name in m.get("under_test") or ()],
+    ))
+
+
+def _recorded_path(value: object) -> Path | None:
+    """A path a run recorded in its config.yaml (its --calibration), so the run's report keeps its tables."""
+    return Path(value) if isinstance(value, str) and value else None
 
 
 def build_report(paths: Sequence[Path], options: ReportOptions | None = None) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from howtobench.judges.base import Judgment
+from howtobench.judges.base import EmptyConvention, Judgment
 from howtobench.report.tables import Table
 
 TOP = 10
@@ -27,8 +27,9 @@ def _view(table: Table) -> TableView:
     return TableView(table.title, list(table.columns), table.display_rows(), list(table.notes))
 
 
-def panel_view(judgments: Sequence[Judgment], seed: int = 0) -> list[TableView] | None:
-    """The section's tables; None when no judgment is a panel's."""
+def panel_view(judgments: Sequence[Judgment], seed: int = 0, empty: EmptyConvention = "exclude"
+               ) -> list[TableView] | None:
+    """The section's tables (empty writings by the leaderboard's rule); None when no judgment is a panel's."""
     panel = [j for j in judgments if j.panel is not None]
     if not panel:
         return None
@@ -36,6 +37,6 @@ def panel_view(judgments: Sequence[Judgment], seed: int = 0) -> list[TableView] 
     from howtobench.meta.judge_card import cards
     from howtobench.meta.panel_agreement import agreement_table, disagreements_table, panel_data
 
-    data = panel_data(panel)
+    data = panel_data(panel, empty)
     found = cards({Path("panel"): panel}, seed=seed, n_boot=CARD_BOOTSTRAP)
     return [_view(agreement_table(data)), _view(disagreements_table(data, TOP)), *(_view(c.table) for c in found)]

@@ -157,6 +157,8 @@ class Bar:
     ci_low: float | None
     ci_high: float | None
     paper: bool
+    mine: bool = False
+    """A model under test (`Leaderboard.under_test`): drawn in its own colour, so the eye finds it among eleven."""
 
 
 def all_bars(lb: Leaderboard) -> list[Bar]:
@@ -175,6 +177,7 @@ def all_bars(lb: Leaderboard) -> list[Bar]:
             ci_low=None if r["ci_low"] is None else r["ci_low"] * scale,
             ci_high=None if r["ci_high"] is None else r["ci_high"] * scale,
             paper=r["source"] == "paper",
+            mine=r["source"] != "paper" and r["column"] in lb.under_test,
         )
         for r in recs
     ]

@@ -16,7 +16,9 @@ What counts, and why:
   the judge gave the text as written, and is counted per model as truncated;
 - a judgment whose edge weights J_W did not give validly (moved to the nearest valid plan, uniform 1/n, or a sum near 1
   rescaled: `Judgment.weight_repairs`) keeps its score and is counted per model and per cell, next to failures;
-- the same (method, item, model) twice keeps the last line (a judge file that was appended to) and warns.
+- the same (method, item, model) twice keeps the last line (a judge file that was appended to) and warns;
+- judgments of two methods are refused in one line: a 1-10 ToW root and a 0-1 ROUGE-L are not one scale, so
+  ranking, pairing or testing them against each other would print numbers that mean nothing.
 
 A cell of one item has no interval (a resample of one value is that value: `[3.38, 3.38]` would read as certainty).
 
@@ -41,10 +43,12 @@ from typing import Literal
 import numpy as np
 
 import howtobench
+from howtobench.calibration.route import check_paper_rows
 from howtobench.data.genres import GENRES, TABLE4_GENRES
 from howtobench.data.models import TASKS, Item
 from howtobench.data.rows import read_model_rows
 from howtobench.errors import ConfigError, DataError
+from howtobench.guard.guard import guard_counts
 from howtobench.judges.base import EmptyConvention, Judgment, check_empty, counted_score
 from howtobench.judges.negotiator import REPAIR_KINDS, RepairKind, repair_kinds
 from howtobench.report.length_control import LengthControl, LengthSources, length_control, log_ratios
@@ -103,6 +107,8 @@ class ModelCounts:
     weights_clipped: int = 0
     weights_uniform: int = 0
     weights_rescaled: int = 0
+    guard_flagged: int = 0  # judgments whose writing a guard rule flagged (`--guard`, guard/)
+    guard_skipped: int = 0  # of them, skipped without a judge call (counted in `failed` too)
 
     @property
     def failure_rate(self) -> float:
@@ -151,6 +157,13 @@ class Leaderboard:
     """Each column against the baseline, else against the column ranked next to it (its headline's comparison)."""
     column_digits: dict[str, int] = field(default_factory=dict)
     """Decimals each column is printed with: enough to tell its models apart (`display_digits`)."""
+    under_test: tuple[str, ...] = ()
+    """The columns of the model(s) under test (a run's writer, its --writings), as opposed to the shipped models
+    judged beside them: their closing lines come last and the report marks them (report.headline)."""
+    calibration: str | None = None
+    """With --calibration: its label ("calibrated to JUDGE on N anchors"), which titles the `calibrated` tables."""
+    calibration_id: str | None = None
+    """With --calibration: its kind and content digest, for the signature (`Calibration.digest`)."""
 
     def digits(self, column: str) -> int:
         """Decimals of a column's numbers (a paper reference column: 2, as published)."""
@@ -190,6 +203,7 @@ class Leaderboard:
             f"|ci:percentile-bootstrap-items-{self.n_boot}|seed:{self.seed}|paired:wilcoxon|empty:{self.empty}"
             f"|order:{self.order if self.order_items is None else f'shared-{self.order_items}'}"
             + ("|length-control:ols-model+item-logratio" if self.length_control else "")
+            + (f"|calibration:{self.calibration_id}" if self.calibration_id else "")
         )
 
 
@@ -352,12 +366,22 @@ def _order_warnings(paired: Sequence[PairedResult], order: Order) -> list[str]:
     ]
 
 
-def _pair(mx: _Matrix, first: str, second: str, seed: int, n_boot: int, label: str = "paired") -> PairedResult:
-    """`first` − `second` on the items both have a score for (howtobench.stats.paired_compare)."""
+def _pair(mx: _Matrix, first: str, second: str, seed: int, n_boot: int) -> PairedResult:
+    """`first` − `second` on the items both have a score for (howtobench.stats.paired_compare).
+
+    One resampling per unordered pair: the generator is keyed by the two names in sorted order and the difference
+    computed in that order, then mirrored, so a pair has one interval wherever it is printed (adjacent table,
+    --compare, --baseline, the closing lines) and A − B is exactly −(B − A)."""
     ix = {c: k for k, c in enumerate(mx.columns)}
     scores = mx.values[SCORE]
-    rng = rng_for(seed, f"{label}|{first}|{second}")
-    return paired_compare(first, second, scores[ix[first]], scores[ix[second]], n_boot=n_boot, rng=rng)
+    low, high = sorted((first, second))
+    rng = rng_for(seed, f"pair|{low}|{high}")
+    result = paired_compare(low, high, scores[ix[low]], scores[ix[high]], n_boot=n_boot, rng=rng)
+    if low == first:
+        return result
+    flip = None if result.mean_diff is None else -result.mean_diff
+    return PairedResult(first, second, result.n_shared, flip, None if result.ci_high is None else -result.ci_high,
+                        None if result.ci_low is None else -result.ci_low, result.p_wilcoxon)
 
 
 def _paired(mx: _Matrix, order: Sequence[str], seed: int, n_boot: int) -> tuple[PairedResult, ...]:
@@ -391,7 +415,7 @@ def _versus(mx: _Matrix, ranked: Sequence[str], baseline: str | None, seed: int,
     for k, col in enumerate(ranked):
         other = baseline if baseline is not None else ranked[k - 1] if k else ranked[1] if len(ranked) > 1 else None
         if other is not None and other != col:
-            out[col] = _pair(mx, col, other, seed, n_boot, "versus")
+            out[col] = _pair(mx, col, other, seed, n_boot)
     return out
 
 
@@ -444,8 +468,10 @@ def _counts(latest: dict[tuple[str, str, str], Judgment], items: Sequence[Item] 
 def _with_repairs(judgments: Sequence[Judgment], counts: ModelCounts) -> ModelCounts:
     kinds = [repair_kinds(j.weight_repairs) for j in judgments]
     per_kind: dict[RepairKind, int] = {k: sum(k in found for found in kinds) for k in REPAIR_KINDS}
+    flagged, skipped = guard_counts(judgments)
     return replace(counts, weights_repaired=sum(bool(found) for found in kinds), weights_clipped=per_kind["clipped"],
-                   weights_uniform=per_kind["uniform"], weights_rescaled=per_kind["rescaled"])
+                   weights_uniform=per_kind["uniform"], weights_rescaled=per_kind["rescaled"],
+                   guard_flagged=flagged, guard_skipped=skipped)
 
 
 def _warnings(counts: dict[str, ModelCounts], duplicates: int, empty: EmptyConvention) -> list[str]:
@@ -461,6 +487,9 @@ def _warnings(counts: dict[str, ModelCounts], duplicates: int, empty: EmptyConve
                 f"{c.column}: {c.renormalized} roots were renormalised over the leaves that could be scored "
                 "(a leaf failed; status 'renormalized')"
             )
+        if c.guard_flagged:
+            out.append(f"{c.column}: the guard flagged {c.guard_flagged} of {c.judged} writings; {c.guard_skipped} "
+                       "of them were skipped without a judge call (counted as failed; docs/guard.md)")
         if c.truncated:
             out.append(f"{c.column}: {c.truncated} writings were cut short by max_tokens or a content filter "
                        "(truncated), judged as written")
@@ -492,25 +521,10 @@ def _missing_warnings(counts: dict[str, ModelCounts]) -> list[str]:
     return [f"{col}: {n} benchmark items have no judgment (a subset, or a partial run)" for col, n in missing.items()]
 
 
-def build_leaderboard(
-    judgments: Sequence[Judgment],
-    *,
-    by: By = "both",
-    nodes: bool = False,
-    seed: int = 0,
-    n_boot: int = 1000,
-    items: Sequence[Item] | None = None,
-    paper: PaperTable | None = None,
-    title: str = "Leaderboard",
-    notes: Sequence[str] = (),
-    order: Order = "means",
-    empty: EmptyConvention = "exclude",
-    length_controlled: bool = False,
-    lengths: LengthSources | None = None,
-    compare: Sequence[str] | None = None,
-    baseline: str | None = None,
-) -> Leaderboard:
-    """Aggregate judgments into a leaderboard.
+@dataclass(frozen=True)
+class LeaderboardOptions:
+    """How `build_leaderboard` aggregates: one object instead of fifteen keyword arguments, so a caller names only
+    what it changes and a new option is one field here (not a parameter threaded through every caller).
 
     `items` (the benchmark, optionally filtered) gives each item its genre from the data rather than from the
     judgment record, and lets the counts say how many items were never judged. `order` ranks the columns by
@@ -521,30 +535,58 @@ def build_leaderboard(
     `compare` (two columns) and `baseline` (one column, against every other) ask for paired differences on the
     items both have a score for; an unknown name is a ConfigError with did-you-mean.
     """
-    check_empty(empty)
-    if order not in ORDERS:
-        raise ValueError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
+
+    by: By = "both"
+    nodes: bool = False
+    seed: int = 0
+    n_boot: int = 1000
+    items: Sequence[Item] | None = None
+    paper: PaperTable | None = None
+    title: str = "Leaderboard"
+    notes: Sequence[str] = ()
+    order: Order = "means"
+    empty: EmptyConvention = "exclude"
+    length_controlled: bool = False
+    lengths: LengthSources | None = None
+    compare: Sequence[str] | None = None
+    baseline: str | None = None
+    calibration: Path | None = None
+    """A calibration file (`howtobench calibrate`): `calibrated` cells beside the raw ones (calibration.board)."""
+    under_test: Sequence[str] = ()
+    """The models under test (those not among the columns are ignored: a model whose every writing failed)."""
+
+
+def build_leaderboard(judgments: Sequence[Judgment], options: LeaderboardOptions | None = None) -> Leaderboard:
+    """Aggregate judgments into a leaderboard, as `options` (`LeaderboardOptions`, its defaults when None) say."""
+    o = options or LeaderboardOptions()
+    check_empty(o.empty)
+    if o.order not in ORDERS:
+        raise ValueError(f"order must be one of {', '.join(ORDERS)}, not {o.order!r}")
     if not judgments:
         raise DataError("no judgments to build a leaderboard from")
     methods = tuple(sorted({j.method for j in judgments}))
+    if len(methods) > 1:
+        raise DataError(f"these judgments are of {len(methods)} methods ({', '.join(methods)}): a leaderboard ranks, "
+                        "pairs and tests one method's scores (their scales differ); give each method its own")
     latest, duplicates = _dedupe(judgments, multi=len(methods) > 1)
-    metrics = (SCORE, *(_node_metrics(latest.values()) if nodes else ()))
-    genre_of = {i.id: i.genre for i in items} if items is not None else {}
-    mx = _matrix(latest, metrics, genre_of, empty)
-    rows = _rows(mx, by)
-    cells = _cells(mx, rows, seed, n_boot)
-    order_scores, order_items = _shared_means(mx) if order == "shared" else (_all_means(mx.columns, cells), None)
+    metrics = (SCORE, *(_node_metrics(latest.values()) if o.nodes else ()))
+    genre_of = {i.id: i.genre for i in o.items} if o.items is not None else {}
+    mx = _matrix(latest, metrics, genre_of, o.empty)
+    rows = _rows(mx, o.by)
+    cells = _cells(mx, rows, o.seed, o.n_boot)
+    order_scores, order_items = _shared_means(mx) if o.order == "shared" else (_all_means(mx.columns, cells), None)
     ranked = _ranked(mx.columns, order_scores)
-    paired = _paired(mx, ranked, seed, n_boot)
-    asked = _asked_pairs(ranked, compare, baseline)
-    counts = _counts(latest, items, empty)
-    lc = _length_control(latest, mx, lengths, seed, n_boot) if length_controlled else None
+    paired = _paired(mx, ranked, o.seed, o.n_boot)
+    check_paper_rows(o.compare, o.baseline, judgments)
+    asked = _asked_pairs(ranked, o.compare, o.baseline)
+    counts = _counts(latest, o.items, o.empty)
+    lc = _length_control(latest, mx, o.lengths, o.seed, o.n_boot) if o.length_controlled else None
     if lc is not None:
         cells |= _controlled_cells(lc, mx, rows)
     judge_models = tuple(sorted({j.judge_model for j in latest.values() if j.judge_model}))
-    use = paper_use(paper, methods, {j.judge_model for j in latest.values()},
+    use = paper_use(o.paper, methods, {j.judge_model for j in latest.values()},
                     {t: int((mx.tasks == t).sum()) for t in set(mx.tasks.tolist())})
-    return Leaderboard(
+    board = Leaderboard(
         methods=methods,
         columns=tuple(ranked),
         rows=tuple(rows),
@@ -552,28 +594,37 @@ def build_leaderboard(
         cells=cells,
         counts={c: counts[c] for c in ranked},
         paired=paired,
-        seed=seed,
-        n_boot=n_boot,
+        seed=o.seed,
+        n_boot=o.n_boot,
         judge_models=judge_models,
         paper=use.paper,
-        title=title,
-        notes=tuple(notes),
-        warnings=tuple(_warnings(counts, duplicates, empty) + _order_warnings(paired, order)
+        title=o.title,
+        notes=tuple(o.notes),
+        warnings=tuple(_warnings(counts, duplicates, o.empty) + _order_warnings(paired, o.order)
                        + (lc.warnings if lc else [])),
-        order=order,
+        order=o.order,
         order_items=order_items,
         order_scores=order_scores,
-        empty=empty,
+        empty=o.empty,
         length_control=lc,
-        shown=display_order(ranked, order_scores, use.paper, interleave=order == "means"),
+        shown=display_order(ranked, order_scores, use.paper, interleave=o.order == "means"),
         paper_caveat=use.caveat,
         paper_hidden=use.hidden,
         column_judges=_column_judges(latest),
-        comparisons=tuple(_pair(mx, a, b, seed, n_boot, "compare") for a, b in asked),
-        baseline=baseline,
-        versus=_versus(mx, ranked, baseline, seed, n_boot),
+        comparisons=tuple(_pair(mx, a, b, o.seed, o.n_boot) for a, b in asked),
+        baseline=o.baseline,
+        versus=_versus(mx, ranked, o.baseline, o.seed, o.n_boot),
         column_digits=display_digits(cells),
+        under_test=tuple(c for c in ranked if counts[c].model in set(o.under_test)),
     )
+    return board if o.calibration is None else _calibrated(board, judgments, o.calibration, o.items)
+
+
+def _calibrated(board: Leaderboard, judgments: Sequence[Judgment], path: Path, items: Sequence[Item] | None
+                ) -> Leaderboard:
+    from howtobench.calibration.board import calibrated  # it reads this module's matrix helpers
+
+    return calibrated(board, judgments, path, items)
 
 
 def _length_control(latest: dict[tuple[str, str, str], Judgment], mx: _Matrix, lengths: LengthSources | None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from howtobench.calibration.labels import calibrated_title
 from howtobench.judges.base import EMPTY_TREATMENT
 from howtobench.report.headline import headlines
 from howtobench.report.leaderboard import SCORE, Cell, Leaderboard
@@ -50,7 +51,8 @@ def fmt(x: float | None, digits: int = 2) -> str:
 
 
 def metric_title(lb: Leaderboard, metric: str) -> str:
-    what = "root score" if metric == SCORE else controlled_title(metric) or f"node: {metric}"
+    what = "root score" if metric == SCORE else (controlled_title(metric) or calibrated_title(metric, lb.calibration)
+                                                 or f"node: {metric}")
     return f"{lb.title} — {what} ({'+'.join(lb.methods)})"
 
 
@@ -244,6 +246,7 @@ def to_json_data(lb: Leaderboard) -> dict[str, Any]:
                   "scores": {c: _r(v) for c, v in lb.order_scores.items()}},
         "warnings": list(lb.warnings),
         "length_control": fits_json(lb.length_control) if lb.length_control is not None else None,
+        "calibration": lb.calibration,
         "paper_source": lb.paper.source if lb.paper else None,
         "paper_comparable": None if lb.paper is None else lb.paper_caveat is None,
         "paper_caveat": lb.paper_caveat,

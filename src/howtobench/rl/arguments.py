@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from howtobench.config import EndpointConfig, resolve_workspace
 from howtobench.errors import ConfigError
+from howtobench.guard.guard import GUARD_KEYS, adapter_guard
 from howtobench.judges.job import judge_options, prompt_language_for
 from howtobench.llm.wire import provider_defaults
 from howtobench.serve.contract import describe
@@ -65,6 +66,11 @@ class RewardArguments(BaseModel):
     max_queued: int = Field(DEFAULT_MAX_QUEUED, ge=1)
     max_pending: int | None = Field(None, ge=1)  # the old name of max_queued
     group_size: int | None = Field(None, ge=1)
+    # the guard (serve's --guard* flags; guard/)
+    guard: Literal["off", "flag", "skip"] | None = None
+    guard_reward: float | str | None = None
+    guard_thresholds: list[str] | None = None
+    guard_cliches: str | None = None
 
     @field_validator("failed_reward")
     @classmethod
@@ -103,7 +109,7 @@ class RewardArguments(BaseModel):
             data_dir=Path(self.data) if self.data else None, method=self.method, options=options,
             no_reference=self.no_reference, failed_reward=None if self.failed_reward == "none" else self.failed_reward,
             deadline_s=self.deadline_s, max_queued=self.max_pending or self.max_queued, group_size=self.group_size,
-            run_id="rl")
+            run_id="rl", guard=adapter_guard({k: v for k in GUARD_KEYS if (v := getattr(self, k)) is not None}))
 
     def key(self) -> tuple[Any, ...]:
         """One scorer per distinct arguments in a process."""

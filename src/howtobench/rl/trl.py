@@ -68,7 +68,7 @@ def _log(results: list[dict[str, Any]], names: Sequence[str], log_metric: Any, l
             if values:
                 log_metric(key, sum(values) / len(values))
     if callable(log_extra):
-        log_extra(PREFIX + "failure", [r.get("error") or "" for r in results])
+        log_extra(PREFIX + "failure", [r.get("error") or (r.get("guard") or {}).get("reason") or "" for r in results])
 
 
 tow_reward = reward_function()

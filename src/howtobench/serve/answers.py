@@ -12,9 +12,11 @@ sample has no reward of its own is said in `failures` (and in `/v1/score`), wher
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
+from howtobench.guard.logs import guard_detail, guard_logs, skip_reason
 from howtobench.serve.service import Outcome
 
 PREFIX = "howtobench/"
@@ -25,7 +27,7 @@ def result_of(outcome: Outcome) -> dict[str, Any]:
     """One sample of `/v1/score`: its reward, root, status, nodes, leaves with reasons, weights and error."""
     j = outcome.judgment
     detail: dict[str, Any] = {"reward": outcome.reward, "error": outcome.error, "substituted": outcome.substituted,
-                              "response_chars": outcome.response_chars}
+                              "response_chars": outcome.response_chars, "guard": guard_detail(j)}
     if j is None:
         return {**detail, "root": None, "status": "failed", "nodes": {}, "leaves": []}
     leaves = [leaf.model_dump(include={"name", "node", "score", "raw_score", "reason", "status", "error"})
@@ -62,6 +64,9 @@ def sample_logs(result: dict[str, Any], names: Sequence[str]) -> dict[str, float
         logs[PRESENT + name] = float(value is not None)
     logs[PREFIX + "failed"] = float(result.get("error") is not None)
     logs[PREFIX + "substituted"] = float(result.get("substituted") is not None)
+    for key, value in guard_logs(result.get("guard"), PREFIX).items():  # the guard's signals, as present/absent
+        logs[key] = 0.0 if math.isnan(value) else value
+        logs[PRESENT + key.removeprefix(PREFIX)] = float(not math.isnan(value))
     return logs
 
 
@@ -76,7 +81,7 @@ def get_reward_answer(outcomes: Sequence[Outcome], names: Sequence[str], scale: 
         "rewards": rewards,
         "scores": [None if r is None else r / scale for r in rewards],
         "extra_logs": {key: [logs[key] for logs in per_sample] for key in keys},
-        "failures": [o.error for o in outcomes],
+        "failures": [o.error or skip_reason(o.judgment) for o in outcomes],
         "substituted": [o.substituted for o in outcomes],
     }
 

@@ -20,6 +20,7 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import BaseModel, ValidationError
 
+from howtobench import strict_json
 from howtobench.errors import HowtobenchError
 from howtobench.llm.limits import SlotPool
 from howtobench.redact import redact_text
@@ -162,7 +163,7 @@ def _route(state: ServeState, name: str, handler: Handler) -> Callable[[web.Requ
 
 async def _answer(state: ServeState, handler: Handler, request: web.Request) -> web.Response:
     try:
-        body = await request.json()
+        body = strict_json.loads(await request.read())  # no NaN, no 100,000-deep nesting (a 400, not a 500)
     except ValueError as exc:
         return web.json_response({"error": f"the body is not JSON: {exc}"}, status=400)
     try:

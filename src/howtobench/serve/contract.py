@@ -9,6 +9,7 @@ not the request).
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -106,6 +107,7 @@ class ScoreResult(BaseModel):
     judge_model: str | None = None
     tree_hash: str | None = None
     reference: bool | None = None
+    guard: dict[str, Any] | None = None  # the guard's verdict (guard/), when it looked
 
 
 class ScoreAnswer(BaseModel):
@@ -124,6 +126,8 @@ def describe(exc: ValidationError, fields: tuple[str, ...] = ()) -> str:
         key = str(error["loc"][-1]) if error["loc"] else ""
         if error["type"] == "extra_forbidden":
             parts.append(unknown_name("key", key, fields) if fields else f"unknown key {where!r}")
+        elif key.endswith("_s"):  # a number of seconds
+            parts.append(f'"{where}" must be a positive number of seconds, not {json.dumps(error["input"])[:40]}')
         else:
             parts.append(f"{where or 'body'}: {error['msg']}".removeprefix("body: Value error, "))
     return "; ".join(part.replace("Value error, ", "") for part in parts)

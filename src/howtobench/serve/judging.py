@@ -24,6 +24,7 @@ from typing import Any
 from howtobench.concurrency import PacedGate
 from howtobench.data.models import Item, Writing
 from howtobench.errors import RateLimited, ServerDied, TransientError, Unreachable
+from howtobench.guard.guard import Guard
 from howtobench.judges.base import Judge, Judgment, build_judge
 from howtobench.judges.panel import PanelJudge, PanelSpec
 from howtobench.judges.runner import judge_or_fail
@@ -44,8 +45,10 @@ class JudgeSet:
 
     def __init__(self, client: LLMClient, method: str = "tow", options: dict[str, Any] | None = None, *,
                  no_reference: bool = False, panel: PanelSpec | None = None,
-                 members: Mapping[str, LLMClient] | None = None, in_flight: int | None = None) -> None:
+                 members: Mapping[str, LLMClient] | None = None, in_flight: int | None = None,
+                 guard: Guard | None = None) -> None:
         self.client, self.method, self.no_reference = client, method, no_reference
+        self.guard = guard if guard is not None and guard.on else None  # checks each response first (guard/)
         # Why a bound: a trainer's batch arrives at once, and starting every sample together renders every prompt
         # before the first call goes out (bench/reward_server.py: the judge idle for the first half second); and why
         # paced (one sample let in per turn of the loop): the first samples' calls then go out, and their replies are
@@ -76,15 +79,20 @@ class JudgeSet:
     async def judge(self, item: Item, response: str, *, until: float | None = None,
                     on_retry: Callable[[], None] | None = None) -> Judgment:
         """The judgment of one response; a writing-level failure is a failed judgment, a run-level one raises (a
-        passing one after it was retried until `until`: module docstring)."""
-        if self._gate is None:
-            return await self._judge_patiently(item, response, until, on_retry)
-        async with self._gate:
-            return await self._judge_patiently(item, response, until, on_retry)
-
-    async def _judge_patiently(self, item: Item, response: str, until: float | None,
-                               on_retry: Callable[[], None] | None) -> Judgment:
+        passing one after it was retried until `until`: module docstring). The guard looks first (guard/)."""
         writing = Writing(infer_id=item.id, model=POLICY, output=response)
+        verdict = self.guard.check(item, response) if self.guard is not None else None
+        if verdict is not None and verdict.skip is not None:  # no judge call, not even a turn at the gate
+            return self.guard.skipped(self.method, item, writing, verdict)  # type: ignore[union-attr]
+        if self._gate is None:
+            judged = await self._judge_patiently(item, writing, until, on_retry)
+        else:
+            async with self._gate:
+                judged = await self._judge_patiently(item, writing, until, on_retry)
+        return judged if verdict is None else self.guard.annotate(judged, verdict)  # type: ignore[union-attr]
+
+    async def _judge_patiently(self, item: Item, writing: Writing, until: float | None,
+                               on_retry: Callable[[], None] | None) -> Judgment:
         attempt = 0
         while True:
             attempt += 1

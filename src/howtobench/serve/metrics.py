@@ -74,6 +74,9 @@ class ServeMetrics:
         self.length_mean = Gauge("howtobench_response_chars_mean", f"Mean response length (characters) over the "
                                  f"last {WINDOW} judged samples", registry=r)
         self._window = _Window()
+        from howtobench.serve.guard_metrics import GuardMetrics  # here: guard_metrics reads this module's window
+
+        self.guard = GuardMetrics(r, self._window, WINDOW)
         self._sample_seconds = deque[float](maxlen=WINDOW)
 
     def judged(self, judgment: Judgment | None, response: str, seconds: float,
@@ -86,8 +89,10 @@ class ServeMetrics:
             return
         self.sample_latency.observe(seconds)
         self._sample_seconds.append(seconds)
+        self.guard.observe(judgment)
         if judgment.status == "failed":
-            self.failures.labels(kind="judgment_failed").inc()
+            if not self.guard.skipped_judgment(judgment):  # a skip is counted as howtobench_guard_skipped
+                self.failures.labels(kind="judgment_failed").inc()
             return
         self.length_mean.set(self._window.add("\0length", float(len(response))))
         named = {"root": judgment.score, **judgment.nodes, **{leaf.name: leaf.score for leaf in judgment.leaves}}

@@ -15,11 +15,11 @@ sample gets no reward (`SampleError`), never a guess at where the response begin
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from howtobench import strict_json
 from howtobench.api import LANGUAGES, adhoc_item
 from howtobench.data.models import TASKS, Item
 from howtobench.suggest import unknown_name
@@ -103,7 +103,7 @@ def item_of(label: Any, prompt: str | None, items: ItemIndex) -> Item:
         if not text.startswith("{"):
             return items.get(text)
         try:
-            label = json.loads(text)
+            label = strict_json.loads(text)
         except ValueError as exc:
             raise SampleError(f"label is not valid JSON: {exc}") from exc
     if not isinstance(label, Mapping):

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from howtobench.errors import EndpointError, PermanentError, TransientError
 from howtobench.event_loop import loaded_data_frozen
 from howtobench.listen import listening
+from howtobench.locks import serve_lock
 from howtobench.rate.server import is_loopback
 from howtobench.redact import redact_text
 from howtobench.serve.app import Health, build_app
@@ -55,6 +56,12 @@ async def serve(settings: ServeSettings, host: str, port: int, *, say: Callable[
     """Serve until cancelled or signalled; every judged call is committed to the workspace's cache as it lands.
 
     `say` gets the status lines, `announce` the URL alone (the CLI prints it on stdout, for scripts to read)."""
+    with serve_lock(settings.workspace):  # one server per workspace: a second would pay twice for calls in flight
+        await _serve(settings, host, port, say=say, announce=announce, retry_s=retry_s)
+
+
+async def _serve(settings: ServeSettings, host: str, port: int, *, say: Callable[[str], None],
+                 announce: Callable[[str], None], retry_s: float) -> None:
     async with open_service(settings) as (state, client), listening(build_app(state), host, port) as (url, stop):
         warning = exposure_warning(host)
         if warning:

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from howtobench.concurrency import cancel_and_wait
+from howtobench.guard.guard import is_skipped, skipped_reward
 from howtobench.judges.base import Judgment
 from howtobench.serve.groups import DEFAULT_STRAGGLER_S, Cohort, Cohorts, substitute
 from howtobench.serve.judging import JudgeSet, is_transient
@@ -77,16 +78,21 @@ class Outcome:
 
 def judged_reward(judgment: Judgment) -> float | None:
     """The judgment's root as the reward; None for a failed judgment. An empty response keeps the judge's own
-    score for it (every leaf at its lowest): that is what the judge says of an empty text, not a made-up one."""
+    score for it (every leaf at its lowest): that is what the judge says of an empty text, not a made-up one. A
+    writing the guard skipped gets the reward it declares (`--guard-reward`: the floor, null or a number)."""
+    if is_skipped(judgment):
+        return skipped_reward(judgment)
     return None if judgment.status == "failed" else judgment.score
 
 
 def outcome_kind(entry: Sample | Rejected, outcome: Outcome) -> str:
-    """How a sample was answered, for /metrics: judged, failed, deadline or rejected."""
+    """How a sample was answered, for /metrics: judged, failed, deadline, rejected or skipped (by the guard)."""
     if isinstance(entry, Rejected):
         return "rejected"
     if outcome.judgment is None:
         return "deadline"
+    if is_skipped(outcome.judgment):
+        return "skipped"
     return "failed" if outcome.reward is None else "judged"
 
 

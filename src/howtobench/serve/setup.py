@@ -15,6 +15,7 @@ from typing import Any, Protocol, cast
 from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.data.loader import load_items
 from howtobench.data.models import TASKS
+from howtobench.guard.guard import Guard, GuardSettings, serve_default
 from howtobench.judges.base import Judge, method_info
 from howtobench.judges.panel import PanelSpec
 from howtobench.llm.client import CacheMode
@@ -52,6 +53,7 @@ class ServeSettings:
     run_id: str = "serve"
     preflight: bool = True  # --no-preflight: /health is 200 from the start
     panel: PanelSpec | None = None  # --panel: every judge of the panel judges, the reward is the panel's score
+    guard: GuardSettings = field(default_factory=serve_default)  # --guard flag|skip (guard/): flag by default
 
 
 class ServedClient(LLMClient, Protocol):
@@ -134,7 +136,7 @@ def service_state(client: ServedClient, settings: ServeSettings, items: ItemInde
     rest wait their turn inside their request), None: every admitted sample at once."""
     members = client.members if isinstance(client, PanelClients) else None
     judges = JudgeSet(client, settings.method, settings.options, no_reference=settings.no_reference,
-                      panel=settings.panel, members=members, in_flight=in_flight)
+                      panel=settings.panel, members=members, in_flight=in_flight, guard=Guard(settings.guard))
     service = RewardService(judges, failed_reward=settings.failed_reward, max_queued=settings.max_queued,
                             deadline_s=settings.deadline_s, group_size=settings.group_size)
     pool = client.pool

@@ -4,7 +4,7 @@ resumably, with its client from the step layer (live, or through the endpoint's 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ from howtobench.generate import GenerateSettings, GenerateSummary, generate_writ
 from howtobench.locks import output_lock
 from howtobench.outputs import output_file
 from howtobench.steps.client import step_client
+from howtobench.steps.job_identity import JobIdentity, data_digest
 from howtobench.steps.settings import Execution
 from howtobench.steps.shards import Shard, write_sidecar
 
@@ -30,11 +31,21 @@ class GenerateJob:
     shard: Shard | None = None  # write only this shard's items (steps/shards.py)
 
     def shard_settings(self) -> dict[str, Any]:
-        """What must be equal between the parts of a sharded generate job (`merge` checks it)."""
+        """What must be equal between the parts of a sharded generate job (`merge` checks it), and what a
+        batch-files job asks (`job_identity`): the items by the digest of their content."""
         s = self.settings
         return {"model": s.model_name or (self.endpoint.model if self.endpoint else "local"),
                 "sampling": s.sampling.model_dump(mode="json"), "system_prompt": s.system_prompt,
-                "prompt_style": s.prompt_style, "prompt_language": s.prompt_language}
+                "prompt_style": s.prompt_style, "prompt_language": s.prompt_language,
+                "data": data_digest(self.items)}
+
+    def execution_of(self, settings: dict[str, Any]) -> Execution:
+        """The job's execution, its batch files (if any) keyed by what it asks: its settings and shard."""
+        files = self.execution.files
+        if files is None:
+            return self.execution
+        identity = JobIdentity.of({**settings, "shard": str(self.shard) if self.shard else None})
+        return replace(self.execution, files=files.of(identity))
 
 
 def generate_out_path(out: Path | None, settings: GenerateSettings, model: str) -> Path:
@@ -51,12 +62,14 @@ async def generate_job(job: GenerateJob) -> GenerateSummary:
     """Write every item not yet in `job.out_path` (one process per output: the file is locked first)."""
     with output_lock(output_file(job.out_path)):  # before the file is read back: one process per output
         items = list(job.items)
+        settings = job.shard_settings()
         if job.shard is not None:
             items = job.shard.pick(items, lambda item: item.id)
-            write_sidecar(job.out_path, job.shard, "writings", job.shard_settings(), [it.id for it in job.items],
+            write_sidecar(job.out_path, job.shard, "writings", settings, [it.id for it in job.items],
                           [(it.id,) for it in items])
-        async with step_client(job.endpoint, job.execution, purpose="writer", run_id=generate_run_id(job.out_path),
-                               items=len(items), per_slot=1, local_in_flight=None) as step:
+        async with step_client(job.endpoint, job.execution_of(settings), purpose="writer",
+                               run_id=generate_run_id(job.out_path), items=len(items), per_slot=1,
+                               local_in_flight=None) as step:
             assert step.client is not None  # a writer always calls a model
             return await generate_writings(step.client, items, job.out_path, settings=job.settings,
                                            concurrency=step.in_flight, progress=job.execution.progress,

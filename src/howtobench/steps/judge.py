@@ -8,7 +8,7 @@ none is configured, no model at all for the overlap metrics), builds the judge f
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,12 +19,14 @@ from howtobench.data.loader import load_items, load_release_writings, load_writi
 from howtobench.data.models import Item, Writing
 from howtobench.data.reference_source import load_reference_source, swap_references
 from howtobench.errors import JudgeError
+from howtobench.guard.guard import Guard, GuardSettings, guarded
 from howtobench.judges.base import Judge, Judgment, build_judge, calls_a_model, method_info
 from howtobench.judges.panel import PanelJudge, PanelMember, PanelSpec
 from howtobench.judges.runner import read_judgments, run_judge
 from howtobench.locks import output_lock
 from howtobench.outputs import output_file
 from howtobench.steps.client import step_client
+from howtobench.steps.job_identity import JobIdentity, pairs_digest
 from howtobench.steps.settings import Execution, Selection
 from howtobench.steps.shards import Shard, write_sidecar
 
@@ -46,6 +48,7 @@ class JudgeJob:
     shard: Shard | None = None  # judge only this shard's items (steps/shards.py)
     panel: PanelSpec | None = None  # judge with every judge of the panel and combine (judges/panel.py)
     reference_from: str | None = None  # a shipped model or a writings file as the reference (Appendix B.3)
+    guard: GuardSettings = field(default_factory=GuardSettings)  # --guard flag|skip (guard/); off by default
 
     def member(self, member: PanelMember) -> JudgeJob:
         """This job for one judge of its panel (the same output, selection and options, the judge's endpoint)."""
@@ -119,13 +122,25 @@ def stored_tow_pairs(job: JudgeJob) -> set[tuple[str, str]] | None:
     return pairs
 
 
-def shard_settings(job: JudgeJob) -> dict[str, Any]:
-    """What must be equal between the parts of a sharded judge job (`merge` checks it)."""
+def shard_settings(job: JudgeJob, every: Sequence[tuple[Item, Writing]]) -> dict[str, Any]:
+    """What must be equal between the parts of a sharded judge job (`merge` checks it), and what a batch-files
+    job asks (`job_identity`): the data by the digest of the whole selection's content (`every`), never a path."""
     sel = job.selection
-    return {"method": job.method, "judge_model": job.endpoint.model if job.endpoint else "local",
-            "options": {k: str(v) for k, v in sorted(job.options.items())}, "data": str(sel.data_dir),
+    judges = ({m.name: m.endpoint.model for m in job.panel.judges} if job.panel is not None else
+              job.endpoint.model if job.endpoint else "local")
+    return {"method": job.method, "judge_model": judges,
+            "options": {k: str(v) for k, v in sorted(job.options.items())}, "data": pairs_digest(every),
             "tasks": sel.tasks, "genres": sel.genres, "models": sel.models, "limit": sel.limit, "subset": sel.subset,
-            "ids": sel.ids, "seed": sel.seed, "writings": [str(p) for p in sel.writings]}
+            "ids": sel.ids, "seed": sel.seed, "reference_from": job.reference_from}
+
+
+def with_identity(job: JudgeJob, settings: dict[str, Any]) -> JudgeJob:
+    """The job with its batch files (if any) keyed by what it asks: its settings and shard."""
+    files = job.execution.files
+    if files is None:
+        return job
+    identity = JobIdentity.of({**settings, "shard": str(job.shard) if job.shard else None})
+    return replace(job, execution=replace(job.execution, files=files.of(identity)))
 
 
 def judge_run_id(job: JudgeJob) -> str:
@@ -139,15 +154,18 @@ async def judge_job(job: JudgeJob) -> list[Judgment]:
     with output_lock(output_file(job.out_path)):  # before the file is read back: one process per output
         every = selected_pairs(job)
         pairs = every if job.shard is None else job.shard.pick(every, lambda pair: pair[0].id)
+        settings = shard_settings(job, every)
         if job.shard is not None:
-            write_sidecar(job.out_path, job.shard, "judgments", shard_settings(job), [i.id for i, _ in every],
+            write_sidecar(job.out_path, job.shard, "judgments", settings, [i.id for i, _ in every],
                           [(i.id, w.model) for i, w in pairs])
+        job = with_identity(job, settings)
         if not pairs:
             raise JudgeError("nothing to judge: no writing matches the filters" + (
                 f" among the ToW judgments of {job.options['tow_results']} (judgments of your own writings "
                 "also need their file: --writings)" if stored_tow_pairs(job) is not None else ""))
         async with job_judge(job, len(pairs)) as (judge, in_flight):
-            return await run_judge(judge, pairs, job.out_path, concurrency=in_flight, progress=job.execution.progress,
+            return await run_judge(guarded(judge, Guard(job.guard)), pairs, job.out_path, concurrency=in_flight,
+                                   progress=job.execution.progress,
                                    redo_failed=job.redo_failed, max_failed_rate=job.execution.max_failed_rate)
 
 

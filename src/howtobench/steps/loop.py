@@ -9,7 +9,8 @@ hands the rest here, and says how one item is done and how a finished one is rec
 - counts writing-level failures against `max_failed_rate` (`outcome.FailureBudget`: TooManyFailures once the
   failed share passes it, after the failing item is recorded);
 - on any exception from an item (a run-level error: errors.py) cancels and awaits the others (`as_finished`):
-  nothing is recorded for them, and the next run picks them up.
+  nothing is recorded for them, and the next run picks them up; a `StopAfterSiblings` (--max-cost, Ctrl-C's
+  drain: `howtobench.interrupt`) lets them end by themselves first, and starts no new item.
 
 An item that never awaits (BLEU / ROUGE are CPU-only) would run every item before the loop saw one finish, leaving
 the bar at 0 until the end: each item hands the event loop back once before its work (before, not after: an item
@@ -29,6 +30,7 @@ from typing import Protocol, TypeVar
 
 from howtobench.concurrency import as_finished
 from howtobench.errors import DataError, OutputError
+from howtobench.interrupt import check_drain
 from howtobench.outcome import FailureBudget
 from howtobench.outputs import AppendOnly
 from howtobench.progress import stats_progress
@@ -109,6 +111,7 @@ async def run_loop(todo: Sequence[T], work: Callable[[T], Awaitable[R]], sink: S
     async def one(item: T) -> R:
         async with gate:
             await asyncio.sleep(0)  # the loop below records what finished and moves the bar (CPU-only work never waits)
+            check_drain()  # after Ctrl-C no item starts; those started finish and are recorded (howtobench/interrupt)
             return await work(item)
 
     with stats_progress(settings.progress) as bar:
