@@ -46,7 +46,7 @@ def slime_reward(result: dict[str, Any], names: Sequence[str], reward_key: str |
 
 
 def group_reward_function(**settings: Any) -> GroupReward:
-    """`group_reward` over these adapter settings (those of `howtobench.rl.scorers.RewardArguments`)."""
+    """`group_reward` over these adapter settings (those of `howtobench.rl.arguments.RewardArguments`)."""
 
     async def group_reward(args: Any, samples: list[Any], **_kwargs: Any) -> list[Any]:
         given = dict(settings)

@@ -5,7 +5,7 @@ verl calls them as its code does (`verl/experimental/reward_loop/reward_manager/
 arguments `data_source`, `solution_str` (the decoded response), `ground_truth` (the row's
 `reward_model.ground_truth`: our label, `guide/infer_354` or an object with an instruction), `extra_info`, and the
 config's `reward.custom_reward_function.reward_kwargs` merged in (`reward_url`, or the judge settings to judge
-in-process: `howtobench.rl.scorers.RewardArguments`). An empty label judges reference-free with
+in-process: `howtobench.rl.arguments.RewardArguments`). An empty label judges reference-free with
 `extra_info["prompt"]` as the instruction. (verl 0.6 and earlier spell the config `custom_reward_function.*`;
 docs/rl.md has the table. There is no batch function: since verl 0.9 its batch reward manager has no caller.)
 
