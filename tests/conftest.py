@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from fake_server import FakeServer
+from tiers import SLOW_BY_MARKER, slow_entries, whole_entries
 
 
 @pytest.fixture
@@ -33,3 +34,26 @@ def paper_path() -> Path:
     path = Path(os.environ.get("HOWTOBENCH_PAPER", "/work/shared/spec/howtobench-paper.md"))
     assert path.is_file(), f"paper not found at {path} (set HOWTOBENCH_PAPER)"
     return path
+
+
+# ---------------------------------------------------------------- tiers (issue 36): `./scripts/test --fast`
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects: it must see these marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark `slow` what slow_tests.txt lists and what carries a marker of the slow kinds, so `-m "not slow"`
+    (`./scripts/test --fast`) is the edit-test loop's tier (tests/test_tiers.py checks every entry names a test)."""
+    entries = slow_entries()
+    for item in items:
+        listed = any(item.nodeid == e or item.nodeid.startswith((e + "::", e + "[", e + "/")) for e in entries)
+        if listed or any(item.get_closest_marker(name) for name in SLOW_BY_MARKER):
+            item.add_marker(pytest.mark.slow)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under `-m "not slow"` exactly (the fast tier), a file or folder slow_tests.txt lists whole is not even
+    imported: what it imports (inspect_ai, Ray, pandas) is seconds of the tier's time before any test runs."""
+    if config.getoption("markexpr", "") != "not slow":
+        return None
+    relative = collection_path.relative_to(config.rootpath).as_posix()
+    return True if relative in whole_entries() else None

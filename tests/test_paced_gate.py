@@ -51,31 +51,42 @@ async def test_a_burst_is_let_in_one_per_turn_in_arrival_order_and_never_more_th
 
 
 async def test_a_waiter_cancelled_in_the_queue_or_just_let_in_gives_its_place_on() -> None:
+    """Each holder stays inside until the test releases it (an event, not a guessed time), so who is queued when a
+    cancel comes is fixed by the loop's order alone."""
     gate = PacedGate(1)
     order: list[str] = []
 
-    async def hold(name: str, seconds: float) -> None:
+    async def hold(name: str, until: asyncio.Event | None = None) -> None:
         async with gate:
             order.append(name)
-            await asyncio.sleep(seconds)
+            if until is not None:
+                await until.wait()
 
-    first = asyncio.ensure_future(hold("first", 0.02))
-    queued = asyncio.ensure_future(hold("queued", 0.0))
-    last = asyncio.ensure_future(hold("last", 0.0))
-    await asyncio.sleep(0.005)
+    release_first = asyncio.Event()
+    first = asyncio.ensure_future(hold("first", release_first))
+    queued = asyncio.ensure_future(hold("queued"))
+    last = asyncio.ensure_future(hold("last"))
+    await asyncio.sleep(0)  # one turn: `first` is inside, the other two wait in the queue behind it
+    assert order == ["first"]
     queued.cancel()  # waiting in the queue: it leaves it
+    release_first.set()
     await asyncio.gather(first, last, return_exceptions=True)
     assert order == ["first", "last"] and queued.cancelled()
 
     # let in (its entry settled) but cancelled before its task ran: the place goes to the next one
+    release_holder = asyncio.Event()
+
     async def hold_then_cancel_the_next() -> None:
-        await hold("holder", 0.01)
+        await hold("holder", release_holder)
         victim.cancel()  # in the same step as the leave that let `victim` in
 
     holder = asyncio.ensure_future(hold_then_cancel_the_next())
     await asyncio.sleep(0)
-    victim = asyncio.ensure_future(hold("victim", 0.0))
-    after = asyncio.ensure_future(hold("after", 0.0))
+    victim = asyncio.ensure_future(hold("victim"))
+    after = asyncio.ensure_future(hold("after"))
+    await asyncio.sleep(0)  # one turn: both wait in the queue behind the holder
+    assert order[-1] == "holder"
+    release_holder.set()
     await holder
     await asyncio.wait_for(after, 1.0)
     assert victim.cancelled() and order[-2:] == ["holder", "after"]

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+pytest.importorskip("sklearn", reason="the [dev] extra installs scikit-learn (the reference isotonic regression)")
+
 from scipy.optimize import isotonic_regression
 from sklearn.isotonic import IsotonicRegression
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+pytest.importorskip("statsmodels", reason="the [dev] extra installs statsmodels (the reference OLS)")
+
 import statsmodels.api as sm
 from scipy import stats
 

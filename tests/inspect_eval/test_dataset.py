@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+pytest.importorskip("inspect_ai", reason="the [inspect] extra installs inspect_ai")
+
 from howtobench.data.loader import load_items, select_items
 from howtobench.errors import DataError
 from howtobench.generate import GenerateSettings, build_request

@@ -13,6 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+pytest.importorskip("inspect_ai", reason="the [inspect] extra installs inspect_ai")
+
 from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.model import get_model
 from inspect_fakes import mock_writer, server_handler

@@ -8,6 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+pytest.importorskip("inspect_ai", reason="the [inspect] extra installs inspect_ai")
+
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 from inspect_fakes import first_user, leaf_score, mock_judge, mock_writer, schema_of, weights_for, writing_for

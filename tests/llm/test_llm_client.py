@@ -262,18 +262,35 @@ async def test_the_body_sent_is_the_request_with_its_messages_encoded_once(fake_
 
 
 async def test_waiters_take_over_when_the_shared_call_is_cancelled(fake_server: FakeServer, endpoint: EndpointConfig,
-                                                                   tmp_path: Path) -> None:
+                                                                   tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A follower waiting on an identical in-flight call makes the call itself when the leader is cancelled. Each
+    step waits for the state it needs (the leader's request at the server, the follower waiting on the shared
+    call), never for a guessed time: the leader's reply never comes, the follower's own call is answered."""
     import asyncio
+    import types
 
-    fake_server.latency = 0.2
+    import howtobench.llm.client as client_module
+
+    fake_server.handler = script(Reply.text("the leader's: never sent", delay=3600), Reply.text("the follower's"))
+    waiting = asyncio.Event()
+
+    def shield(awaitable: asyncio.Future[object]) -> asyncio.Future[object]:
+        waiting.set()  # the client shields the shared call only to wait on it
+        return asyncio.shield(awaitable)
+
+    monkeypatch.setattr(client_module, "asyncio", types.SimpleNamespace(**{**vars(asyncio), "shield": shield}))
     async with open_client(endpoint, workspace=tmp_path) as client:
         leader = asyncio.ensure_future(client.chat(req()))
-        await asyncio.sleep(0.05)
-        follower = asyncio.ensure_future(client.chat(req()))
-        await asyncio.sleep(0.05)
+        async with asyncio.timeout(10):
+            while not fake_server.requests:  # the leader's request is at the server: its call is the shared one
+                await asyncio.sleep(0.005)
+            follower = asyncio.ensure_future(client.chat(req()))
+            await waiting.wait()
         leader.cancel()
         result = await follower
-    assert result.ok and not result.from_cache and len(fake_server.requests) == 2
+    assert result.ok and not result.from_cache and result.text == "the follower's"
+    assert len(fake_server.requests) == 2 and leader.cancelled()
 
 
 async def test_calls_spread_over_several_base_urls(tmp_path: Path) -> None:

@@ -3,9 +3,12 @@ small data where the package's (units × V × V) arrays fit: every level, gaps, 
 
 from __future__ import annotations
 
-import krippendorff
 import numpy as np
 import pytest
+
+pytest.importorskip("krippendorff", reason="the [dev] extra installs krippendorff (the reference alpha)")
+
+import krippendorff
 
 from howtobench.meta import alpha as alpha_module
 from howtobench.meta.alpha import LEVELS, alpha

@@ -74,6 +74,7 @@ def test_empty_writings_are_counted_and_included_by_default() -> None:
 
 
 def test_scores_join_and_correlations(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib", reason="the [plots] extra draws the figures")
     items, writings = _writings()
     data = length_data(items, writings, empty="exclude")
     # overall falls with length exactly; content only for model a; one failed judgment has no score
@@ -107,6 +108,7 @@ def _tiny_release(root: Path) -> None:
 
 
 def test_cli_prints_pooled_slopes(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib", reason="the [plots] extra draws the figures")
     _tiny_release(tmp_path / "bench")
     results = write_jsonl(tmp_path / "r.jsonl", [judgment(f"guide{k}", "m", float(k)) for k in range(5)])
     out = CliRunner().invoke(app, ["analyze", "length", "--data", str(tmp_path / "bench"), "--results", str(results),

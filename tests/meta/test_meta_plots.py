@@ -5,6 +5,10 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+import pytest
+
+pytest.importorskip("matplotlib", reason="the [plots] extra draws the figures")
+
 from howtobench.meta.plots import new_figure, save_figure, setup_fonts
 
 

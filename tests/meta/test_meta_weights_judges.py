@@ -48,6 +48,7 @@ def test_weight_distribution_counts_each_item_once(tmp_path: Path) -> None:
 
 
 def test_weights_cli_writes_box_plots(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib", reason="the [plots] extra draws the figures")
     out = CliRunner().invoke(app, ["analyze", "weights", str(_weights_file(tmp_path)), "--out", str(tmp_path / "f"),
                                    "--format", "csv"])
     assert out.exit_code == 0, out.output
@@ -69,6 +70,7 @@ def test_judge_matrix_exact() -> None:
 
 
 def test_labels_and_cli_with_human(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib", reason="the [plots] extra draws the figures")
     a = write_jsonl(tmp_path / "a.jsonl", [judgment(f"i{k}", "m", float(k), judge_model="gpt-4o") for k in range(5)])
     b = write_jsonl(tmp_path / "b.jsonl", [judgment(f"i{k}", "m", float(k * k)) for k in range(5)])
     c = write_jsonl(tmp_path / "c.jsonl", [judgment(f"i{k}", "m", float(-k)) for k in range(5)])

@@ -7,9 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-import krippendorff
 import numpy as np
 import pytest
+
+pytest.importorskip("krippendorff", reason="the [dev] extra installs krippendorff (the reference alpha)")
+
+import krippendorff
 from typer.testing import CliRunner
 
 from fake_server import FakeServer
@@ -97,6 +100,7 @@ def _other_reply(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_agreement_and_card_print_on_release_data_with_a_fake_panel(tmp_path: Path, bench_root: Path) -> None:
+    pytest.importorskip("matplotlib", reason="the [plots] extra draws the figures")
     out = tmp_path / "panel.jsonl"
     with FakeServer(server_handler()) as a, FakeServer(server_handler(_other_reply)) as b:
         args = ["judge", "--data", str(bench_root), "--task", "guide", "--limit", "3", "--panel",

@@ -15,6 +15,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+
+pytest.importorskip("selenium", reason="the [dev] extra installs selenium (the browser tests)")
+
 from browser import Rater, ServeProcess, need_browser, start_chromium
 from rate_helpers import SCRIPT, write_writings
 from scipy import stats
@@ -24,6 +27,8 @@ from typer.testing import CliRunner
 
 from howtobench.cli.main import app
 from howtobench.rate.study import open_study
+
+pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+pytest.importorskip("selenium", reason="the [dev] extra installs selenium (the browser tests)")
+
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 

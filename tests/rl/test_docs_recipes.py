@@ -17,13 +17,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import pytest
 
 from fake_server import FakeServer
 from howtobench.data.loader import load_items
 from judge_replies import server_handler
 from reward_serving import openrlhf_body
+
+pd = pytest.importorskip("pandas", reason="the [rl-test] extra installs pandas (verl's data preparation)")
+pytestmark = pytest.mark.trainers
+
 
 DOC = Path(__file__).parents[2] / "docs" / "rl.md"
 

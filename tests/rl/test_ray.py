@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import ray
 
 from fake_server import FakeServer
 from howtobench.data.loader import load_items
@@ -23,6 +22,10 @@ from howtobench.judges.tree_of_writing import TreeOfWriting
 from howtobench.llm.client import open_client
 from judge_replies import server_handler
 from reward_serving import ServeProcess, endpoint_of, judge_calls, serve_args
+
+ray = pytest.importorskip("ray", reason="the [rl-test] extra installs ray")
+pytestmark = [pytest.mark.ray, pytest.mark.trainers]
+
 
 ITEMS = ["infer_354", "infer_355", "infer_356"]
 N = 4  # rollouts per group

@@ -146,7 +146,7 @@ async def test_bad_requests_are_400_and_chat_markers_are_stripped(fake_server: F
         status, answer, _ = await app.post("/get_reward", {"query": ["x"], "prompt": ["x"], "lables": [""],
                                                            "prompts": [3]})
         assert status == 400 and answer["error"].count("; ") >= 2, answer
-        assert "unknown key 'lables' (did you mean 'labels'?)" in answer["error"]
+        assert "the body has an unknown key 'lables' (did you mean 'labels'?)" in answer["error"]
         assert "unknown key 'prompt'" in answer["error"] and "prompts.0" in answer["error"]
         for deadline in ("true", "0", '"5"'):
             body = '{"samples": [{"response": "x"}], "deadline_s": ' + deadline + "}"

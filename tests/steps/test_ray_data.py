@@ -21,6 +21,7 @@ from howtobench.steps.settings import Execution, Selection
 from judge_replies import server_handler
 
 ray = pytest.importorskip("ray", reason="the [rl-test] extra installs ray[data]")
+pytestmark = pytest.mark.ray
 ROOT = Path(__file__).parents[2]
 sys.path.insert(0, str(ROOT / "examples"))
 import ray_data_judge  # noqa: E402

@@ -11,7 +11,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from howtobench.cli.help_groups import command_group
+from howtobench.cli.analyze_group import OutOpt, analyze_app, print_figures
+from howtobench.cli.analyze_panel import add_panel_commands
 from howtobench.config import resolve_data_dir
 from howtobench.meta.correlate_table import empty_note
 from howtobench.meta.human import average_scores, load_ratings
@@ -33,28 +34,11 @@ from howtobench.report.tables import print_tables
 
 from .options import DataOpt, EmptyOpt, FormatOpt, NoProgressOpt, StrictOpt, TaskOpt
 
-analyze_app = command_group(
-    "analyze",
-    "Analyses of writings and stored judgments: length effects, edge weights, judge-vs-judge agreement.",
-)
-
-OutOpt = Annotated[
-    Path | None,
-    typer.Option("-o", "--out", file_okay=False, help="Folder for the figures (PNG + SVG); no figures without it."),
-]
-
 
 def register(app: typer.Typer) -> None:
-    """Attach the `analyze` sub-commands to the main app."""
-    from howtobench.cli import analyze_panel  # noqa: F401  (its commands register on analyze_app)
-
+    """Attach the `analyze` sub-commands to the main app (this module's, then cli/analyze_panel's)."""
+    add_panel_commands()
     app.add_typer(analyze_app, name="analyze")
-
-
-def _print_figures(console: Console, figures: list[Path]) -> None:
-    pngs = [p for p in figures if p.suffix == ".png"]
-    if pngs:
-        console.print(f"wrote {len(pngs)} figure(s) (PNG + SVG) to {pngs[0].parent}", highlight=False)
 
 
 @analyze_app.command("length")
@@ -92,7 +76,7 @@ def length_cmd(
         report = analyze_length(resolve_data_dir(data), tasks=task, writings_files=writings, results=loaded,
                                 out_dir=out, strict=strict, empty=empty)  # type: ignore[arg-type]
     print_tables(report.tables, fmt)
-    _print_figures(err, report.figures)
+    print_figures(err, report.figures)
 
 
 @analyze_app.command("weights")
@@ -116,7 +100,7 @@ def weights_cmd(
         raise typer.BadParameter(f"no weights for node {node!r} in {results}", param_hint="RESULTS")
     print_tables([weight_table(sets, node)], fmt)
     if out is not None:
-        _print_figures(Console(stderr=True), weight_plots(sets, out, node))
+        print_figures(Console(stderr=True), weight_plots(sets, out, node))
 
 
 @analyze_app.command("judges")
@@ -150,4 +134,4 @@ def judges_cmd(
     table.notes.append(empty_note(empty_writings(files, task), empty, "judged writings"))
     print_tables([table], fmt)
     if out is not None:
-        _print_figures(Console(stderr=True), heatmap(matrix, out))
+        print_figures(Console(stderr=True), heatmap(matrix, out))

@@ -14,13 +14,12 @@ from howtobench.meta.judgments import load_judgments
 from howtobench.meta.panel_agreement import agreement_table, disagreements_table, panel_data
 from howtobench.report.tables import print_tables
 
-from .analyze import OutOpt, _print_figures, analyze_app
+from .analyze_group import OutOpt, analyze_app, print_figures
 from .options import EmptyOpt, FormatOpt, StrictOpt
 
 FilesArg = Annotated[list[Path], typer.Argument(exists=True, dir_okay=False, help="Judgment JSONL files.")]
 
 
-@analyze_app.command("panel")
 def panel_cmd(
     results: Annotated[list[Path], typer.Argument(exists=True, dir_okay=False,
                                                   help="Judgment files written by `howtobench judge --panel`.")],
@@ -37,7 +36,6 @@ def panel_cmd(
     print_tables([agreement_table(data), disagreements_table(data, top)], fmt)
 
 
-@analyze_app.command("judge")
 def judge_cmd(
     results: FilesArg,
     human: Annotated[Path | None, typer.Option("--human", exists=True, dir_okay=False,
@@ -57,4 +55,13 @@ def judge_cmd(
     found = cards(files, people, seed=seed, n_boot=bootstrap)
     print_tables([c.table for c in found], fmt)
     if out is not None:
-        _print_figures(Console(stderr=True), card_plots(found, out))
+        print_figures(Console(stderr=True), card_plots(found, out))
+
+
+def add_panel_commands() -> None:
+    """Add `analyze panel` and `analyze judge` to the group, after the commands of cli/analyze.py (the order
+    `analyze --help` lists them in); once, however often the main app is built."""
+    if any(command.callback is panel_cmd for command in analyze_app.registered_commands):
+        return
+    analyze_app.command("panel")(panel_cmd)
+    analyze_app.command("judge")(judge_cmd)

@@ -1,6 +1,7 @@
 """The judge's options as flags (--no-reference, --renormalize, --samples, --tree, --from, --judge-max-tokens,
---prompt-language), written once for `judge`, `run` and `serve`: each command takes the ones it has as one
-`Judging`, whose `options(method)` is what the judge is built with."""
+--prompt-language, and any option of the method as --judge-option KEY=VALUE), written once for `judge`, `run`
+and `serve`: each command takes the ones it has as one `Judging`, whose `options(method)` is what the judge is
+built with."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from howtobench.cli.options import JudgeMaxTokensOpt, PromptLanguageOpt
-from howtobench.judges.job import judge_options, prompt_language_for
+from howtobench.judges.job import judge_options, parse_judge_options, prompt_language_for, with_judge_options
 
 NoReferenceOpt = Annotated[bool, typer.Option("--no-reference", help="Reference-free judging: the prompts carry "
                            "absolute score anchors and no reference text (paper Appendix B.2).")]
@@ -33,6 +34,10 @@ TreeOpt = Annotated[Path | None, typer.Option("--tree", help="Tree spec YAML, or
                     "score first on logic, emotion, plots, paragraphing and impression). Add a leaf or change a scale "
                     "by editing a copy of "
                     "src/howtobench/judges/trees/default.yaml (or start it with `base: default`).")]
+JudgeOptionOpt = Annotated[list[str] | None, typer.Option("--judge-option", metavar="KEY=VALUE", help="An option "
+                           "of the judge method (repeatable), checked against what the method takes and converted to "
+                           "its type: e.g. --judge-option samples=3. `howtobench list methods` names the methods; "
+                           "each judgment records the options its judge was built with.")]
 
 
 @dataclass(frozen=True)
@@ -46,14 +51,17 @@ class Judging:
     from_: FromOpt = None
     judge_max_tokens: JudgeMaxTokensOpt = None
     prompt_language: PromptLanguageOpt = None
+    judge_option: JudgeOptionOpt = None
 
     def options(self, method: str) -> dict[str, Any]:
-        """The judge options of `method` (only those changed from their defaults, see `judge_options`); a prompt
-        language for a method that sends no prompt is an error."""
-        return judge_options(with_reference=not self.no_reference, renormalize=self.renormalize,
-                             samples=self.samples, tree=self.tree, max_tokens=self.judge_max_tokens,
-                             tow_results=self.from_,
-                             prompt_language=prompt_language_for(method, self.prompt_language))
+        """The judge options of `method` (only those changed from their defaults, see `judge_options`, then each
+        --judge-option); a prompt language for a method that sends no prompt is an error."""
+        given = parse_judge_options(self.judge_option)
+        language = self.prompt_language if self.prompt_language is not None else given.pop("prompt_language", None)
+        flagged = judge_options(with_reference=not self.no_reference, renormalize=self.renormalize,
+                                samples=self.samples, tree=self.tree, max_tokens=self.judge_max_tokens,
+                                tow_results=self.from_, prompt_language=prompt_language_for(method, language))
+        return with_judge_options(method, flagged, given)
 
 
 AS_JUDGED = Judging()

@@ -19,6 +19,7 @@ from howtobench.data.models import Item
 from howtobench.judges.base import Judgment
 from howtobench.outputs import output_file, write_text_atomic
 from howtobench.progress import step
+from howtobench.report.html_inputs import find_sources
 from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions, build_leaderboard, load_judgments
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import board_document
@@ -40,7 +41,8 @@ def _items_for(data: Path | None, judgments: list[Judgment]) -> list[Item] | Non
 
 
 ResultsArg = Annotated[
-    list[Path], typer.Argument(help="Judgment JSONL files written by `howtobench judge` (any method).")
+    list[Path], typer.Argument(help="Judgment JSONL files written by `howtobench judge` (any method), or a run "
+                                 "directory of `howtobench run` (its judgments/*.jsonl).")
 ]
 
 
@@ -137,7 +139,7 @@ def leaderboard(results: ResultsArg, board: Board = DEFAULT_BOARD) -> None:
     table ends with one line per model: All with its interval and n, the judge, the rank, and its comparison.
     """
     with step(f"reading judgments, bootstrapping {board.bootstrap} replicates per cell", not board.no_progress):
-        result = board.build(load_judgments(results))
+        result = board.build(load_judgments(find_sources(results).judgment_files))  # a run directory: its judgments
     board.publish(result)
 
 

@@ -12,7 +12,7 @@ from howtobench.config import resolve_workspace
 from howtobench.event_loop import run as run_async
 from howtobench.llm.accounting import StopRow, UsageRow, stops_from_log, usage_from_log
 from howtobench.llm.pricing import MODES, Mode, modes_from_log
-from howtobench.report.tables import Document, Table, show
+from howtobench.report.tables import Block, Document, Table, show
 
 from .options import FormatOpt, PricesOpt, WorkspaceOpt
 
@@ -39,7 +39,7 @@ def usage_cmd(
     rows = usage_from_log(resolve_workspace(workspace), run, prices)
     modes = modes_from_log(resolve_workspace(workspace), run, prices)
     stops = stops_from_log(resolve_workspace(workspace), run)
-    tables = [_usage_table(rows), _modes_table(rows, modes), *([_stops_table(stops)] if stops else [])]
+    tables: list[Block] = [_usage_table(rows), _modes_table(rows, modes), *([_stops_table(stops)] if stops else [])]
     record = [_row_dict(r, modes.get((r.run_id, r.purpose), {}), stops) for r in rows]
     show(Document(tables, data=record), fmt, Console())  # JSON: one record per run and purpose
 

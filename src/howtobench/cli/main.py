@@ -22,10 +22,9 @@ from difflib import get_close_matches
 from typing import Annotated, Any, TextIO
 
 import typer
-from typer._click.exceptions import UsageError  # typer vendors click (as cli/one_line.py reads it)
 
 from howtobench import __version__
-from howtobench.cli.one_line import OneLineUsageGroup, print_line
+from howtobench.cli.one_line import OneLineUsageGroup, UsageError, print_line
 from howtobench.cli.status import EXIT_STATUSES
 from howtobench.errors import (
     EXIT_INTERRUPTED,
@@ -97,9 +96,10 @@ class LazyCommands(OneLineUsageGroup):
         try:
             return super().resolve_command(ctx, args)
         except UsageError as exc:
+            error: Any = exc  # click's UsageError, reached through typer's public BadParameter (cli/one_line.py)
             matches = get_close_matches(args[0], self.list_commands(ctx)) if args else []
-            if matches and "Did you mean" not in exc.message:
-                exc.message = f"{exc.message.rstrip('.')}. Did you mean {', '.join(repr(m) for m in matches)}?"
+            if matches and "Did you mean" not in error.message:
+                error.message = f"{error.message.rstrip('.')}. Did you mean {', '.join(repr(m) for m in matches)}?"
             raise
 
 

@@ -9,21 +9,26 @@ status 2 as click gives. `howtobench` or a group named without a command still p
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import IO, Any
+from typing import Any
 
+import typer
 from rich.console import Console
-from typer._click.exceptions import (  # typer vendors click; only BadParameter is re-exported by name
-    BadParameter,
-    ClickException,
-    MissingParameter,
-    NoArgsIsHelpError,
-    UsageError,
-)
 from typer.core import TyperGroup
 
 from howtobench.redact import redact_text
+
+_CLICK_ERRORS = sys.modules[typer.BadParameter.__module__]
+"""click's exceptions module, reached through typer's public `BadParameter` (which is click's), whether typer
+uses click itself or a copy it vendors privately (typer._click, from 0.29): no private module is imported by
+name, so typer needs no version cap. A typer whose BadParameter lived elsewhere would fail here at import, not
+print click's usage blocks silently (tests/cli/test_bad_values.py)."""
+UsageError: type[Exception] = _CLICK_ERRORS.UsageError
+MissingParameter: type[Exception] = _CLICK_ERRORS.MissingParameter
+NoArgsIsHelpError: type[Exception] = _CLICK_ERRORS.NoArgsIsHelpError
+EXIT_USAGE = 2  # click's status for a usage error
 
 
 def print_line(message: str, prefix: str = "error:") -> None:
@@ -34,17 +39,17 @@ def print_line(message: str, prefix: str = "error:") -> None:
     console.print(redact_text(message), style=None if prefix else "yellow", highlight=False, markup=False)
 
 
-def usage_line(error: UsageError) -> str:
+def usage_line(error: Any) -> str:
     """Click's message in one line: a bad value as `--flag: what is wrong`, then where the command's help is."""
     text = " ".join(error.format_message().split())
-    if isinstance(error, BadParameter) and not isinstance(error, MissingParameter):
+    if isinstance(error, typer.BadParameter) and not isinstance(error, MissingParameter):
         hint = _hint(error)
         text = f"{hint}: {' '.join(error.message.split())}" if hint else text
     ctx = error.ctx
     return f"{text} (see {ctx.command_path} --help)" if ctx is not None else text
 
 
-def _hint(error: BadParameter) -> str | None:
+def _hint(error: Any) -> str | None:
     """The flag (or argument) a bad value was given to, without click's quotes."""
     given: Sequence[str] | str | None = error.param_hint
     if given is None and error.param is not None:
@@ -55,24 +60,17 @@ def _hint(error: BadParameter) -> str | None:
     return " / ".join(name.strip("'\"") for name in names)
 
 
-class OneLineUsageError(ClickException):
-    """A usage error already put in one line; click's main shows it with `show` and exits with status 2."""
-
-    exit_code = 2
-
-    def show(self, file: IO[Any] | None = None) -> None:
-        print_line(self.message)
-
-
 @contextmanager
 def one_line_usage() -> Iterator[None]:
-    """Re-raise click's usage errors (not "no arguments: here is the help") as one-line ones."""
+    """Click's usage errors (not "no arguments: here is the help") as one line, then exit status 2 as click
+    gives."""
     try:
         yield
     except NoArgsIsHelpError:
         raise
     except UsageError as exc:
-        raise OneLineUsageError(usage_line(exc)) from None
+        print_line(usage_line(exc))
+        raise typer.Exit(EXIT_USAGE) from None
 
 
 class OneLineUsageGroup(TyperGroup):

@@ -72,7 +72,7 @@ def parse_kinds(value: str) -> tuple[str, ...]:
     if value.strip() == "paper":
         return PAPER_KINDS
     if value.strip() == "all":
-        return ALL_KINDS
+        return tuple(ALL_KINDS)
     return tuple(k.strip() for k in value.split(",") if k.strip())
 
 

@@ -19,7 +19,7 @@ from howtobench.errors import ConfigError
 from howtobench.event_loop import run as run_async
 from howtobench.generate import safe_file_stem
 from howtobench.judges.base import calls_a_model
-from howtobench.judges.job import prompt_language_for
+from howtobench.judges.job import parse_judge_options, prompt_language_for, with_judge_options
 from howtobench.llm.budget import spending_limit
 from howtobench.report.headline import headlines
 from howtobench.report.render import board_document
@@ -171,7 +171,7 @@ def _in_flight(settings: RunSettings) -> dict[str, int]:
 @params.bundled("control", params.Control, params.RUN_CONTROL)
 @params.bundled("sampling", params.Sampling,
                  params.group_of(params.Sampling, "temperature", "max_tokens", "system_prompt"))
-@params.bundled("judging", Judging, params.group_of(Judging, "judge_max_tokens", "prompt_language"))
+@params.bundled("judging", Judging, params.group_of(Judging, "judge_max_tokens", "prompt_language", "judge_option"))
 @params.bundled("guard", GuardFlags)
 def run(
     name: NameOpt = None,
@@ -240,6 +240,8 @@ def run(
         "execution.preflight": flags.preflight, "execution.progress": control.progress,
         "execution.max_failed_rate": control.max_failed_rate, "execution.batch": batching.settings(),
         "execution.files": files})
+    settings = settings.model_copy(update={"judge_options": with_judge_options(
+        method, settings.judge_options, parse_judge_options(judging.judge_option))})
     checked = preflight_plan(flags, batch=batching.batch or bool(files),
                              writer=settings.writer if settings.generate else None,
                              **(settings.judge_endpoints if calls_a_model(settings.method) else {}))

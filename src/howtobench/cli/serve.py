@@ -96,7 +96,7 @@ LOOPBACK = Server()
 @bundled("server", Server)
 @bundled("guard", ServeGuardFlags)
 @bundled("judging", Judging, group_of(Judging, "tree", "no_reference", "renormalize", "prompt_language",
-                                      "judge_max_tokens"))
+                                      "judge_max_tokens", "judge_option"))
 def serve(server: Server = LOOPBACK, method: MethodOpt = "tow", judging: Judging = AS_JUDGED,
           panel: PanelOpt = None, guard: ServeGuardFlags = SERVE_GUARD) -> None:
     """Serve rewards over HTTP: POST /get_reward (OpenRLHF's remote reward contract), POST /v1/score (every node,

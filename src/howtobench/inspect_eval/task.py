@@ -26,7 +26,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 from howtobench.generate import GenerateSettings
 from howtobench.inspect_eval.dataset import howtobench_dataset, split_arg
 from howtobench.inspect_eval.scorers import judge_model_check, scorer_for
-from howtobench.judges.job import judge_options, prompt_language_for
+from howtobench.judges.job import judge_options, parse_judge_options, prompt_language_for, with_judge_options
 
 
 @solver(name="howtobench_judge_check")
@@ -57,15 +57,17 @@ def howtobench(
     tree: str | None = None,
     judge_max_tokens: int | None = None,
     prompt_language: str | None = None,
+    judge_option: str | list[str] | None = None,
     empty: str = "exclude",
 ) -> Task:
     """HoWToBench writing tasks judged by Tree-of-Writing (or a baseline), as `howtobench run` would."""
     settings = GenerateSettings(system_prompt=system_prompt)
     dataset = howtobench_dataset(tasks=split_arg(task), genres=split_arg(genre), ids=split_arg(ids), limit=limit,
                                  data=Path(data) if data else None, settings=settings)
-    options = judge_options(with_reference=not no_reference, renormalize=renormalize, samples=samples, tree=tree,
-                            max_tokens=judge_max_tokens,
-                            prompt_language=prompt_language_for(method, prompt_language))
+    options = with_judge_options(method, judge_options(
+        with_reference=not no_reference, renormalize=renormalize, samples=samples, tree=tree,
+        max_tokens=judge_max_tokens, prompt_language=prompt_language_for(method, prompt_language)),
+        parse_judge_options(judge_option))  # `-T judge_option=samples=3`: any option of the method
     s = settings.sampling
     return Task(
         dataset=dataset,

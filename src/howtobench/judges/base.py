@@ -8,19 +8,19 @@ overlap metrics all write this shape, so leaderboards and meta-evaluation read o
 
 from __future__ import annotations
 
-import importlib
-import importlib.metadata
 import inspect
+import typing
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, Field
+import yaml
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from howtobench.data.models import Item, Writing
 from howtobench.errors import JudgeError
 from howtobench.llm.types import LLMClient, Usage
-from howtobench.suggest import unknown_name
+from howtobench.registry import GROUPS, Registry
 
 Status = Literal["ok", "failed", "empty", "renormalized"]
 EmptyConvention = Literal["exclude", "lowest"]
@@ -94,6 +94,9 @@ class Judgment(BaseModel):
     (`--reference-from`, Appendix B.3); None when it read none (`--no-reference`, an item without one, a writing
     that failed before any judging) and in files written before it was recorded. Set by the judge itself, which
     alone knows (`source_if_read`)."""
+    judge_options: dict[str, Any] = Field(default_factory=dict, exclude_if=lambda options: not options)
+    """The options the judge was built with (`build_judge`: the flags and every `--judge-option`), so a row says
+    how it was judged; left out of the file when there were none (rows written before it was recorded too)."""
     usage: Usage = Field(default_factory=Usage)
     cache_keys: list[str] = Field(default_factory=list)
     meta: dict[str, Any] = Field(default_factory=dict)
@@ -160,10 +163,10 @@ class Judge(Protocol):
 JudgeFactory = Callable[..., Judge]
 BUILTIN_MODULES: tuple[str, ...] = (
     "howtobench.judges.tree_of_writing",
-    "howtobench.judges.overlap",
+    "howtobench.judges.overlap_methods",
     "howtobench.judges.baselines",
 )
-ENTRY_POINT_GROUP = "howtobench.judges"
+ENTRY_POINT_GROUP = GROUPS["judge method"]
 """Installed packages add judge methods here: an entry point names a module that calls `register_judge` when
 imported (`[project.entry-points."howtobench.judges"] mine = "my_package.judge"`)."""
 
@@ -205,21 +208,77 @@ class Method:
             takes = ", ".join(sorted(known or ())) or "none"
             raise JudgeError(f"method {self.name!r} does not take the options {unknown} (it takes: {takes})")
 
+    def convert_options(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """Options given as text (`--judge-option KEY=VALUE`, an adapter's arguments) as the values the method
+        takes: each name checked (`check_options`) and each value validated into the type its signature
+        annotates (`samples=3` -> 3; a wrong value is the user's mistake, naming the option). A parameter without
+        a usable annotation takes the value as YAML reads a scalar (3 -> 3, true -> True, a text stays text)."""
+        self.check_options(given)
+        types = option_types(self.takes or self.factory)
+        converted: dict[str, Any] = {}
+        for name, value in given.items():
+            kind = types.get(name, Any)
+            if isinstance(value, str) and kind is Any:
+                value = yaml.safe_load(value) if value.strip() else value
+            try:
+                converted[name] = value if kind is Any else TypeAdapter(kind).validate_python(value)
+            except ValidationError as exc:
+                problem = exc.errors()[0]["msg"]
+                raise JudgeError(f"--judge-option {name}={value}: {problem} (method {self.name!r})") from None
+        return converted
+
     def build(self, client: LLMClient | None, options: Mapping[str, Any]) -> Judge:
-        """The judge; a TypeError from inside the factory after the options were checked is a bug, raised as one."""
+        """The judge, each of its judgments recording `options` (`Judgment.judge_options`); a TypeError from inside
+        the factory after the options were checked is a bug, raised as one."""
         self.check_options(options)
-        return self.factory(client=client, **options)
+        return OptionsRecorded(self.factory(client=client, **options), dict(options))
+
+
+class OptionsRecorded:
+    """A judge whose judgments record the options it was built with; everything else is the judge's own
+    (`inner`'s attributes read through). `built_with` is what a failed judgment records too (judges.runner)."""
+
+    def __init__(self, inner: Judge, options: dict[str, Any]) -> None:
+        self.inner = inner
+        self.method = inner.method
+        self.built_with = options
+
+    async def judge(self, item: Item, writing: Writing) -> Judgment:
+        judgment = await self.inner.judge(item, writing)
+        return judgment.model_copy(update={"judge_options": self.built_with}) if self.built_with else judgment
+
+    def __getattr__(self, name: str) -> Any:
+        inner = self.__dict__.get("inner")  # not self.inner: before __init__ (a copy, a pickle) that would recurse
+        if inner is None:
+            raise AttributeError(name)
+        return getattr(inner, name)
+
+
+def option_types(target: Callable[..., Any]) -> dict[str, Any]:
+    """The annotated type of each keyword option along the chain `option_names` reads (Any where an annotation
+    cannot be resolved): what `Method.convert_options` validates a given value into."""
+    functions = _option_functions(target)
+    types: dict[str, Any] = {}
+    for function in reversed(functions):  # the subclass's annotation wins
+        try:
+            hints = typing.get_type_hints(function)
+        except Exception:  # an annotation naming what its module cannot resolve: no type to check against
+            hints = {}
+        types.update({name: hint for name, hint in hints.items() if name not in ("return", "self", "client")})
+    return types
+
+
+def _option_functions(target: Callable[..., Any]) -> list[Callable[..., Any]]:
+    if isinstance(target, type):
+        return [vars(cls)["__init__"] for cls in target.__mro__ if "__init__" in vars(cls) and cls is not object]
+    return [target]
 
 
 def option_names(target: Callable[..., Any]) -> frozenset[str] | None:
     """Keyword options of a factory or class (`client` and `self` aside), following a class's `**options` up its
     bases' `__init__`s; None when some `**options` leads nowhere this can read (a plain function's)."""
-    if isinstance(target, type):
-        functions = [vars(cls)["__init__"] for cls in target.__mro__ if "__init__" in vars(cls) and cls is not object]
-    else:
-        functions = [target]
     names: set[str] = set()
-    for function in functions:
+    for function in _option_functions(target):
         parameters = inspect.signature(function).parameters.values()
         names |= {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
         if not any(p.kind is p.VAR_KEYWORD for p in parameters):
@@ -227,8 +286,9 @@ def option_names(target: Callable[..., Any]) -> frozenset[str] | None:
     return None
 
 
-METHODS: dict[str, Method] = {}
-"""The registry: `--method` name -> what the method is. Filled by `register_judge` as judge modules import."""
+METHODS: Registry[Method] = Registry("judge method", error=JudgeError, builtin_modules=BUILTIN_MODULES)
+"""The registry: `--method` name -> what the method is. Filled by `register_judge` as judge modules import: the
+toolkit's (`BUILTIN_MODULES`), then every installed `howtobench.judges` entry point (howtobench.registry)."""
 
 
 def register_judge(method: str, *, description: str | None = None, calls_model: bool = True,
@@ -239,12 +299,9 @@ def register_judge(method: str, *, description: str | None = None, calls_model: 
     defaults to the first line of the factory's docstring."""
 
     def decorate(factory: JudgeFactory) -> JudgeFactory:
-        known = METHODS.get(method)
-        if known is not None and known.factory.__module__ != factory.__module__:
-            raise JudgeError(f"judge method {method!r} is registered twice: by {known.factory.__module__} and by "
-                             f"{factory.__module__}")
-        METHODS[method] = Method(method, factory, description or _first_line(factory.__doc__), calls_model, takes,
-                                 scorer, rejudges, paper_scale, dict(smoke_options or {}), score_max)
+        METHODS.register(method, Method(method, factory, description or _first_line(factory.__doc__), calls_model,
+                                        takes, scorer, rejudges, paper_scale, dict(smoke_options or {}), score_max),
+                         origin=factory.__module__)
         return factory
 
     return decorate
@@ -270,35 +327,16 @@ def _first_line(doc: str | None) -> str:
     return doc.strip().splitlines()[0] if doc and doc.strip() else ""
 
 
-_plugins_loaded: list[bool] = []  # the entry points are read once per process (reading them scans every package)
-
-
 def import_judges() -> None:
     """Fill the registry: the toolkit's judge modules (a missing optional one is skipped), then every installed
-    `howtobench.judges` entry point. A plugin that fails to import stops with its name, not a traceback."""
-    for module in BUILTIN_MODULES:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-    if _plugins_loaded:
-        return
-    for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            entry.load()
-        except Exception as exc:  # any failure of someone else's package, said in one line
-            raise JudgeError(f"the judge plugin {entry.name!r} ({entry.value}) failed to load: "
-                             f"{type(exc).__name__}: {exc}") from exc
-    _plugins_loaded.append(True)
+    `howtobench.judges` entry point, once per process. A plugin that fails to import stops with its name, not a
+    traceback."""
+    METHODS.load()
 
 
 def method_info(name: str) -> Method:
     """A registered method by name; an unknown one is an error with the known names (and did-you-mean)."""
-    import_judges()
-    if name not in METHODS:
-        raise JudgeError(unknown_name("judge method", name, sorted(METHODS)))
-    return METHODS[name]
+    return METHODS.lookup(name)
 
 
 def calls_a_model(method: str) -> bool:

@@ -6,11 +6,12 @@ the judge job itself — selection, client, runner — lives in `howtobench.step
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from howtobench.errors import JudgeError
-from howtobench.judges.base import calls_a_model
+from howtobench.judges.base import calls_a_model, method_info
 from howtobench.judges.prompts import DEFAULT_PROMPT_LANGUAGE, check_prompt_language
 
 
@@ -44,3 +45,29 @@ def judge_options(*, with_reference: bool = True, renormalize: bool = False, sam
     if tow_results is not None:
         options["tow_results"] = tow_results
     return options
+
+
+def parse_judge_options(pairs: Iterable[str] | str | None) -> dict[str, str]:
+    """`--judge-option KEY=VALUE` texts (repeatable; one text or a list from an adapter or the inspect task) as a
+    dict; a text without `=` or a key given twice is an error naming it."""
+    given: dict[str, str] = {}
+    for pair in [pairs] if isinstance(pairs, str) else pairs or ():
+        key, equals, value = pair.partition("=")
+        if not equals or not key.strip():
+            raise JudgeError(f"--judge-option {pair!r}: give KEY=VALUE (e.g. samples=3)")
+        if key.strip() in given:
+            raise JudgeError(f"--judge-option {key.strip()} is given twice")
+        given[key.strip()] = value
+    return given
+
+
+def with_judge_options(method: str, options: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
+    """The options of the command's own flags plus the `--judge-option`s, each name and value checked and
+    converted by the method (`Method.convert_options`); an option set both ways is an error, not a silent
+    choice of one. A judge method's new option is then its module's change alone: its signature declares it."""
+    if not given:
+        return dict(options)
+    converted = method_info(method).convert_options(given)
+    if both := sorted(set(converted) & set(options)):
+        raise JudgeError(f"--judge-option {both[0]} is also set by the command's own flag for it: give it once")
+    return {**options, **converted}

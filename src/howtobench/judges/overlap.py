@@ -1,5 +1,8 @@
 """Overlap judges ("bleu", "rouge", "sacrebleu"): reference-overlap baselines of the paper's Table 3.
 
+The methods are registered by judges.overlap_methods, which imports this module (and its tokenisers, the
+`[metrics]` extra) only when a judge is built.
+
 They write the same `Judgment` records as ToW (no usage, no judge model), so the shared runner, the
 leaderboard and the meta-evaluation read one format. Scales: "bleu" (the authors' BLEU-1) and "sacrebleu"
 0-100, "rouge" (ROUGE-L F1) 0-1 like rouge-chinese; `meta["scale"]` says which.
@@ -27,7 +30,7 @@ import jieba
 import sacrebleu
 
 from howtobench.data.models import Item, Language, Writing
-from howtobench.judges.base import Judge, Judgment, register_judge, source_if_read
+from howtobench.judges.base import Judgment, source_if_read
 from howtobench.judges.overlap_metrics import (
     BleuIndex,
     LcsIndex,
@@ -38,7 +41,6 @@ from howtobench.judges.overlap_metrics import (
     sacrebleu_signature,
     tokenize,
 )
-from howtobench.llm.types import LLMClient
 
 
 @dataclass(frozen=True)
@@ -88,12 +90,6 @@ def _sacrebleu(ref: PreparedReference, hyp: TextTokens, text: str) -> tuple[floa
 
 Scorer = Callable[[PreparedReference, TextTokens, str], tuple[float, dict[str, Any]]]
 SCORERS: dict[str, Scorer] = {"bleu": _bleu, "rouge": _rouge, "sacrebleu": _sacrebleu}
-SCORE_MAX: dict[str, float] = {"bleu": 100.0, "rouge": 1.0, "sacrebleu": 100.0}
-DESCRIPTIONS: dict[str, str] = {
-    "bleu": "the authors' BLEU-1 against the reference, 0-100 (no model)",
-    "rouge": "ROUGE-L F1 as rouge-chinese computes it, 0-1 (no model)",
-    "sacrebleu": "standard sentence BLEU-4 (sacreBLEU), 0-100 (no model)",
-}
 
 
 def overlap_judgment(method: str, item: Item, writing: Writing, ref: PreparedReference | None,
@@ -123,19 +119,6 @@ class OverlapJudge:
         ref = _prepared(item.reference, item.language) if item.reference.strip() else None
         hyp = None if writing.is_empty else tokenize(writing.output, item.language)
         return overlap_judgment(self.method, item, writing, ref, hyp)
-
-
-def _factory(method: str) -> Callable[..., Judge]:
-    def make(*, client: LLMClient | None = None) -> Judge:
-        """Overlap judges need no model and no settings (the shared CLI passes `client=None`)."""
-        return OverlapJudge(method)
-
-    return make
-
-
-for _method in SCORERS:
-    register_judge(_method, calls_model=False, description=DESCRIPTIONS[_method],
-                   score_max=SCORE_MAX[_method])(_factory(_method))
 
 
 def corpus_sacrebleu_by_model(judgments: Iterable[Judgment]) -> dict[str, float]:

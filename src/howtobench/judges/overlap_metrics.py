@@ -5,10 +5,12 @@ Definitions (the paper's setup, made precise):
 * Chinese tokens come from ONE `jieba.lcut(text)` call per text (default mode, HMM on).
   - BLEU tokens: every token jieba yields, whitespace tokens (" ", "\n") included, exactly the list the
     authors' `compute_bleu` builds with `list(jieba.cut(text))`.
-  - ROUGE tokens: exactly the word stream `rouge-chinese` builds from `" ".join(lcut(text))` (its own
+  - ROUGE tokens: exactly the word stream `rouge-chinese` builds from `" ".join(lcut(text))` (its
     sentence splitter, then `" ".join(s.split())` per non-empty sentence, flattened by `split(" ")`).
     That stream keeps the package's quirks (a whitespace-only "sentence" becomes one empty token), so
-    our values are bit-identical to `rouge_chinese.Rouge().get_scores(...)["rouge-l"]`.
+    our values are bit-identical to `rouge_chinese.Rouge().get_scores(...)["rouge-l"]`. The splitter is
+    `split_sentences` here, the same rules in our words: the package (unmaintained) is a test dependency
+    only, against which the tests check both the splitter and the scores.
 * English (`Item.language == "en"`) tokens: sacreBLEU's 13a tokenizer, lowercased — the standard
   WMT word tokenization; lowercased because these metrics measure wording overlap, not casing.
 * BLEU-1 (the authors' `compute_bleu`, `code/tow/baselines/bleu_rouge.py`): clipped unigram precision, no
@@ -28,6 +30,7 @@ Definitions (the paper's setup, made precise):
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -37,14 +40,12 @@ from typing import Any
 
 import jieba
 import numpy as np
-from rouge_chinese import Rouge
 from sacrebleu.metrics.bleu import BLEU
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
 from howtobench.data.models import Language
 
 jieba.setLogLevel(60)  # jieba prints its dictionary loading to stderr; keep CLI output clean
-_ROUGE = Rouge(metrics=["rouge-l"])
 _TOK13A = Tokenizer13a()  # type: ignore[no-untyped-call]
 
 
@@ -56,9 +57,35 @@ class TextTokens:
     rouge: tuple[str, ...]
 
 
+SENTENCE_END = "。！？?"
+"""Marks that end a sentence (the full-width ones and the ASCII question mark; not the ASCII full stop)."""
+CLOSING_QUOTES = "”’"
+"""A closing quote after a sentence's end belongs to that sentence: the break comes after the quote."""
+SENTENCE_ENDS = (re.compile(f"([{SENTENCE_END}])([^{CLOSING_QUOTES}])"), re.compile(f"(\\.{{6}})([^{CLOSING_QUOTES}])"),
+                 re.compile(f"(…{{2}})([^{CLOSING_QUOTES}])"))
+"""The three kinds of sentence end, each with the character after it (anything but a closing quote)."""
+QUOTED_END = re.compile(f"([{SENTENCE_END}][{CLOSING_QUOTES}])([^，{SENTENCE_END}])")
+"""A sentence end and its closing quote, then anything but a comma or another end."""
+
+
+def split_sentences(text: str) -> list[str]:
+    """rouge-chinese's sentence splitter, in our words. A line break goes after every sentence end that is not
+    followed by a closing quote, the three kinds of end (a mark of `SENTENCE_END`, six ASCII dots, two
+    ellipses) in three passes in that order, each over the previous one's text; then after an end with its
+    closing quote, unless a comma or another end follows. Trailing whitespace goes, and the text is cut at every
+    line break, its own included.
+
+    The passes, their order and the regular expressions' consumption are the definition (ROUGE-L's tokens, so
+    its values, depend on them): each match takes the character after the end, so of two ends in a row only the
+    first is split from the next ("。。a" gives "。" and "。a"), while a later pass sees the earlier one's breaks."""
+    for end in SENTENCE_ENDS:
+        text = end.sub("\\1\n\\2", text)
+    return QUOTED_END.sub("\\1\n\\2", text).rstrip().split("\n")
+
+
 def rouge_chinese_words(spaced: str) -> tuple[str, ...]:
     """The word stream rouge-chinese scores for a space-joined text (its sentence splitter, its joins)."""
-    sentences = [" ".join(s.split()) for s in _ROUGE.cut_sent(spaced) if len(s) > 0]
+    sentences = [" ".join(s.split()) for s in split_sentences(spaced) if len(s) > 0]
     return tuple(word for sentence in sentences for word in sentence.split(" "))
 
 

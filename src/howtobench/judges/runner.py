@@ -37,7 +37,8 @@ def read_judgments(path: Path, *, repair: bool = False) -> dict[Key, Judgment]:
 
 
 def failed_judgment(judge: Judge, item: Item, writing: Writing, error: Exception) -> Judgment:
-    """The record of a writing the judge could not judge at all (the error is kept, no score invented)."""
+    """The record of a writing the judge could not judge at all (the error is kept, no score invented), with the
+    options the judge was built with (`OptionsRecorded.built_with`) as its judgments have."""
     return Judgment(
         method=judge.method,
         item_id=item.id,
@@ -46,6 +47,7 @@ def failed_judgment(judge: Judge, item: Item, writing: Writing, error: Exception
         genre=item.genre,
         status="failed",
         failures=[f"{type(error).__name__}: {error}"],
+        judge_options=getattr(judge, "built_with", {}),
     )
 
 

@@ -2,7 +2,8 @@
 
 A tree is a YAML file validated into frozen pydantic models, so a user adds a leaf, changes a scale or
 translates the criteria by editing a file. The code only knows the scorer *kinds*, registered in `LEAF_KINDS`
-(`register_leaf_kind` adds one; a leaf naming an unregistered kind is refused with the known ones):
+(`register_leaf_kind` adds one, an installed package through the `howtobench.leaf_kinds` entry points; a leaf
+naming an unregistered kind is refused with the known ones):
 
     llm-rubric      an LLM scores 1-10 against the reference (anchored at `reference_anchor`)
     llm-step        an LLM scores 1-10 against the reference like a rubric, and `mapping` steps the answer
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -42,6 +44,7 @@ from howtobench.config import yaml_problem
 from howtobench.data.models import TASKS, Task
 from howtobench.errors import JudgeError
 from howtobench.judges.headings import score_formatting
+from howtobench.registry import Registry
 from howtobench.suggest import unknown_name
 
 
@@ -62,13 +65,14 @@ class LeafKind:
         return self.score is None
 
 
-LEAF_KINDS: dict[str, LeafKind] = {}
+LEAF_KINDS: Registry[LeafKind] = Registry("leaf kind")
+"""The scorer kinds tree specs may name: this module's, then the installed `howtobench.leaf_kinds` entry points
+(howtobench.registry). ValueError for an unknown or twice-registered kind: a tree's validator reports it."""
 
 
 def register_leaf_kind(kind: LeafKind) -> LeafKind:
-    """Add a scorer kind that tree specs may name (`kind: NAME`)."""
-    LEAF_KINDS[kind.name] = kind
-    return kind
+    """Add a scorer kind that tree specs may name (`kind: NAME`); a name another module registered is refused."""
+    return LEAF_KINDS.register(kind.name, kind, origin=sys._getframe(1).f_globals.get("__name__", "?"))
 
 
 for _kind in (LeafKind("llm-rubric", "rubric"), LeafKind("llm-step", "rubric", mapped=True),
@@ -128,9 +132,7 @@ class Leaf(Spec):
 
     @model_validator(mode="after")
     def _check_scale(self) -> Leaf:
-        if self.kind not in LEAF_KINDS:
-            raise ValueError(unknown_name(f"scorer kind of leaf {self.id}:", self.kind, LEAF_KINDS))
-        kind = LEAF_KINDS[self.kind]
+        kind = LEAF_KINDS.lookup(self.kind, what=f"scorer kind of leaf {self.id}:")
         if len(set(self.scale)) != len(self.scale):
             raise ValueError(f"leaf {self.id}: scale values repeat: {list(self.scale)}")
         if kind.mapped and self.mapping is None:

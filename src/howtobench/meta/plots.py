@@ -1,9 +1,11 @@
 """Matplotlib set-up shared by every figure: headless backend, a CJK font, PNG + SVG output.
 
+Matplotlib is the `[plots]` extra (howtobench.extras): it is imported when the first figure is drawn, so the
+analyses' tables (and every other command) need none of it, and a figure without it stops with one line.
 Genre names are Chinese, and matplotlib's default DejaVu Sans has no CJK glyphs (they would
-print as empty boxes). The font comes from the `mplfonts` dependency, which ships Noto Sans CJK SC
-(SIL Open Font License) inside the wheel, so `pip install howtobench` is enough on any machine; a
-system font (Debian `fonts-noto-cjk` or `fonts-wqy-microhei`) is used when that package is missing.
+print as empty boxes). The font comes from the `mplfonts` package (in the same extra), which ships Noto Sans CJK
+SC (SIL Open Font License) inside the wheel; a system font (Debian `fonts-noto-cjk` or `fonts-wqy-microhei`) is
+used when that package is missing.
 SVGs store text as paths, so they render without the font installed on the viewer's machine.
 """
 
@@ -13,19 +15,28 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+from howtobench.extras import require
+from howtobench.fonts import bundled_cjk_font
 
-matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib import font_manager  # noqa: E402
+@lru_cache(maxsize=1)
+def pyplot() -> Any:
+    """matplotlib.pyplot on the headless backend (one line naming the [plots] extra when it is missing)."""
+    require("plots", "drawing figures (--out)")
+    import matplotlib
 
-from howtobench.fonts import bundled_cjk_font  # noqa: E402
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
 
 SYSTEM_HINTS = ("notosanscjk", "notosans-cjk", "wqy", "sourcehansans", "simhei", "droidsansfallback")
 
 
 def _system_font() -> Path | None:
+    from matplotlib import font_manager
+
     for found in sorted(font_manager.findSystemFonts()):
         if any(h in Path(found).name.lower().replace("_", "") for h in SYSTEM_HINTS):
             return Path(found)
@@ -35,6 +46,9 @@ def _system_font() -> Path | None:
 @lru_cache(maxsize=1)
 def setup_fonts() -> str | None:
     """Register a CJK font and make it the first sans-serif choice; returns its family name (None if none)."""
+    plt = pyplot()
+    from matplotlib import font_manager
+
     path = bundled_cjk_font() or _system_font()
     if path is None:
         return None
@@ -50,7 +64,8 @@ def setup_fonts() -> str | None:
 def new_figure(width: float = 7.0, height: float = 5.0) -> tuple[Any, Any]:
     """A figure and axes with the CJK font ready."""
     setup_fonts()
-    return plt.subplots(figsize=(width, height))
+    fig, ax = pyplot().subplots(figsize=(width, height))
+    return fig, ax
 
 
 def save_figure(fig: Any, out_dir: Path, stem: str) -> list[Path]:
@@ -60,5 +75,5 @@ def save_figure(fig: Any, out_dir: Path, stem: str) -> list[Path]:
     fig.tight_layout()
     for path in paths:
         fig.savefig(path, dpi=150, bbox_inches="tight")
-    plt.close(fig)
+    pyplot().close(fig)
     return paths

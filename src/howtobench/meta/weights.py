@@ -11,7 +11,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
 import numpy as np
 
 from howtobench.data.genres import GENRES
@@ -20,8 +19,13 @@ from howtobench.judges.tree import default_tree
 from howtobench.meta.plots import new_figure, save_figure
 from howtobench.report.tables import Table
 
-_MPL = tuple(int(p) for p in matplotlib.__version__.split(".")[:2])
-_HORIZONTAL: dict[str, object] = {"orientation": "horizontal"} if _MPL >= (3, 10) else {"vert": False}
+
+def _horizontal() -> dict[str, object]:
+    """boxplot's keyword for horizontal boxes: `orientation` from matplotlib 3.10, `vert` before."""
+    import matplotlib
+
+    version = tuple(int(p) for p in matplotlib.__version__.split(".")[:2])
+    return {"orientation": "horizontal"} if version >= (3, 10) else {"vert": False}
 
 
 @dataclass(frozen=True)
@@ -94,7 +98,7 @@ def weight_plots(sets: list[WeightSet], out_dir: Path, node: str | None = "conte
         names = list(leaves)
         n_items = max(len(v) for v in leaves.values())
         fig, ax = new_figure(7.0, 1.2 + 0.6 * len(names))
-        ax.boxplot([leaves[n] for n in names], widths=0.6, **_HORIZONTAL)
+        ax.boxplot([leaves[n] for n in names], widths=0.6, **_horizontal())
         ax.set_yticks(range(1, len(names) + 1), [labels.get(n, n) for n in names])
         ax.set_xlabel("edge weight")
         ax.set_title(f"{genre_title(genre)}: {node or 'all'} edge weights ({n_items} instructions)")

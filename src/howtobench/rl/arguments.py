@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from howtobench.config import EndpointConfig, resolve_workspace
 from howtobench.errors import ConfigError
 from howtobench.guard.guard import GUARD_KEYS, adapter_guard
-from howtobench.judges.job import judge_options, prompt_language_for
+from howtobench.judges.job import judge_options, parse_judge_options, prompt_language_for, with_judge_options
 from howtobench.llm.wire import provider_defaults
 from howtobench.serve.contract import describe
 from howtobench.serve.service import DEFAULT_DEADLINE_S, DEFAULT_MAX_QUEUED
@@ -61,6 +61,7 @@ class RewardArguments(BaseModel):
     no_reference: bool = False
     renormalize: bool = False
     prompt_language: str | None = None
+    judge_option: list[str] | str | None = None  # --judge-option KEY=VALUE (repeatable), checked by the method
     failed_reward: float | Literal["group-mean", "none"] = "group-mean"
     deadline_s: float = Field(DEFAULT_DEADLINE_S, gt=0, allow_inf_nan=False)
     max_queued: int = Field(DEFAULT_MAX_QUEUED, ge=1)
@@ -86,7 +87,8 @@ class RewardArguments(BaseModel):
         try:
             return cls.model_validate(given)
         except ValidationError as exc:
-            raise ConfigError(f"howtobench reward arguments: {describe(exc, tuple(cls.model_fields))}") from None
+            raise ConfigError("howtobench reward: " + describe(exc, {1: tuple(cls.model_fields)}, "the arguments")
+                              ) from None
 
     def endpoint(self) -> EndpointConfig:
         """The judge's endpoint: a provider profile's defaults under every setting given."""
@@ -95,15 +97,17 @@ class RewardArguments(BaseModel):
         try:
             return EndpointConfig.model_validate({**profile, **{k: v for k, v in given.items() if v is not None}})
         except ValidationError as exc:
-            raise ConfigError(f"howtobench reward arguments: the judge endpoint: {describe(exc)}") from None
+            raise ConfigError(f"howtobench reward: the judge endpoint: {describe(exc, what='the endpoint')}") from None
 
     def settings(self) -> ServeSettings:
         """The in-process service's settings (those `howtobench serve` builds from the same flags)."""
         if not self.judge_model or not (self.judge_base_url or self.judge_provider):
             raise ConfigError("howtobench reward: give reward_url (a running `howtobench serve`) or judge_base_url "
                               "and judge_model (or judge_provider and judge_model) to judge in this process")
-        options = judge_options(renormalize=self.renormalize, tree=self.tree, max_tokens=self.judge_max_tokens,
-                                prompt_language=prompt_language_for(self.method, self.prompt_language))
+        options = with_judge_options(self.method, judge_options(
+            renormalize=self.renormalize, tree=self.tree, max_tokens=self.judge_max_tokens,
+            prompt_language=prompt_language_for(self.method, self.prompt_language)),
+            parse_judge_options(self.judge_option))
         return ServeSettings(
             endpoint=self.endpoint(), workspace=resolve_workspace(self.workspace),
             data_dir=Path(self.data) if self.data else None, method=self.method, options=options,

@@ -21,8 +21,20 @@ from howtobench.errors import ConfigError
 from howtobench.llm.types import LLMClient
 from howtobench.robustness.perturb import RULES, PerturbContext, Perturbed
 from howtobench.robustness.transfer import TRANSFER_KINDS, transfer
+from howtobench.suggest import unknown_name
 
-ALL_KINDS: tuple[str, ...] = (*RULES, *TRANSFER_KINDS)
+
+class _AllKinds(Sequence[str]):
+    """Every perturbation kind: the registered rules (plugins included, read on first use), then the transfers."""
+
+    def __getitem__(self, index: int) -> str:  # type: ignore[override]  # no slices asked of it
+        return (*RULES, *TRANSFER_KINDS)[index]
+
+    def __len__(self) -> int:
+        return len(RULES) + len(TRANSFER_KINDS)
+
+
+ALL_KINDS: Sequence[str] = _AllKinds()
 PAPER_KINDS: tuple[str, ...] = ("drop", "repeat", *TRANSFER_KINDS)
 Expectation = Literal["down", "anchor"]
 
@@ -41,8 +53,8 @@ def derive_seed(base_seed: int, item_id: str, model: str, kind: str) -> int:
 def check_kinds(kinds: Sequence[str]) -> list[str]:
     """Validate kind names against the registry (clear error listing the valid ones)."""
     unknown = [k for k in kinds if k not in ALL_KINDS]
-    if unknown:
-        raise ConfigError(f"unknown perturbation kind(s) {', '.join(unknown)}; choose from {', '.join(ALL_KINDS)}")
+    if unknown:  # one message per unknown name, each with its did-you-mean (`--kind trunc`: truncate)
+        raise ConfigError("; ".join(unknown_name("perturbation kind", k, ALL_KINDS) for k in unknown))
     return list(kinds)
 
 

@@ -2,8 +2,9 @@
 
 Every perturbation returns the new text and a `Perturbation` record saying exactly what
 changed (indices into the original paragraphs or sentences), so a robustness table can be
-traced back to the edit that caused it. Functions are registered in `RULES` by kind name;
-the LLM-based genre transfers live in `howtobench.robustness.transfer`.
+traced back to the edit that caused it. Functions are registered in `RULES` by kind name (an installed
+package adds its own through the `howtobench.perturbations` entry points); the LLM-based genre transfers live in
+`howtobench.robustness.transfer`.
 
 Units (see `text_units`): a paragraph is a non-empty line; the output is rebuilt with the
 text's own paragraph separator, so runs of blank lines and leading/trailing whitespace are
@@ -40,7 +41,9 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict
 
 from howtobench.data.models import Language
+from howtobench.errors import ConfigError
 from howtobench.judges.headings import PATTERNS as HEADING_PATTERNS
+from howtobench.registry import Registry
 from howtobench.robustness.text_units import paragraphs, sentences, separator
 
 PerturbStatus = Literal["ok", "failed"]
@@ -79,15 +82,16 @@ class PerturbContext:
 
 
 Rule = Callable[[str, int, PerturbContext], Perturbed]
-RULES: dict[str, Rule] = {}
+RULES: Registry[Rule] = Registry("perturbation rule", error=ConfigError)
+"""Kind name -> rule: this module's, then the installed `howtobench.perturbations` entry points (each a module
+that calls `rule`; howtobench.registry)."""
 
 
 def rule(kind: str) -> Callable[[Rule], Rule]:
-    """Register a rule-based perturbation under its kind name."""
+    """Register a rule-based perturbation under its kind name (a name another module registered is refused)."""
 
     def decorate(fn: Rule) -> Rule:
-        RULES[kind] = fn
-        return fn
+        return RULES.register(kind, fn, origin=fn.__module__)
 
     return decorate
 

@@ -38,10 +38,10 @@ class BadRequest(ValueError):
 
 
 C = TypeVar("C", bound=BaseModel)
-KNOWN_KEYS: dict[type[BaseModel], tuple[str, ...]] = {
-    GetRewardRequest: tuple(GetRewardRequest.model_fields),
-    ScoreRequest: (*ScoreRequest.model_fields, *ScoreSample.model_fields),
-    SlimeRequest: tuple(SlimeRequest.model_fields),
+KNOWN_KEYS: dict[type[BaseModel], dict[int, tuple[str, ...]]] = {  # by depth in the body (`contract.describe`)
+    GetRewardRequest: {1: tuple(GetRewardRequest.model_fields)},
+    ScoreRequest: {1: tuple(ScoreRequest.model_fields), 3: tuple(ScoreSample.model_fields)},
+    SlimeRequest: {1: tuple(SlimeRequest.model_fields)},
 }
 
 
@@ -223,6 +223,7 @@ async def _metrics(state: ServeState) -> web.Response:
     metrics.cache_hits.set(hits)
     if state.health.pool is not None:
         metrics.queue_depth.set(state.health.pool.waiting())
+        metrics.judge_concurrency.set(state.health.pool.limit())
     return web.Response(body=metrics.text(), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
 

@@ -10,6 +10,7 @@ not the request).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -118,16 +119,19 @@ class ScoreAnswer(BaseModel):
     names: list[str]
 
 
-def describe(exc: ValidationError, fields: tuple[str, ...] = ()) -> str:
-    """Every problem of a body in one line: unknown keys (with did-you-mean among `fields`) and bad values."""
+def describe(exc: ValidationError, known: Mapping[int, Sequence[str]] | None = None, what: str = "the body") -> str:
+    """Every problem of a body in one line: unknown keys (with did-you-mean among the names `known` at that depth of
+    the body: 1 for its own keys, 3 for a sample's `samples.<i>.<key>`) and bad values."""
     parts = []
     for error in exc.errors():
-        where = ".".join(str(p) for p in error["loc"])
-        key = str(error["loc"][-1]) if error["loc"] else ""
+        loc = [str(p) for p in error["loc"]]
+        where, key = ".".join(loc), (loc[-1] if loc else "")
         if error["type"] == "extra_forbidden":
-            parts.append(unknown_name("key", key, fields) if fields else f"unknown key {where!r}")
+            names = (known or {}).get(len(loc), ())
+            holder = what if len(loc) == 1 else ".".join(loc[:-1])
+            parts.append(f"{holder} has an " + (unknown_name("key", key, names) if names else f"unknown key {key!r}"))
         elif key.endswith("_s"):  # a number of seconds
             parts.append(f'"{where}" must be a positive number of seconds, not {json.dumps(error["input"])[:40]}')
         else:
-            parts.append(f"{where or 'body'}: {error['msg']}".removeprefix("body: Value error, "))
-    return "; ".join(part.replace("Value error, ", "") for part in parts)
+            parts.append(f"{where or what}: {error['msg']}".replace("Value error, ", ""))
+    return "; ".join(parts)

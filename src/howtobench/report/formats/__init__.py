@@ -1,23 +1,26 @@
 """The output formats (`--format`): a registry that every command's choices and renderings come from.
 
-Each format is one module of this package that calls `register` at import: it turns a `report.tables.Document`
+Each format is one module of this package that calls `register` at import: it turns a `report.document.Document`
 (tables, lines, notes) into text (`text`, what `-o` writes and `leaderboard.md` holds) and prints it (`show`).
-Every module here is imported on first use, so a new format is one file; a package outside (or a test) can call
-`register` too. This module imports nothing of report so that report.tables can import it.
+Every module here is imported on first use, so a new format is one file; a package outside adds one through the
+`howtobench.formats` entry points (howtobench.registry), and a test can call `register` too. The document model
+is report.document, which imports nothing of this package.
 """
 
 from __future__ import annotations
 
-import importlib
 import pkgutil
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
+from howtobench.registry import Registry
+
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from howtobench.report.tables import Document
+    from howtobench.report.document import Document
 
 
 class OutputFormat(Protocol):
@@ -49,45 +52,33 @@ class OutputFormat(Protocol):
         ...
 
 
-_REGISTRY: dict[str, OutputFormat] = {}
-_loaded = False
+_BUILTIN = tuple(f"{__name__}.{name}" for name in sorted(m.name for m in pkgutil.iter_modules(__path__)))
+FORMATS: Registry[OutputFormat] = Registry("output format", builtin_modules=_BUILTIN)
+"""The registry (howtobench.registry): this package's modules, imported on first use, then the installed
+`howtobench.formats` entry points."""
 
 
 def register(fmt: OutputFormat) -> OutputFormat:
-    """Add a format (a name already taken is an error: two modules claiming one `--format` value is a bug)."""
-    if fmt.name in _REGISTRY and _REGISTRY[fmt.name] is not fmt:
-        raise ValueError(f"output format {fmt.name!r} is registered twice")
-    _REGISTRY[fmt.name] = fmt
-    return fmt
+    """Add a format (a name another module has taken is an error: two modules claiming one `--format` value is a
+    bug); the module calling this is the format's origin."""
+    return FORMATS.register(fmt.name, fmt, origin=sys._getframe(1).f_globals.get("__name__", "?"))
 
 
 def unregister(name: str) -> None:
     """Remove a format (a test's or a plugin's own)."""
-    _REGISTRY.pop(name, None)
-
-
-def _load() -> None:
-    """Import every module of this package once (each registers its format), in name order."""
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    for module in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        importlib.import_module(f"{__name__}.{module.name}")
+    FORMATS.unregister(name)
 
 
 def names() -> tuple[str, ...]:
     """Every `--format` value, as --help lists them."""
-    _load()
-    return tuple(f.name for f in sorted(_REGISTRY.values(), key=lambda f: f.rank))
+    return FORMATS.names(key=lambda f: f.rank)
 
 
 def output_format(name: str) -> OutputFormat:
     """The format called `name`; an unknown name is an error naming the choices."""
-    _load()
-    if name not in _REGISTRY:
+    if name not in FORMATS:
         raise ValueError(f"unknown table format {name!r}; choose one of {', '.join(names())}")
-    return _REGISTRY[name]
+    return FORMATS[name]
 
 
 def help_text() -> str:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import csv
 import io
 
+from howtobench.report.document import Document, Table
 from howtobench.report.formats import TextFormat, register
-from howtobench.report.tables import Document, Table
 
 
 def table_csv(table: Table) -> str:

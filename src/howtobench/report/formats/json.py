@@ -9,8 +9,8 @@ from typing import Any
 
 from rich.console import Console
 
+from howtobench.report.document import Cell, Document, Table
 from howtobench.report.formats import Format, register
-from howtobench.report.tables import Cell, Document, Table
 
 
 def _json_value(value: Cell) -> Cell:

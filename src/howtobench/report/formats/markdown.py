@@ -3,8 +3,8 @@ heading, its tables as sections."""
 
 from __future__ import annotations
 
+from howtobench.report.document import Document, Paragraph, Table
 from howtobench.report.formats import TextFormat, register
-from howtobench.report.tables import Document, Paragraph, Table
 
 
 def markdown_grid(header: list[str], body: list[list[str]]) -> str:

@@ -1,0 +1,62 @@
+"""The first hour's smaller findings (issue 40, 6), each through the real entry point: `leaderboard RUN_DIR`, `ToW`
+as a method name, `perturb --kind trunc` with a did-you-mean."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from howtobench.cli.main import main
+from howtobench.judges.base import Judgment
+
+Invoke = Callable[[list[str]], tuple[int, str]]
+
+
+@pytest.fixture
+def invoke(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Invoke:
+    """`howtobench ARGS` as a user runs it: (exit status, stdout + stderr)."""
+    monkeypatch.setenv("COLUMNS", "100")
+
+    def call(args: list[str]) -> tuple[int, str]:
+        monkeypatch.setattr("sys.argv", ["howtobench", *args])
+        with pytest.raises(SystemExit) as info:
+            main()
+        printed = capsys.readouterr()
+        return int(info.value.code or 0), printed.out + printed.err
+
+    return call
+
+
+def _judgment(model: str, item: str, score: float) -> Judgment:
+    return Judgment(method="rouge", task="guide", item_id=item, genre="prose", model=model, score=score, status="ok")
+
+
+def test_leaderboard_reads_a_run_directory(invoke: Invoke, tmp_path: Path) -> None:
+    """`report RUN_DIR` worked and `leaderboard RUN_DIR` said "is a directory"."""
+    (tmp_path / "run" / "judgments").mkdir(parents=True)
+    rows = [_judgment(m, i, s + k / 10) for m, s in (("a", 0.3), ("b", 0.2)) for k, i in enumerate(("i1", "i2"))]
+    (tmp_path / "run" / "judgments" / "rouge.jsonl").write_text("".join(j.model_dump_json() + "\n" for j in rows),
+                                                                   encoding="utf-8")
+    code, out = invoke(["leaderboard", str(tmp_path / "run"), "--bootstrap", "10", "--no-progress"])
+    assert code == 0, out
+    assert "\na: All 0.3500 [" in out and "\nb: All 0.2500 [" in out  # its closing lines
+    code, out = invoke(["leaderboard", str(tmp_path / "nothing"), "--no-progress"])
+    assert code == 2 and "no such results file or run directory" in out
+
+
+def test_the_paper_spelling_of_a_method_is_accepted(invoke: Invoke, tmp_path: Path, bench_root: Path) -> None:
+    base = ["judge", "--data", str(bench_root), "--task", "guide", "--limit", "1", "--models", "deepseek-r1",
+            "-o", str(tmp_path / "j.jsonl"), "--workspace", str(tmp_path / "ws"), "--no-progress", "--dry-run"]
+    code, out = invoke([*base, "--method", "ROUGE"])
+    assert code == 0, out
+    code, out = invoke([*base, "--method", "tows"])
+    assert code == 2 and "unknown judge method 'tows' (did you mean 'tow'?)" in out
+
+
+def test_a_misspelt_perturbation_kind_gets_a_suggestion(invoke: Invoke, tmp_path: Path, bench_root: Path) -> None:
+    source = bench_root / "guide" / "inferences" / "deepseek-r1.jsonl"
+    code, out = invoke(["perturb", str(source), "--kind", "trunc", "-o", str(tmp_path / "p.jsonl")])
+    assert code == 2 and "unknown perturbation kind 'trunc' (did you mean 'truncate'?); known: drop," in out
+    assert not (tmp_path / "p.jsonl").exists()
