@@ -53,6 +53,7 @@ async def test_a_judge_down_for_2_s_mid_step_is_waited_for_and_every_reward_is_j
             back = time.monotonic()
             status, answer, _ = await step
             recovered_s = time.monotonic() - back
+            print(f"judge back -> the step's rewards: {recovered_s:.2f} s")  # the figure docs/rl.md quotes
             assert status == 200, answer
             assert None not in answer["rewards"] and answer["substituted"] == [None] * 3, answer["failures"]
             assert recovered_s < 10.0
