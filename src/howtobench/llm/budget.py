@@ -175,7 +175,8 @@ def first_screen(command: str, quote: Quote) -> str:
         completion = f"~{lane.completion_tokens:,} completion tokens"
         if lane.expected_completion_tokens is not None and lane.expected_completion_tokens < lane.completion_tokens:
             completion = f"~{lane.expected_completion_tokens:,} (at most ~{lane.completion_tokens:,}) completion tokens"
-        lines.append(f"  {lane.role} · {lane.model}: {lane.calls:,} call{'s' if lane.calls != 1 else ''}, ~{lane.prompt_tokens:,} prompt + "
+        calls = f"{lane.calls:,} call{'s' if lane.calls != 1 else ''}"
+        lines.append(f"  {lane.role} · {lane.model}: {calls}, ~{lane.prompt_tokens:,} prompt + "
                      f"{completion}")
         lines.append(f"      {dollars_text(lane.dollars, lane.expected)}")
     lines.append(f"  total: {quote.calls:,} call{'s' if quote.calls != 1 else ''}, {expected_total(quote)}")
