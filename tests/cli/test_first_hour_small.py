@@ -60,3 +60,16 @@ def test_a_misspelt_perturbation_kind_gets_a_suggestion(invoke: Invoke, tmp_path
     code, out = invoke(["perturb", str(source), "--kind", "trunc", "-o", str(tmp_path / "p.jsonl")])
     assert code == 2 and "unknown perturbation kind 'trunc' (did you mean 'truncate'?); known: drop," in out
     assert not (tmp_path / "p.jsonl").exists()
+
+
+def test_score_names_what_to_use_for_another_method(tmp_path: Path) -> None:
+    """`howtobench.score(..., method="rubric")` was a bare TypeError from TreeOfWriting; nothing is called."""
+    import howtobench
+    from howtobench.errors import ConfigError
+
+    dead = howtobench.EndpointConfig(model="m", base_url="http://127.0.0.1:9/v1")  # a call would be Unreachable
+    with pytest.raises(ConfigError, match=r"Tree-of-Writing only, not method='rubric': .*howtobench judge --method "
+                                          r"rubric --writings FILE"):
+        howtobench.score("写一封信", "亲爱的……", judge=dead, method="rubric", workspace=tmp_path)
+    with pytest.raises(ConfigError, match=r"unknown option 'samplez' \(did you mean 'samples'\?\)"):
+        howtobench.score("写一封信", "亲爱的……", judge=dead, samplez=2, workspace=tmp_path)
