@@ -73,3 +73,20 @@ def test_score_names_what_to_use_for_another_method(tmp_path: Path) -> None:
         howtobench.score("写一封信", "亲爱的……", judge=dead, method="rubric", workspace=tmp_path)
     with pytest.raises(ConfigError, match=r"unknown option 'samplez' \(did you mean 'samples'\?\)"):
         howtobench.score("写一封信", "亲爱的……", judge=dead, samplez=2, workspace=tmp_path)
+
+
+async def test_a_port_in_use_suggests_port_zero() -> None:
+    import socket
+
+    from aiohttp import web
+
+    from howtobench.errors import OutputError
+    from howtobench.listen import listening
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(OutputError, match=rf"cannot listen on 127.0.0.1:{port}: .*; `--port 0` takes a free one"):
+            async with listening(web.Application(), "127.0.0.1", port):
+                pass
