@@ -110,6 +110,8 @@ def endpoint_config(ep: EndpointConfig) -> dict[str, Any]:
     """An endpoint as a `writer:` / `judge:` section of a config file (flag names; no key, only its variable)."""
     data = ep.public()
     data["base_url"], data["timeout"] = list(data.pop("base_urls")), data.pop("timeout_s")
+    data.pop("max_concurrency")  # written into concurrency as the flag takes it: 16, auto or auto:N
+    data["concurrency"] = ep.concurrency if ep.concurrency is not None else ep.concurrency_text
     return {"base_url": data.pop("base_url"), "model": data.pop("model"), **data}
 
 

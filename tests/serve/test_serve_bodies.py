@@ -73,3 +73,20 @@ async def test_a_request_larger_than_ever_admitted_is_refused_once_not_retried(f
         assert time.monotonic() - started < 5
         status, answer, _ = await app.post("/get_reward", openrlhf_body("P", ["一。", "二。", "三。"], label))
         assert status == 200 and None not in answer["rewards"]  # a request it can admit is judged
+
+
+@pytest.mark.parametrize(("body", "said"), [
+    ('{"samples": [' + SAMPLE + '], "deadline": 5}',
+     "the body has an unknown key 'deadline' (did you mean 'deadline_s'?); known: samples, deadline_s"),
+    ('{"samples": [{"response": "正文。", "lable": "guide/infer_354"}]}',
+     "a sample has an unknown key 'lable' (did you mean 'label'?); known: response, query, prompt, label"),
+])
+async def test_an_unknown_key_in_a_score_body_is_a_400_with_did_you_mean(body: str, said: str,
+                                                                         fake_server: FakeServer,
+                                                                         tmp_path: Path) -> None:
+    """A typo (`deadline`) was silently ignored: the request waited the server's default instead."""
+    fake_server.handler = server_handler()
+    async with running(settings_for(fake_server, tmp_path / "ws", None)) as app, \
+            app.http.post(app.url + "/v1/score", data=body) as resp:
+        assert resp.status == 400 and (await resp.json())["error"] == said
+    assert fake_server.requests == []

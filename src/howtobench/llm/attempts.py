@@ -27,8 +27,9 @@ from howtobench.errors import (
 )
 from howtobench.interrupt import check_drain, draining, sending
 from howtobench.llm.accounting import Price
+from howtobench.llm.adaptive import overload, slot_pool
 from howtobench.llm.budget import active_budget, charge, release, reserve
-from howtobench.llm.limits import Outcome, RpmLimiter, SlotPool
+from howtobench.llm.limits import Outcome, RpmLimiter
 from howtobench.llm.pricing import body_bound_usd
 from howtobench.llm.retry import RetryPolicy, classify_status, parse_retry_after
 from howtobench.llm.transport import HttpResponse, Transport, TransportError
@@ -65,7 +66,7 @@ class Sender:
         self._holds_budget = holds_budget
         self._transport, self._headers, self._retry, self._price = transport, headers, retry, price
         self._rng = random.Random(seed)
-        self.pool = SlotPool(endpoint.base_urls, endpoint.concurrency, labels=public)
+        self.pool, self.levels = slot_pool(endpoint, public)  # auto concurrency: `levels` moves the pool's limits
         self._rpm = RpmLimiter(endpoint.rpm) if endpoint.rpm else None
 
     @property
@@ -105,15 +106,19 @@ class Sender:
         outcome: Outcome = "unknown"
         failure: TransportError | None = None
         sent_at = self.pool.now()
+        sent = self.levels.sent(slot) if self.levels is not None else None
+        status: int | None = None
         try:
-            with sending():  # counted as in flight, for the wait Ctrl-C shows
+            with sending(self.endpoint.timeout_s):  # counted as in flight, for the wait Ctrl-C shows
                 resp = await self._transport.post_json(
                     self.targets[slot], payload.encoded(), self._headers, self.endpoint.timeout_s)
-            outcome = "reached"
+            outcome, status = "reached", resp.status
         except TransportError as exc:
             failure = exc
             outcome = TRANSPORT_OUTCOME.get(exc.kind, "reached")
         finally:
+            if sent is not None and self.levels is not None:  # what the outcome says of the URL's load
+                self.levels.done(sent, overload(status, None if failure is None else failure.kind))
             handed_over = self.pool.release(
                 slot, outcome, "" if failure is None else redact_text(str(failure)), sent_at)
         url = self.public[slot]

@@ -62,6 +62,7 @@ class SlotPool:
         self.announce_left = True  # warn when a URL leaves the pool (off while a preflight reports them itself)
         self.circuits = [Circuit(cooldown_s=cooldown_s) for _ in urls]
         self._free = [per_url] * len(urls)
+        self._limit = [per_url] * len(urls)
         self._waiters: list[deque[asyncio.Future[None]]] = [deque() for _ in urls]
         self._load = [0] * len(urls)
         self._next = 0
@@ -170,9 +171,24 @@ class SlotPool:
                         "other %d base URL%s, and it is tried again in %g s", self.labels[i], circuit.failures,
                         circuit.last_error, others, "" if others == 1 else "s", circuit.cooldown_s)
 
+    def resize(self, i: int, per_url: int) -> None:
+        """URL `i` takes `per_url` at once from now on (`llm/adaptive.py`): new slots go to waiters at once,
+        removed ones are retired as their requests end."""
+        self._free[i] += per_url - self._limit[i]
+        self._limit[i] = per_url
+        waiters = self._waiters[i]
+        while self._free[i] > 0 and waiters:
+            fut = waiters.popleft()
+            if not fut.done():
+                fut.set_result(None)
+                self._free[i] -= 1
+
     def _give_back(self, i: int) -> bool:
         """The slot goes to the next live waiter (True), or back to the free count (False)."""
         self._load[i] -= 1
+        if self._free[i] < 0:  # the limit was lowered: this slot is retired
+            self._free[i] += 1
+            return False
         waiters = self._waiters[i]
         while waiters:
             fut = waiters.popleft()
@@ -190,6 +206,10 @@ class SlotPool:
             yield self.urls[i]
         finally:
             self.release(i)
+
+    def limit(self) -> int:
+        """Requests the pool lets in flight now, over every URL (moved by `resize`)."""
+        return sum(self._limit)
 
     def in_flight(self) -> dict[str, int]:
         return dict(zip(self.urls, self._load, strict=True))

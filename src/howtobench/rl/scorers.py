@@ -200,7 +200,7 @@ def local_settings(given: dict[str, Any]) -> ServeSettings:
     urls = given["judge_base_url"]
     endpoint = EndpointConfig.model_validate({
         "model": given["judge_model"], "base_urls": [urls] if isinstance(urls, str) else list(urls),
-        "api_key_env": given.get("judge_api_key_env"), "concurrency": given.get("judge_concurrency", 8),
+        "api_key_env": given.get("judge_api_key_env"), "concurrency": given.get("judge_concurrency"),
         **({"timeout_s": given["judge_timeout"]} if "judge_timeout" in given else {})})
     data, method = given.get("data"), str(given.get("method", "tow"))
     return ServeSettings(

@@ -24,6 +24,7 @@ from howtobench.redact import redact_text
 from howtobench.serve.answers import get_reward_answer, score_answer
 from howtobench.serve.samples import ItemIndex, Sample, SampleError, item_of, response_of
 from howtobench.serve.service import Overloaded, Rejected, RewardService, TooLarge
+from howtobench.suggest import unknown_name
 
 MAX_BODY_BYTES = 256 * 1024 * 1024  # a batch of long writings; aiohttp's default (1 MiB) refuses a few of them
 
@@ -103,6 +104,7 @@ def score_entries(body: Any, items: ItemIndex) -> tuple[list[Sample | Rejected],
     """The samples of a `/v1/score` body `{"samples": [{"response" | "query"+"prompt", "label"}], "deadline_s"}`."""
     if not isinstance(body, dict) or not isinstance(body.get("samples"), list):
         raise BadRequest('the body must be a JSON object with "samples": a list of {"response", "label"} objects')
+    _known_keys(body, SCORE_KEYS, "the body")
     deadline = body.get("deadline_s")
     if deadline is not None and (not strict_json.is_number(deadline) or deadline <= 0):
         raise BadRequest(f'"deadline_s" must be a positive number of seconds, not {json.dumps(deadline)[:40]}')
@@ -110,12 +112,24 @@ def score_entries(body: Any, items: ItemIndex) -> tuple[list[Sample | Rejected],
     for sample in body["samples"]:
         if not isinstance(sample, dict):
             raise BadRequest("every sample must be a JSON object")
+        _known_keys(sample, SAMPLE_KEYS, "a sample")
         prompt, response, query = sample.get("prompt"), sample.get("response"), sample.get("query")
         if not all(v is None or isinstance(v, str) for v in (prompt, response, query)) or (response is None) == (
                 query is None):
             raise BadRequest('every sample needs "response" (the text) or "query" (prompt + response), as strings')
         entries.append(_sample(sample.get("label"), prompt, _text_of(response, query, prompt), items))
     return entries, None if deadline is None else float(deadline)
+
+
+SCORE_KEYS = ("samples", "deadline_s")
+SAMPLE_KEYS = ("response", "query", "prompt", "label")
+
+
+def _known_keys(given: dict[str, Any], known: Sequence[str], what: str) -> None:
+    """Our own contract (`/v1/score`) refuses a key it does not know: a typo (`deadline`) was silently ignored."""
+    for key in given:
+        if key not in known:
+            raise BadRequest(f"{what} has an {unknown_name('key', str(key)[:40], known)}")
 
 
 def _text_of(response: str | None, query: str | None, prompt: str | None) -> Callable[[], str]:
@@ -209,6 +223,7 @@ async def _metrics(state: ServeState) -> web.Response:
     metrics.cache_hits.set(hits)
     if state.health.pool is not None:
         metrics.queue_depth.set(state.health.pool.waiting())
+        metrics.judge_concurrency.set(state.health.pool.limit())
     return web.Response(body=metrics.text(), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
 

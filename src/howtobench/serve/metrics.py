@@ -58,6 +58,9 @@ class ServeMetrics:
                                         registry=r)
         self.queue_depth = Gauge("howtobench_judge_calls_waiting", "Judge calls waiting for a judge slot "
                                  "(queue depth)", registry=r)
+        self.judge_concurrency = Gauge("howtobench_judge_concurrency", "Judge calls let in flight at once over "
+                                       "every judge URL (with --judge-concurrency auto: the level found so far)",
+                                       registry=r)
         self.judge_calls = Gauge("howtobench_judge_calls", "Judge calls made by this server (fresh, not cached)",
                                  registry=r)
         self.cache_hits = Gauge("howtobench_judge_cache_hits", "Judge calls answered from the call cache (or "
