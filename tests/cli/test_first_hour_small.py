@@ -90,3 +90,14 @@ async def test_a_port_in_use_suggests_port_zero() -> None:
         with pytest.raises(OutputError, match=rf"cannot listen on 127.0.0.1:{port}: .*; `--port 0` takes a free one"):
             async with listening(web.Application(), "127.0.0.1", port):
                 pass
+
+
+def test_a_writings_file_given_to_leaderboard_names_the_field_and_the_fix(invoke: Invoke, tmp_path: Path,
+                                                                         bench_root: Path) -> None:
+    writings = tmp_path / "mine.jsonl"
+    lines = (bench_root / "guide" / "inferences" / "deepseek-r1.jsonl").read_text(encoding="utf-8").splitlines()
+    writings.write_text(lines[0] + "\n", encoding="utf-8")
+    code, out = invoke(["leaderboard", str(writings), "--no-progress"])
+    assert code == 2, out
+    assert f"{writings}:1: not a judgment: method: Field required (this looks like a writings file" in out
+    assert "howtobench judge --writings FILE" in out
