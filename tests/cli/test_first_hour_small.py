@@ -101,3 +101,13 @@ def test_a_writings_file_given_to_leaderboard_names_the_field_and_the_fix(invoke
     assert code == 2, out
     assert f"{writings}:1: not a judgment: method: Field required (this looks like a writings file" in out
     assert "howtobench judge --writings FILE" in out
+
+
+def test_the_batch_export_hint_says_where_the_ray_script_is(tmp_path: Path) -> None:
+    """A pip user has no examples/ folder: the hint says the script is in the source repository."""
+    from howtobench.steps.batch_files import round_text
+
+    text = round_text(tmp_path / "calls.jsonl", 1, 10, "m", None)
+    ray = next(line for line in text.splitlines() if "Ray Data" in line)
+    assert "examples/ray_data_judge.py of the howtobench source repository (not in the pip package" in ray
+    assert not ray.strip().startswith("python examples/")
