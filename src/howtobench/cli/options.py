@@ -138,7 +138,15 @@ def judge_methods() -> Sequence[str]:
     return sorted(METHODS)
 
 
-check_method = checked("judge method", judge_methods)
+_known_method = checked("judge method", judge_methods)
+
+
+def check_method(value: Any) -> Any:
+    """The --method callback: a registered name, in any case (`ToW`, as the paper spells it, is `tow`); another name
+    stops with a did-you-mean."""
+    if isinstance(value, str) and value.lower() in judge_methods():
+        return value.lower()
+    return _known_method(value)
 check_task = _listed("task", _tasks)
 TaskOpt = Annotated[
     list[str] | None,
