@@ -87,6 +87,10 @@ def test_quickstart_runs_as_written(fake_server: FakeServer, tmp_path: Path, ben
     # 24 items: the paper's columns stand there, labelled (its numbers rest on all 1,302)
     assert any(c["column"] == "deepseek-r1 (paper, gpt-4o judge, not comparable)" for c in board["cells"])
     assert board["paper_caveat"] == "not comparable with the paper's Table 4: 24 items, a subset of its 1,302"
+    # "What you will see": the closing line printed has the README's shape, its numbers aside (issue 40, 4)
+    shown = section("Quickstart").split("```text\n")[1].split("\n```")[0]
+    shape = re.sub(r"\d+\\\.\d+", r"\\d+\\.\\d+", re.escape(shown))
+    assert re.fullmatch(shape, board["headline"][-1]), (shape, board["headline"])
     for name in ("config.yaml", "writings", "judgments", "leaderboard.md", "leaderboard.csv", "report.html",
                  "manifest.json"):  # "Everything lands in runs/<name>/ (...)"
         assert (runs[0] / name).exists(), name

@@ -51,6 +51,24 @@ RESPONSE_FORMATS: tuple[str, ...] = typing.get_args(ResponseFormat)
 """How a reply's structure is asked for (`--response-format`): a JSON schema, JSON mode, or the prompt alone."""
 
 
+DEFAULT_MAX_CONCURRENCY = 256  # auto's cap per base URL: above a GPU node's batch, below a file-descriptor limit
+
+
+def parse_concurrency(value: str) -> dict[str, int | None]:
+    """`--concurrency` as written: "N" (fixed), "auto" or "auto:N" (found while running, at most N); the
+    EndpointConfig fields it sets. Raises ValueError naming the forms."""
+    text = value.strip().lower()
+    head, _, cap = text.partition(":")
+    try:
+        if head == "auto":
+            return {"concurrency": None, **({"max_concurrency": int(cap)} if cap else {})}
+        if not cap:
+            return {"concurrency": int(text)}
+    except ValueError:
+        pass
+    raise ValueError(f"concurrency must be a whole number of calls, auto, or auto:N (at most N), not {value!r}")
+
+
 class EndpointConfig(BaseModel):
     """One model behind one or more OpenAI-compatible base URLs.
 
@@ -63,7 +81,10 @@ class EndpointConfig(BaseModel):
     model: str
     base_urls: tuple[str, ...] = Field(min_length=1)
     api_key_env: str | None = None
-    concurrency: int = Field(default=8, ge=1)
+    # calls in flight per base URL: a number fixes it; None ("auto", the default) finds it while running, up to
+    # `max_concurrency` ("auto:N" sets both; llm/adaptive.py)
+    concurrency: int | None = Field(default=None, ge=1)
+    max_concurrency: int = Field(default=DEFAULT_MAX_CONCURRENCY, ge=1)
     rpm: int | None = Field(default=None, ge=1)
     timeout_s: float = Field(default=300.0, gt=0, le=MAX_TIMEOUT_S)
     max_retries: int = Field(default=6, ge=0)
@@ -87,6 +108,8 @@ class EndpointConfig(BaseModel):
             data["base_urls"] = data.pop("base_url")
         if isinstance(data.get("base_urls"), str):
             data["base_urls"] = (data["base_urls"],)
+        if isinstance(data.get("concurrency"), str):
+            data.update(parse_concurrency(data["concurrency"]))
         return data
 
     @field_validator("concurrency", "rpm", "timeout_s", "max_retries", "reasks", mode="before")
@@ -117,8 +140,15 @@ class EndpointConfig(BaseModel):
 
     @property
     def capacity(self) -> int:
-        """Requests this endpoint takes at once: `concurrency` per base URL."""
-        return self.concurrency * len(self.base_urls)
+        """Requests this endpoint takes at once, at most: `concurrency` (auto: `max_concurrency`) per base URL."""
+        return (self.concurrency or self.max_concurrency) * len(self.base_urls)
+
+    @property
+    def concurrency_text(self) -> str:
+        """The setting as the user gives it: "64", "auto" or "auto:32"."""
+        if self.concurrency is not None:
+            return str(self.concurrency)
+        return "auto" if self.max_concurrency == DEFAULT_MAX_CONCURRENCY else f"auto:{self.max_concurrency}"
 
     def api_key(self) -> str | None:
         """The key, read now from the environment; None when no variable is named."""
@@ -182,14 +212,37 @@ def resolve_workspace(flag: str | Path | None) -> Path:
     return workspace
 
 
+MAX_YAML_DEPTH = 32  # levels of lists and mappings a settings file may nest (ours need 3)
+
+
+class NestedTooDeep(ValueError):
+    """A YAML document nested past `MAX_YAML_DEPTH` (or past what the parser's recursion takes)."""
+
+
+def safe_yaml(text: str) -> Any:
+    """`yaml.safe_load(text)`, refusing pathological nesting with `NestedTooDeep` (a 100,000-deep file was a
+    RecursionError traceback) instead of recursing into it."""
+    from howtobench.strict_json import depth  # a leaf module: no import cycle
+
+    try:
+        loaded = yaml.safe_load(text)
+    except RecursionError:
+        raise NestedTooDeep(f"nested deeper than {MAX_YAML_DEPTH} levels") from None
+    if depth(loaded) > MAX_YAML_DEPTH:
+        raise NestedTooDeep(f"nested deeper than {MAX_YAML_DEPTH} levels")
+    return loaded
+
+
 def load_config_file(path: Path | None) -> dict[str, Any]:
     """Read a YAML config file of option defaults (keys are option names with underscores)."""
     if path is None:
         return {}
     try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        loaded = safe_yaml(path.read_text(encoding="utf-8")) or {}
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
+    except NestedTooDeep as exc:
+        raise ConfigError(f"config file {path}: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"cannot read config file {path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
                           f"offset {exc.start}); save it as UTF-8") from None

@@ -1,6 +1,7 @@
 """The CJK font the package ships (through its `mplfonts` dependency: Noto Sans CJK SC), for the places that draw
 Chinese on a machine that may have no CJK font: the figures of `meta`/`analyze`, and the rating app, which serves it
-to the rater's browser. The HTML report embeds no font (it would weigh 16 MB) and says it uses the system's."""
+to the rater's browser. The HTML report does not use it: it embeds the glyphs of its page from the core package's own
+subset (howtobench.report.font)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,6 @@ import importlib.util
 from pathlib import Path
 
 BUNDLED_FONT = ("mplfonts", "fonts/NotoSansCJKsc-Regular.otf")
-REPORT_FONT_NOTE = ("Chinese text on this page is drawn with this computer's fonts (Noto Sans CJK SC, PingFang SC, "
-                    "Microsoft YaHei, ...); the page embeds none, to stay small. Where Chinese shows as boxes, install "
-                    "a CJK font such as Noto Sans CJK.")
 
 
 def bundled_cjk_font() -> Path | None:

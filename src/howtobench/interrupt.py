@@ -24,12 +24,14 @@ import asyncio
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from howtobench.errors import INTERRUPTED, Interrupted
 
 _state = {"draining": False, "in_flight": 0}
+_deadlines: dict[int, float] = {}  # id of a request on the wire -> when its timeout ends (time.monotonic)
 
 
 _on_drain: list[Callable[[], None]] = []
@@ -70,14 +72,22 @@ def calls_in_flight() -> int:
     return int(_state["in_flight"])
 
 
+def longest_wait_s() -> float:
+    """Seconds until the last request on the wire reaches its timeout (0 when none is)."""
+    return max((d - time.monotonic() for d in _deadlines.values()), default=0.0)
+
+
 @contextmanager
-def sending() -> Iterator[None]:
-    """Count one request on the wire while the block runs (the transport's POST)."""
+def sending(timeout_s: float) -> Iterator[None]:
+    """Count one request on the wire while the block runs (the transport's POST), answered within `timeout_s`."""
+    token = object()
     _state["in_flight"] += 1
+    _deadlines[id(token)] = time.monotonic() + timeout_s
     try:
         yield
     finally:
         _state["in_flight"] -= 1
+        del _deadlines[id(token)]
 
 
 def _installable() -> bool:
@@ -101,8 +111,8 @@ def draining_on_ctrl_c(loop: asyncio.AbstractEventLoop, task: asyncio.Task[objec
         if presses == 1:
             request_drain()
             print(f"\ninterrupted: no new calls are sent; waiting for the {calls_in_flight()} in flight to be answered "
-                  "and recorded (each within its endpoint's timeout). Ctrl-C again stops at once (their answers are "
-                  "then lost and paid again on resume)", file=sys.stderr, flush=True)
+                  f"and recorded (at most {longest_wait_s():.0f} s, their timeout). Ctrl-C again stops at once (their "
+                  "answers are then lost and paid again on resume)", file=sys.stderr, flush=True)
         else:
             task.cancel()
 

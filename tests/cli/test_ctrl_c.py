@@ -9,6 +9,7 @@ ignores SIGINT (and then keeps ignoring it, as it should)."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -65,7 +66,10 @@ def test_first_ctrl_c_lets_the_calls_in_flight_land_and_nothing_is_paid_twice(be
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=60)
         assert process.returncode == EXIT_INTERRUPTED, err
-        assert "no new calls are sent; waiting for the" in err
+        waited = re.search(r"no new calls are sent; waiting for the (\d+) in flight to be answered and recorded "
+                           r"\(at most (\d+) s, their timeout\)", err)
+        assert waited is not None, err
+        assert int(waited.group(1)) == sent and 250 <= int(waited.group(2)) <= 300  # the endpoint's 300 s timeout
         assert err.strip().splitlines()[-1] == INTERRUPTED
         assert "Traceback" not in err
         assert len(server.requests) == sent  # nothing was sent after the Ctrl-C

@@ -14,6 +14,8 @@ from howtobench.cli import main as cli_main
 from howtobench.data.loader import load_items
 
 JUDGE = ["judge", "--task", "guide", "--models", "deepseek-r1", "--method", "rouge", "--no-progress"]
+TOW = ["judge", "--task", "guide", "--models", "deepseek-r1", "--no-progress", "--judge-model", "m",
+       "--judge-base-url", "http://127.0.0.1:9/v1", "--dry-run"]
 
 
 def howtobench(args: list[str], tmp_path: Path, bench_root: Path, monkeypatch: pytest.MonkeyPatch,
@@ -115,3 +117,37 @@ def test_a_config_number_that_is_a_boolean_is_refused(text: str, said: str, tmp_
     code, err = howtobench([*JUDGE, "--limit", "1", "--config", str(config), "--workspace", "ws", "-o", "j.jsonl"],
                            tmp_path, bench_root, monkeypatch, capsys)
     assert code == 2 and err == [f"error: {config}: {said}"], err
+
+
+@pytest.mark.parametrize(("flag", "said"), [
+    ("--panel", "error: panel file {path}: nested deeper than 32 levels"),
+    ("--config", "error: config file {path}: nested deeper than 32 levels"),
+    ("--prices", "error: bad price table {path}: nested deeper than 32 levels"),
+])
+def test_a_settings_file_nested_100000_deep_is_one_line(flag: str, said: str, tmp_path: Path, bench_root: Path,
+                                                        monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """It was a RecursionError traceback."""
+    path = tmp_path / "deep.yaml"
+    path.write_text("judges: " + "[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
+    args = [*TOW, "--limit", "1", flag, str(path), "--workspace", "ws", "-o", "j.jsonl"]
+    if flag == "--panel":  # a panel instead of the one judge
+        args = [a for a in args if a not in ("--judge-model", "m", "--judge-base-url", "http://127.0.0.1:9/v1")]
+    code, err = howtobench(args, tmp_path, bench_root, monkeypatch, capsys)
+    assert code == 2 and err == [said.format(path=path)], err
+
+
+@pytest.mark.parametrize(("entry", "said"), [
+    ("m: {input: .nan, output: 1}", "m: input: Input should be a finite number"),
+    ("m: {input: yes, output: 1}", "m: input: Value error, must be a number, not true"),
+    ("m: {input: 1, output: -2}", "m: output: Input should be greater than or equal to 0"),
+])
+def test_a_price_that_is_nan_a_boolean_or_negative_is_refused(entry: str, said: str, tmp_path: Path,
+                                                              bench_root: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A NaN price made every cost NaN, which never reaches --max-cost."""
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(entry + "\n", encoding="utf-8")
+    code, err = howtobench([*TOW, "--limit", "1", "--prices", str(prices), "--workspace", "ws", "-o", "j.jsonl"],
+                           tmp_path, bench_root, monkeypatch, capsys)
+    assert code == 2 and len(err) == 1 and err[0].startswith(f"error: bad price table {prices}: {said}"), err

@@ -57,15 +57,15 @@ def test_openai_o_series_sends_max_completion_tokens(fake_server: FakeServer, be
 
 def test_profiles_give_their_servers_defaults_under_every_given_setting() -> None:
     vllm = endpoint_from_flags("judge_", {"provider": "vllm", "model": "Qwen/Qwen2.5-7B-Instruct"}, {})
-    assert vllm == EndpointConfig(model="Qwen/Qwen2.5-7B-Instruct", base_urls=("http://localhost:8000/v1",),
-                                  concurrency=64)
+    assert vllm == EndpointConfig(model="Qwen/Qwen2.5-7B-Instruct", base_urls=("http://localhost:8000/v1",))
+    assert vllm.concurrency is None and vllm.concurrency_text == "auto"  # a GPU server's batch: found while running
     mine = endpoint_from_flags("", {"provider": "vllm", "model": "m", "concurrency": 8,
                                     "base_url": ["http://gpu:9000/v1"]}, {})
     assert mine is not None and mine.concurrency == 8 and mine.base_urls == ("http://gpu:9000/v1",)
     python_server = endpoint_from_flags("", {"provider": "llama-cpp-python", "model": "local"}, {})
     assert python_server == EndpointConfig(model="local", base_urls=("http://localhost:8000/v1",), concurrency=1,
                                            response_format="json_object", json_object_schema=True)
-    expected = {"sglang": ("http://localhost:30000/v1", 64), "ollama": ("http://localhost:11434/v1", 4),
+    expected = {"sglang": ("http://localhost:30000/v1", None), "ollama": ("http://localhost:11434/v1", 4),
                 "llama-cpp": ("http://localhost:8080/v1", 4)}
     for name, (url, slots) in expected.items():
         found = endpoint_from_flags("", {"provider": name, "model": "m"}, {})

@@ -41,14 +41,16 @@ def test_a_page_embeds_only_the_glyphs_it_uses() -> None:
     assert "A" not in have
     names = {r.nameID: r.toUnicode() for r in embedded["name"].names if r.platformID == 3}
     assert "Adobe" in names[0] and "SIL Open Font License" in names[13]  # OFL condition 2: the notice travels
-    assert font.size < 20_000 and "(12 characters, 4 KB; " in font.note
+    assert font.size < 20_000 and "(12 characters, 3 KB; " in font.note
 
 
 def test_characters_the_font_lacks_are_named_not_hidden() -> None:
     font = page_font("\U0001F600 and \U00020000 and 中文")  # an emoji, a CJK Extension B character
     assert font is not None and font.missing == "\U0001F600\U00020000" and font.characters == 2
-    assert "2 characters are not in it (\U0001F600\U00020000): they show in this computer's own fonts, or as boxes." \
+    assert "2 characters are not in it (\U0001F600 \U00020000): they show in this computer's own fonts, or as a box." \
         in font.note
+    one = page_font("\ue828 中文\ufeff")  # a private-use character is named by its code point; U+FEFF draws nothing
+    assert one is not None and "1 character is not in it (U+E828): it shows in" in one.note
 
 
 def test_no_chinese_no_font() -> None:

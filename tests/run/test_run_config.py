@@ -77,13 +77,15 @@ def test_every_option_of_the_table_round_trips_through_config_yaml(tmp_path: Pat
         "--genre", "fiction", "--limit", "2", "--subset", "5", "--ids", "a1,b2", "--writings", str(mine),
         "--generate", "--release", "--models", "deepseek-r1", "--prices", str(prices), "--temperature", "0.3",
         "--max-tokens", "100", "--system-prompt", "Be brief.", "--seed", "3", "--bootstrap", "50", "--no-paper",
-        "--empty", "lowest", "--parallel", "4", "--length-control", "--judge-max-tokens", "64",
+        "--empty", "lowest", "--parallel", "4", "--length-control", "--length-anchor", "3", "--judge-max-tokens", "64",
         "--prompt-language", "zh", "--reference-from", "deepseek-r1", "--judge-base-url", "http://127.0.0.1:9/v1",
         "--judge-model", "judge", "--judge-rpm", "60", "--judge-timeout", "30", "--judge-response-format",
         "json_object", "--calibration", str(calibration), "--guard", "skip", "--guard-reward", "null",
-        "--guard-threshold", "stub=0.05", "--guard-action", "echo=skip", "--guard-cliches", str(prices)])
+        "--guard-threshold", "stub=0.05", "--guard-action", "echo=skip", "--guard-cliches", str(prices),
+        "--judge-concurrency", "auto:40"])
     settings = built[-1]
-    assert settings.calibration == calibration
+    assert settings.judge is not None and (settings.judge.concurrency, settings.judge.max_concurrency) == (None, 40)
+    assert settings.calibration == calibration and settings.length_anchor == 3
     assert settings.guard == GuardSettings(mode="skip", thresholds={"stub": 0.05}, actions={"echo": "skip"},
                                            reward=None, cliches=prices)
     assert settings.selection == Selection(data_dir=bench_root, tasks=("guide", "open"), genres=("fiction",),
@@ -132,7 +134,7 @@ prompt_language: en
 """
 
 
-def _openai_section(name: str, model: str, concurrency: int) -> str:
+def _openai_section(name: str, model: str, concurrency: int | str) -> str:
     """A writer: / judge: section of OpenAI's endpoint with the default settings, as config.yaml holds it."""
     return (f"{name}:\n  base_url:\n  - https://api.openai.com/v1\n  model: {model}\n  api_key_env: OPENAI_API_KEY\n"
             f"  concurrency: {concurrency}\n  rpm: null\n  max_retries: 6\n  reasks: 2\n"
@@ -140,7 +142,7 @@ def _openai_section(name: str, model: str, concurrency: int) -> str:
             "  timeout: 300.0\n")
 
 
-TYPICAL += _openai_section("writer", "gpt-4o-mini", 8) + _openai_section("judge", "gpt-4o-2024-11-20", 16)
+TYPICAL += _openai_section("writer", "gpt-4o-mini", "auto") + _openai_section("judge", "gpt-4o-2024-11-20", 16)
 
 GIVEN_WRITINGS = """\
 # The options of this run. `howtobench run --config THIS_FILE` repeats it (and resumes it).

@@ -92,7 +92,8 @@ def _all_option_keys(root: Any) -> set[str]:
 def _check_number(path: Path, key: str, param: Param, value: Any) -> None:
     """A number option's value is a number: YAML's `yes` / `true` is a boolean, which click would take as 1
     (`concurrency: yes` was one call at once); `.nan` / `.inf` are caught by each option's bounds."""
-    if isinstance(value, bool) and _takes_a_number(param):
+    # (concurrency takes "auto" too, so its option is a string: a boolean there is still a number written wrong)
+    if isinstance(value, bool) and (_takes_a_number(param) or str(param.name).endswith("concurrency")):
         written = section_keys(load_config_file(path)).get(key)
         shown = f"{written[1]} under {written[0]}:" if written else key
         raise ConfigError(f"{path}: {shown} must be a number, not {str(value).lower()}")

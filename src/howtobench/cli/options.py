@@ -139,7 +139,15 @@ def judge_methods() -> Sequence[str]:
     return sorted(METHODS)
 
 
-check_method = checked("judge method", judge_methods)
+_known_method = checked("judge method", judge_methods)
+
+
+def check_method(value: Any) -> Any:
+    """The --method callback: a registered name, in any case (`ToW`, as the paper spells it, is `tow`); another name
+    stops with a did-you-mean."""
+    if isinstance(value, str) and value.lower() in judge_methods():
+        return value.lower()
+    return _known_method(value)
 check_task = _listed("task", _tasks)
 TaskOpt = Annotated[
     list[str] | None,
@@ -192,11 +200,13 @@ _ENDPOINT_HELP = {
     "model": "Model name of {whom}, as its server knows it.",
     "api-key-env": "Environment variable holding the API key of {whom} (never the key itself); omit for servers "
                    "without a key.",
-    "concurrency": "Requests in flight at once per base URL of {whom} (default 8).",
+    "concurrency": "Requests in flight at once per base URL of {whom}: auto (the default) finds the number while "
+                   "running, backing off on 429/503/timeouts and growing latency; auto:N the same, at most N "
+                   "(default 256); N fixes it.",
     "rpm": "At most this many requests per minute to {whom} (default: no limit).",
     "timeout": "Seconds one HTTP attempt to {whom} may take before it is retried (default 300).",
 }
-_LIMITS: dict[str, dict[str, Any]] = {"concurrency": {"min": 1}, "rpm": {"min": 1},
+_LIMITS: dict[str, dict[str, Any]] = {"concurrency": {"metavar": "auto|auto:N|N"}, "rpm": {"min": 1},
                                       "timeout": {"min": 0.001, "max": MAX_TIMEOUT_S}}
 
 
@@ -215,8 +225,8 @@ ModelOpt = Annotated[str | None, _endpoint_option(False, "model")]
 JudgeModelOpt = Annotated[str | None, _endpoint_option(True, "model")]
 ApiKeyEnvOpt = Annotated[str | None, _endpoint_option(False, "api-key-env")]
 JudgeApiKeyEnvOpt = Annotated[str | None, _endpoint_option(True, "api-key-env")]
-ConcurrencyOpt = Annotated[int | None, _endpoint_option(False, "concurrency")]
-JudgeConcurrencyOpt = Annotated[int | None, _endpoint_option(True, "concurrency")]
+ConcurrencyOpt = Annotated[str | None, _endpoint_option(False, "concurrency")]
+JudgeConcurrencyOpt = Annotated[str | None, _endpoint_option(True, "concurrency")]
 RpmOpt = Annotated[int | None, _endpoint_option(False, "rpm")]
 JudgeRpmOpt = Annotated[int | None, _endpoint_option(True, "rpm")]
 TimeoutOpt = Annotated[float | None, _endpoint_option(False, "timeout")]
@@ -306,7 +316,7 @@ ParallelOpt = Annotated[
     int | None,
     typer.Option("--parallel", rich_help_panel=JUDGE,
                  min=1, help="Writings judged at once. Default: twice the judge's capacity "
-                 "(2 x --judge-concurrency x its base URLs), so --judge-concurrency alone keeps every judge slot "
+                 "(2 x --judge-concurrency x its base URLs; with auto, 2 x its cap), so every judge slot stays "
                  "busy while half the writings build prompts or save results; the judge's slots bound the calls "
                  "either way."),
 ]

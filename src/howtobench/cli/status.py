@@ -18,7 +18,8 @@ EXIT_STATUSES = (
     "report it with its traceback); 2 the run stopped on a run-level error "
     "(one line naming the endpoint or path; nothing recorded for it; re-running resumes); 3 the run finished but "
     "writing-level failures remain (their count is printed); 4 stopped early by --max-failed-rate; 5 stopped at "
-    "--max-cost (what finished is saved; re-running resumes)."
+    "--max-cost (what finished is saved; re-running resumes); 130 Ctrl-C (the calls in flight were answered and "
+    "recorded first; re-running resumes)."
 )
 
 

@@ -38,7 +38,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from howtobench.concurrency import gather_or_cancel
-from howtobench.config import EndpointConfig, yaml_problem
+from howtobench.config import EndpointConfig, NestedTooDeep, safe_yaml, yaml_problem
 from howtobench.data.models import Item, Writing
 from howtobench.errors import ConfigError
 from howtobench.judges.base import Judge, Judgment, LeafResult, PanelRecord, Status
@@ -123,9 +123,11 @@ def _with_profile(settings: dict[str, Any], origin: str) -> dict[str, Any]:
 def load_panel(path: Path) -> PanelSpec:
     """Read and check a panel YAML file; every problem is one ConfigError line naming the file."""
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = safe_yaml(path.read_text(encoding="utf-8")) or {}
     except OSError as exc:
         raise ConfigError(f"cannot read panel file {path}: {exc.strerror or exc}") from exc
+    except NestedTooDeep as exc:
+        raise ConfigError(f"panel file {path}: {exc}") from None
     except UnicodeDecodeError as exc:
         line = exc.object[:exc.start].count(b"\n") + 1
         raise ConfigError(f"panel file {path}:{line}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); save it "

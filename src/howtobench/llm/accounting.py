@@ -13,12 +13,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from howtobench.config import yaml_problem
+from howtobench.config import NestedTooDeep, safe_yaml, yaml_problem
 from howtobench.errors import ConfigError
 from howtobench.llm.cache import DB_NAME, STOPPED, CallStore
 from howtobench.llm.types import ChatRequest, Usage
@@ -32,11 +32,20 @@ class Price(BaseModel):
     `batch` the factor its batch API applies to every rate (None: no batch API). See `llm/pricing.py`.
     """
 
-    input: float
-    output: float
-    cached_input: float | None = None
+    input: float = Field(ge=0, allow_inf_nan=False)
+    output: float = Field(ge=0, allow_inf_nan=False)
+    cached_input: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     prompt_cache: Literal["openai", "deepseek", "none"] = "none"
     batch: float | None = Field(default=None, gt=0, le=1)
+
+    @field_validator("input", "output", "cached_input", "batch", mode="before")
+    @classmethod
+    def _not_a_boolean(cls, value: Any) -> Any:
+        """A rate is a number, never `yes` / `true` (a bool is a number to Python); NaN and infinity are refused
+        by the fields (a NaN cost never reaches --max-cost)."""
+        if isinstance(value, bool):
+            raise ValueError(f"must be a number, not {str(value).lower()}")
+        return value
 
     def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, *, batch: bool = False
              ) -> float:
@@ -65,9 +74,11 @@ PriceTable = dict[str, Price]
 def _read_table(text: str, origin: str) -> PriceTable:
     """Entries `model: {input: USD, output: USD, ...}`; a bad one is one line naming the model and the field."""
     try:
-        raw = yaml.safe_load(text) or {}
+        raw = safe_yaml(text) or {}
     except yaml.YAMLError as exc:
         raise ConfigError(f"bad price table {yaml_problem(exc, origin)}") from exc
+    except NestedTooDeep as exc:
+        raise ConfigError(f"bad price table {origin}: {exc}") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"bad price table {origin}: expected one line per model, e.g. my-model: "
                           "{input: 2.5, output: 10.0}")

@@ -27,8 +27,9 @@ from howtobench.errors import (
 )
 from howtobench.interrupt import check_drain, draining, sending
 from howtobench.llm.accounting import Price
+from howtobench.llm.adaptive import overload, slot_pool
 from howtobench.llm.budget import active_budget, charge, release, reserve
-from howtobench.llm.limits import Outcome, RpmLimiter, SlotPool
+from howtobench.llm.limits import Outcome, RpmLimiter
 from howtobench.llm.pricing import body_bound_usd
 from howtobench.llm.retry import RetryPolicy, classify_status, parse_retry_after
 from howtobench.llm.transport import HttpResponse, Transport, TransportError
@@ -65,7 +66,7 @@ class Sender:
         self._holds_budget = holds_budget
         self._transport, self._headers, self._retry, self._price = transport, headers, retry, price
         self._rng = random.Random(seed)
-        self.pool = SlotPool(endpoint.base_urls, endpoint.concurrency, labels=public)
+        self.pool, self.levels = slot_pool(endpoint, public)  # auto concurrency: `levels` moves the pool's limits
         self._rpm = RpmLimiter(endpoint.rpm) if endpoint.rpm else None
 
     @property
@@ -86,9 +87,10 @@ class Sender:
             if draining():  # Ctrl-C while this call waited for a slot (or a retry): not sent (howtobench/interrupt)
                 self.pool.release(slot)
                 check_drain()
+            probe = only is None and self.pool.is_probe(slot)
             reserved = await self._reserve_holding(slot, payload) if only is None else 0.0  # every attempt may cost
             try:
-                answer, retry = await self._attempt(slot, payload, attempt)
+                answer, retry = await self._attempt(slot, payload, attempt, probe)
             finally:
                 release(reserved)  # charged with the real cost when the answer was read (or nothing was spent)
             if answer is not None:
@@ -100,22 +102,13 @@ class Sender:
                                                       connect=retry.kind == "connect"))
         raise gave_up(retry, attempt, self.model)
 
-    async def _attempt(self, slot: int, payload: Payload, attempt: int) -> tuple[Answer | None, Retry]:
-        """One HTTP exchange on base URL `slot`; its outcome goes to that URL's circuit."""
-        outcome: Outcome = "unknown"
-        failure: TransportError | None = None
-        sent_at = self.pool.now()
-        try:
-            with sending():  # counted as in flight, for the wait Ctrl-C shows
-                resp = await self._transport.post_json(
-                    self.targets[slot], payload.encoded(), self._headers, self.endpoint.timeout_s)
-            outcome = "reached"
-        except TransportError as exc:
-            failure = exc
-            outcome = TRANSPORT_OUTCOME.get(exc.kind, "reached")
-        finally:
-            handed_over = self.pool.release(
-                slot, outcome, "" if failure is None else redact_text(str(failure)), sent_at)
+    async def _attempt(self, slot: int, payload: Payload, attempt: int, probe: bool = False
+                       ) -> tuple[Answer | None, Retry]:
+        """One HTTP exchange on base URL `slot`; its outcome goes to that URL's circuit. A circuit's probe is
+        shielded: cancelled by its caller (a sibling call of its judgment failed), it still lands and tells the
+        circuit the judge is back, or the next request would probe again, be cancelled again, and so on."""
+        exchange = self._exchange(slot, payload)
+        resp, failure, handed_over = await (asyncio.shield(asyncio.ensure_future(exchange)) if probe else exchange)
         url = self.public[slot]
         if failure is not None:
             fatal = FATAL_TRANSPORT.get(failure.kind)
@@ -123,6 +116,7 @@ class Sender:
                 raise fatal(f"model {self.model} at {url}: {redact_text(str(failure))}")
             kind = "connect" if failure.kind == "connect" else "transient"
             return None, Retry(kind, redact_text(str(failure)))
+        assert resp is not None
         answer, retry = self._read(resp, slot, attempt)
         if answer is not None:
             charge(answer.usage.cost_usd)  # now, before the request that got our slot checks --max-cost
@@ -134,6 +128,30 @@ class Sender:
                     raise
                 answer.interrupted = True
         return answer, retry
+
+    async def _exchange(self, slot: int, payload: Payload
+                        ) -> tuple[HttpResponse | None, TransportError | None, bool]:
+        """The POST and the slot's release with what it told of the URL: (response, failure, slot handed over)."""
+        outcome: Outcome = "unknown"
+        failure: TransportError | None = None
+        resp: HttpResponse | None = None
+        sent_at = self.pool.now()
+        sent = self.levels.sent(slot) if self.levels is not None else None
+        status: int | None = None
+        try:
+            with sending(self.endpoint.timeout_s):  # counted as in flight, for the wait Ctrl-C shows
+                resp = await self._transport.post_json(
+                    self.targets[slot], payload.encoded(), self._headers, self.endpoint.timeout_s)
+            outcome, status = "reached", resp.status
+        except TransportError as exc:
+            failure = exc
+            outcome = TRANSPORT_OUTCOME.get(exc.kind, "reached")
+        finally:
+            if sent is not None and self.levels is not None:  # what the outcome says of the URL's load
+                self.levels.done(sent, overload(status, None if failure is None else failure.kind))
+            handed_over = self.pool.release(
+                slot, outcome, "" if failure is None else redact_text(str(failure)), sent_at)
+        return resp, failure, handed_over
 
     def _read(self, resp: HttpResponse, slot: int, attempt: int) -> tuple[Answer | None, Retry]:
         """An answer (a reply or a writing-level failure), a reason to retry, or a raised endpoint error."""

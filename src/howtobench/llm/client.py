@@ -42,6 +42,7 @@ from howtobench.errors import CacheMiss, HowtobenchError, StopAfterSiblings, Unr
 from howtobench.interrupt import check_drain
 from howtobench.llm import structured
 from howtobench.llm.accounting import Price, load_prices, price_for
+from howtobench.llm.adaptive import Levels
 from howtobench.llm.attempts import Sender
 from howtobench.llm.budget import check_budget
 from howtobench.llm.cache import STOPPED, CallRecord, CallStore, utc_now
@@ -123,6 +124,11 @@ class OpenAIClient:
     def public_urls(self) -> tuple[str, ...]:
         """The base URLs as they may be shown or stored (credentials redacted)."""
         return self._public
+
+    @property
+    def levels(self) -> Levels | None:
+        """The calls in flight found for each base URL (auto concurrency), None when the setting fixes them."""
+        return self._sender.levels
 
     @property
     def pool(self) -> SlotPool:
@@ -366,6 +372,7 @@ async def open_client(
         raise ValueError(f"cache_mode must be 'on', 'off' or 'replay', not {cache_mode!r}")
     store = CallStore.open(workspace)
     net = transport or AiohttpTransport()
+    client: OpenAIClient | None = None
     try:
         client = OpenAIClient(
             endpoint, store, net, cache_mode=cache_mode, run_id=run_id or new_run_id(), retry=retry or RetryPolicy(),
@@ -373,5 +380,7 @@ async def open_client(
         )
         yield client
     finally:
+        if client is not None and client.levels is not None:
+            client.levels.close()
         await net.close()
         store.close()

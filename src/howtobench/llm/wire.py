@@ -241,15 +241,15 @@ class Provider:
         return found
 
 
-LOCAL_SERVER = 64  # calls at once to a batching GPU server (vLLM, SGLang): their default batch holds more
 PROVIDERS: dict[str, Provider] = {
     "openai": Provider({"base_urls": ("https://api.openai.com/v1",), "api_key_env": "OPENAI_API_KEY"},
                        completion_tokens_models=("o1", "o3", "o4", "gpt-5")),
     # JSON mode is json_object only: the schema goes into the prompt
     "deepseek": Provider({"base_urls": ("https://api.deepseek.com/v1",), "api_key_env": "DEEPSEEK_API_KEY",
                           "response_format": "json_object"}),
-    "vllm": Provider({"base_urls": ("http://localhost:8000/v1",), "concurrency": LOCAL_SERVER}),
-    "sglang": Provider({"base_urls": ("http://localhost:30000/v1",), "concurrency": LOCAL_SERVER}),
+    # batching GPU servers: calls at once found while running (auto, llm/adaptive.py), as for any endpoint
+    "vllm": Provider({"base_urls": ("http://localhost:8000/v1",)}),
+    "sglang": Provider({"base_urls": ("http://localhost:30000/v1",)}),
     "ollama": Provider({"base_urls": ("http://localhost:11434/v1",), "concurrency": 4}),  # OLLAMA_NUM_PARALLEL's
     "llama-cpp": Provider({"base_urls": ("http://localhost:8080/v1",), "concurrency": 4}),  # llama-server -np 4
     # llama-cpp-python's server answers one request at a time and constrains decoding by the schema sent inside

@@ -21,6 +21,7 @@ from howtobench.errors import ConfigError
 from howtobench.llm.types import LLMClient
 from howtobench.robustness.perturb import RULES, PerturbContext, Perturbed
 from howtobench.robustness.transfer import TRANSFER_KINDS, transfer
+from howtobench.suggest import unknown_name
 
 
 class _AllKinds(Sequence[str]):
@@ -52,8 +53,8 @@ def derive_seed(base_seed: int, item_id: str, model: str, kind: str) -> int:
 def check_kinds(kinds: Sequence[str]) -> list[str]:
     """Validate kind names against the registry (clear error listing the valid ones)."""
     unknown = [k for k in kinds if k not in ALL_KINDS]
-    if unknown:
-        raise ConfigError(f"unknown perturbation kind(s) {', '.join(unknown)}; choose from {', '.join(ALL_KINDS)}")
+    if unknown:  # one message per unknown name, each with its did-you-mean (`--kind trunc`: truncate)
+        raise ConfigError("; ".join(unknown_name("perturbation kind", k, ALL_KINDS) for k in unknown))
     return list(kinds)
 
 

@@ -49,15 +49,21 @@ class ServeMetrics:
                                "deadline (null: not judged in time), rejected (label or query unusable)",
                                ["outcome"], registry=r)
         self.substituted = Counter("howtobench_substituted_rewards", "Failed samples given a --failed-reward "
-                                   "substitute", registry=r)
-        self.refused = Counter("howtobench_refused_requests", "Requests answered 429 (over --max-pending)",
+                                   "substitute, by rule: group-mean, all-failed (the constant of a group with no "
+                                   "judged sample), value", ["rule"], registry=r)
+        self.refused = Counter("howtobench_refused_requests", "Requests answered 429 (over --max-queued)",
                                registry=r)
+        self.judge_retries = Counter("howtobench_judge_retries", "Judgments tried again after a judge fault that "
+                                     "may pass (refused connections, resets, 5xx, timeouts)", registry=r)
         self.failures = Counter("howtobench_failures", "Failures by kind (the error class)", ["kind"], registry=r)
         self.in_flight = Gauge("howtobench_samples_in_flight", "Samples admitted and not yet judged", registry=r)
         self.requests_in_flight = Gauge("howtobench_requests_in_flight", "Requests waiting for their answer",
                                         registry=r)
         self.queue_depth = Gauge("howtobench_judge_calls_waiting", "Judge calls waiting for a judge slot "
                                  "(queue depth)", registry=r)
+        self.judge_concurrency = Gauge("howtobench_judge_concurrency", "Judge calls let in flight at once over "
+                                       "every judge URL (with --judge-concurrency auto: the level found so far)",
+                                       registry=r)
         self.judge_calls = Gauge("howtobench_judge_calls", "Judge calls made by this server (fresh, not cached)",
                                  registry=r)
         self.cache_hits = Gauge("howtobench_judge_cache_hits", "Judge calls answered from the call cache (or "

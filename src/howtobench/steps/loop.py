@@ -26,11 +26,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from howtobench.concurrency import as_finished
 from howtobench.errors import DataError, OutputError
 from howtobench.interrupt import check_drain
+from howtobench.llm.adaptive import levels_text
 from howtobench.outcome import FailureBudget
 from howtobench.outputs import AppendOnly
 from howtobench.progress import stats_progress
@@ -100,6 +101,11 @@ class DurableLines:
             self._file.__exit__(kind, exc, tb)
 
 
+def _stats(sink: Sink[Any]) -> str:
+    """The sink's counters, and the calls let in flight where an endpoint's concurrency is auto."""
+    return " · ".join(part for part in (sink.stats(), levels_text()) if part)
+
+
 async def run_loop(todo: Sequence[T], work: Callable[[T], Awaitable[R]], sink: Sink[R], settings: LoopSettings) -> None:
     """Run `work` on every item of `todo`, at most `settings.concurrency` at once, each result handed to
     `sink.record` as it finishes (see the module docstring for what stops the loop and what is then written)."""
@@ -115,9 +121,9 @@ async def run_loop(todo: Sequence[T], work: Callable[[T], Awaitable[R]], sink: S
             return await work(item)
 
     with stats_progress(settings.progress) as bar:
-        task = bar.add_task(settings.label, total=len(todo), stats=sink.stats())
+        task = bar.add_task(settings.label, total=len(todo), stats=_stats(sink))
         async with as_finished(one(item) for item in todo) as finished:  # started in the order of `todo`
             async for result in finished:
                 failed = sink.record(result)
-                bar.update(task, advance=1, stats=sink.stats())
+                bar.update(task, advance=1, stats=_stats(sink))
                 budget.record(failed)

@@ -1,0 +1,206 @@
+"""The reward path measured where it matters: judge tokens and the reward phase, on an emulated inference server.
+
+One RL step's reward phase (`--groups` GRPO groups x `--rollouts` rollouts of Guide items) scored three ways
+against the same judge emulator (bench/judge_emulator.py: a 70B-class judge on one vLLM node, with prefix
+caching), each side starting with the emulator's prefix cache cold:
+
+- serve: `howtobench serve` with no concurrency flag, every rollout its own POST /get_reward sent by OpenRLHF's
+  own client code (`SingleTurnAgentExecutor._fetch_rewards_via_http`, openrlhf 0.11.2), all at once as its
+  agent executor sends them;
+- naive: the reward function a verl user writes: per sample its own weights call and its 7 leaf calls, the leaf
+  rubric first and the writing after it (no shared prefix to cache), every sample at once as verl's Reward Loop
+  runs them; no call cache, `NAIVE_IN_FLIGHT` calls in flight;
+- serial: the same function, one sample after another (`--serial` samples; its figures are per sample).
+
+Printed per side: judge calls and prompt tokens computed per sample (reused ones from the prefix cache apart),
+the reward phase's wall time in emulated seconds, and the judge's busy share over it (bench/judge_emulator.py).
+What the shared prefix allows: a group's 7 x n leaf prompts share the item's instructions, reference and, per
+writing, the writing; only the rubric (and the first of each writing's leaves) is computed afresh, and the weights
+are asked once per group instead of once per sample.
+
+    python bench/reward_path.py [--groups 40] [--rollouts 8] [--serial 4] [--speedup 10] [--serve-concurrency auto]
+
+The figures of record are ratios (serve vs naive), taken side by side in one run; the load average is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import copy
+import itertools
+import json
+import os
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from prefix_cache import RubricFirstPrompts  # noqa: E402
+from reward_server import PROMPT, rollouts, start, wait_healthy  # noqa: E402
+
+from howtobench.config import EndpointConfig  # noqa: E402
+from howtobench.data.loader import load_items  # noqa: E402
+from howtobench.data.models import Item, Writing  # noqa: E402
+from howtobench.event_loop import run  # noqa: E402
+from howtobench.judges.negotiator import Negotiator  # noqa: E402
+from howtobench.judges.runner import judge_or_fail  # noqa: E402
+from howtobench.judges.tree_of_writing import TreeOfWriting  # noqa: E402
+from howtobench.llm.client import open_client  # noqa: E402
+
+Group = tuple[Item, list[str]]
+# the naive function's calls in flight: twice the judge's batch, so the judge always has a full batch waiting (the
+# openai client's own pool allows 1,000; more at once only waits longer in the judge's queue and, on this machine,
+# times out connecting to the emulator)
+NAIVE_IN_FLIGHT = 512
+
+
+def emulator_stats(base: str, reset: bool = False) -> dict[str, Any]:
+    request = urllib.request.Request(base + ("/stats/reset" if reset else "/stats"), method="POST" if reset else "GET")
+    with urllib.request.urlopen(request, timeout=30) as resp:
+        return json.loads(resp.read())  # type: ignore[no-any-return]
+
+
+async def through_openrlhf(url: str, groups: list[Group]) -> int:
+    """Every rollout through OpenRLHF's own reward client, all at once; returns the rewards that are not numbers.
+    (Its module is imported before the timing starts: importing it takes ~20 s, torch and transformers.)"""
+    from openrlhf.utils.agent import SingleTurnAgentExecutor
+
+    class Executor:  # what `_fetch_rewards_via_http` reads of its executor
+        reward_endpoints = [url + "/get_reward"]
+        _reward_endpoint_cycle = itertools.cycle(reward_endpoints)
+
+    executor = Executor()
+
+    async def one(item: Item, text: str) -> Any:
+        prompt = PROMPT.format(instruction=item.instruction)
+        answer = await SingleTurnAgentExecutor._fetch_rewards_via_http(
+            executor, [prompt + text + "<|im_end|>"], [prompt], [f"guide/{item.id}"])
+        return answer[0]["rewards"][0]
+
+    rewards = await asyncio.gather(*(one(item, text) for item, texts in groups for text in texts))
+    return sum(r is None for r in rewards)
+
+
+def serve_side(base_url: str, groups: list[Group], warmup: list[Group], data: Path, workspace: Path,
+               concurrency: str) -> float:
+    """The step's reward phase through serve, after a warm-up step on other items (a trainer's server has scored
+    earlier steps: its calls in flight are found by then); returns its wall time."""
+    cmd = [sys.executable, "-m", "howtobench", "serve", "--port", "0", "--judge-base-url", base_url,
+           "--judge-model", "emulated-judge", "--judge-timeout", "600", "--workspace", str(workspace),
+           "--data", str(data), *(["--judge-concurrency", concurrency] if concurrency != "default" else [])]
+    server, url = start(cmd, "http://")
+    try:
+        wait_healthy(url)
+        import openrlhf.utils.agent  # noqa: F401  (see `through_openrlhf`)
+
+        if warmup:
+            run(through_openrlhf(url, warmup))
+        emulator_stats(base_url.removesuffix("/v1"), reset=True)  # the preflight and the warm-up left out
+        started = time.perf_counter()
+        nulls = run(through_openrlhf(url, groups))
+        wall = time.perf_counter() - started
+        with urllib.request.urlopen(url + "/metrics", timeout=30) as resp:
+            level = resp.read().decode().split("\nhowtobench_judge_concurrency ")[1].split()[0]
+        print(f"serve's judge calls in flight at the end: {float(level):.0f}")
+    finally:
+        server.terminate()
+        server.wait(30)
+    if nulls:
+        print(f"warning: {nulls} null rewards through serve")
+    return wall
+
+
+async def naive(base_url: str, groups: list[Group], workspace: Path, serial: bool) -> float:
+    """The naive function over every sample: all at once (verl's Reward Loop) or one after another.
+
+    Rollout k of every group is scored on client k: a client shares identical requests in flight, which a user's
+    function does not do, so the n identical weights calls of a group must not meet on one client."""
+    samples = [(k, item, text) for item, texts in groups for k, text in enumerate(texts)]
+    n = max(len(texts) for _, texts in groups)
+    endpoint = EndpointConfig(model="emulated-judge", base_urls=(base_url,), timeout_s=600,
+                              concurrency=max(1, NAIVE_IN_FLIGHT // n))  # NAIVE_IN_FLIGHT over the n clients
+    async with contextlib.AsyncExitStack() as stack:
+        clients = [await stack.enter_async_context(open_client(endpoint, workspace=workspace / f"client{k}",
+                                                               cache_mode="off")) for k in range(n)]
+        bases = [TreeOfWriting(client) for client in clients]
+        for base in bases:
+            base.prompts = RubricFirstPrompts(base.tree, base.prompts.language)
+
+        async def one(k: int, item: Item, text: str) -> float | None:
+            judge = copy.copy(bases[k])  # the same prompts, but a negotiator of its own: its own weights call
+            judge.negotiator = Negotiator(judge.client, judge.tree, judge.prompts, sampling=judge.sampling)
+            judged = await judge_or_fail(judge, item, Writing(infer_id=item.id, model="policy", output=text))
+            return judged.score
+
+        started = time.perf_counter()
+        if serial:
+            scores = [await one(*sample) for sample in samples]
+        else:
+            scores = await asyncio.gather(*(one(*sample) for sample in samples))
+        wall = time.perf_counter() - started
+    if any(s is None for s in scores):
+        print(f"warning: {sum(s is None for s in scores)} naive judgments failed")
+    return wall
+
+
+def line(label: str, stats: dict[str, Any], samples: int, wall: float, speedup: float) -> dict[str, float]:
+    computed, reused = stats["computed"] / samples, stats["reused"] / samples
+    phase = wall * speedup
+    print(f"{label:<7}: {stats['calls'] / samples:5.2f} calls/sample; prompt tokens computed {computed:8,.0f}/sample "
+          f"(reused from the prefix cache {reused:7,.0f}); reward phase {phase:7.1f} s emulated "
+          f"({phase / samples:6.2f} s/sample; the judge saw {stats['window_s']:.1f} s); "
+          f"judge busy {stats['busy_share']:.3f}")
+    return {"computed": computed, "phase": phase, "per_sample": phase / samples}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--groups", type=int, default=40)
+    parser.add_argument("--rollouts", type=int, default=8)
+    parser.add_argument("--warmup", type=int, default=8, help="groups of a warm-up step through serve, not measured")
+    parser.add_argument("--serial", type=int, default=4, help="samples scored one after another (0: skip)")
+    parser.add_argument("--speedup", type=float, default=10.0, help="the emulator's time divisor")
+    parser.add_argument("--serve-concurrency", default="default",
+                        help="--judge-concurrency given to serve (default: none given, i.e. auto)")
+    args = parser.parse_args()
+    data = Path(os.environ.get("HOWTOBENCH_DATA", Path(__file__).resolve().parents[2] / "shared" / "howtobench-data"))
+    items = load_items(data, ["guide"])
+    groups = [(item, rollouts(item, args.rollouts)) for item in items[: args.groups]]
+    warmup = [(item, rollouts(item, args.rollouts)) for item in items[args.groups: args.groups + args.warmup]]
+    samples = args.groups * args.rollouts
+    print(f"{args.groups} groups x {args.rollouts} rollouts of Guide items ({samples} samples); judge emulator "
+          f"x{args.speedup:g} (bench/judge_emulator.py defaults: 70B on 4 x H100, batch 256)")
+    emulator, first = start([sys.executable, str(Path(__file__).with_name("judge_emulator.py")),
+                             "--speedup", str(args.speedup)], "PORT ")
+    root = f"http://127.0.0.1:{first.split()[1]}"
+    base_url = root + "/v1"
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            wall = serve_side(base_url, groups, warmup, data, Path(tmp) / "serve", args.serve_concurrency)
+            served = line("serve", emulator_stats(root), samples, wall, args.speedup)
+            emulator_stats(root, reset=True)
+            wall = run(naive(base_url, groups, Path(tmp) / "naive", serial=False))
+            naive_side = line("naive", emulator_stats(root), samples, wall, args.speedup)
+            if args.serial:
+                emulator_stats(root, reset=True)
+                few = [(groups[0][0], groups[0][1][: args.serial])]
+                wall = run(naive(base_url, few, Path(tmp) / "serial", serial=True))
+                line("serial", emulator_stats(root), args.serial, wall, args.speedup)
+    finally:
+        emulator.terminate()
+        emulator.wait(10)
+    print(f"naive / serve: prompt tokens computed {naive_side['computed'] / served['computed']:.2f}x, "
+          f"reward phase {naive_side['phase'] / served['phase']:.2f}x")
+    load = os.getloadavg()
+    print(f"load average: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
+
+
+if __name__ == "__main__":
+    main()
