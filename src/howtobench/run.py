@@ -44,6 +44,7 @@ from howtobench.generate import (
 )
 from howtobench.guard.guard import Guard, guarded
 from howtobench.judges.base import Judgment, build_judge, calls_a_model, method_info
+from howtobench.judges.job import parse_judge_options, with_judge_options
 from howtobench.judges.runner import run_judge
 from howtobench.llm.accounting import usage_from_log
 from howtobench.llm.cache import DB_NAME
@@ -290,10 +291,12 @@ def _execution(settings: RunSettings, parallel: int | None = None) -> Execution:
 
 
 def _judge_options(settings: RunSettings) -> dict[str, Any]:
-    """The user's judge options, over the smoke defaults when ToW runs on the local model."""
+    """The user's judge options (the flags', then each --judge-option, converted by the method), over the smoke
+    defaults when ToW runs on the local model."""
+    given = with_judge_options(settings.method, settings.judge_options, parse_judge_options(settings.judge_option))
     if settings.needs_local_judge:
-        return {**method_info(settings.method).smoke_options, **settings.judge_options}
-    return dict(settings.judge_options)
+        return {**method_info(settings.method).smoke_options, **given}
+    return given
 
 
 def _report_batch(line: str) -> None:
