@@ -124,3 +124,13 @@ def test_verl_no_reward_advice_fits_the_server_it_came_from() -> None:
     assert "run `howtobench serve --failed-reward group-mean`" not in str(seen.value)
     with pytest.raises(NoReward, match=r"run `howtobench serve --failed-reward group-mean`"):
         verl_reward({"reward": None, "error": "leaf logic failed"}, [])
+
+
+def test_the_report_says_yes_and_no() -> None:
+    """Raw True / False showed in the report's provenance."""
+    from howtobench.report.html_manifest import manifest_view
+
+    view = manifest_view({"name": "r", "smoke": False, "judge": {"model": "m", "use_max_completion_tokens": True}})
+    assert ("smoke", "no") in view.overview
+    assert ("use_max_completion_tokens", "yes") in dict(view.endpoints)["judge"]
+    assert "True" not in repr(view) and "False" not in repr(view.overview)
