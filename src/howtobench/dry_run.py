@@ -22,9 +22,11 @@ from howtobench.llm.accounting import estimate_tokens
 from howtobench.llm.dryrun import Estimate, model_name, price_plan
 from howtobench.llm.expected import reply_sizes
 from howtobench.llm.types import Usage
+from howtobench.robustness.anchor import anchor_file
 from howtobench.run import (
     _judge_options,
     _release_writings,
+    anchor_pairs_for,
     generated_writings,
     select_run_items,
     user_writings,
@@ -119,6 +121,13 @@ async def plan_run(settings: RunSettings, prices: Path | None = None) -> list[Es
     if not_yet:
         judges[0].notes.append(f"{not_yet} writing(s) not generated yet are counted as long as their item's "
                                "reference")
+    if settings.length_anchor:  # the pad/truncate variants --length-anchor N judges, on a line of their own
+        variants = anchor_pairs_for(settings, items, writings)
+        anchor = await plan_judge_pairs(settings.method, settings.judge, _judge_options(settings), variants,
+                                        anchor_file(settings.run_dir, settings.method), prices=prices,
+                                        workspace=settings.execution.workspace)
+        anchor.role = f"judge (length anchor: {len(variants)} variants)"
+        judges.append(anchor)
     return [*estimates, *judges]
 
 

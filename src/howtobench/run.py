@@ -57,6 +57,7 @@ from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions, build
 from howtobench.report.length_control import sources_from
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import board_text
+from howtobench.robustness.anchor import anchor_file, anchor_sample, anchor_variants
 from howtobench.run_settings import RunSettings, run_config
 from howtobench.session import endpoint_or_local
 from howtobench.steps.batch_files import import_for
@@ -262,9 +263,9 @@ async def _generate(
 
 
 async def _judge(
-    settings: RunSettings, judge_ep: EndpointConfig | None, pairs: list[tuple[Item, Writing]]
+    settings: RunSettings, judge_ep: EndpointConfig | None, pairs: list[tuple[Item, Writing]], out: Path | None = None
 ) -> list[Judgment]:
-    out = settings.run_dir / "judgments" / f"{settings.method}.jsonl"
+    out = out or settings.run_dir / "judgments" / f"{settings.method}.jsonl"
     # The local llama.cpp server answers one request at a time and reuses only the previous prompt's prefix:
     # judging one writing at a time keeps its leaf prompts (which share a long prefix) back to back.
     execution = _execution(settings, parallel=1 if settings.needs_local_judge else settings.execution.parallel)
@@ -373,18 +374,39 @@ async def _run_locked(settings: RunSettings) -> RunResult:
         generation, generated = await _generate(settings, writer, items)
         writings = [*release, *(w for rows in given for w in rows), *generated]
         judgments = await _judge(settings, judge_ep, _reference_pairs(settings, all_items, _pairs(items, writings)))
+        anchor = await _anchor(settings, judge_ep, all_items, items, writings)
     with step("leaderboard (bootstrap intervals), manifest and report.html", settings.execution.progress):
         mine = sorted({w.model for w in generated} | {w.model for rows in given for w in rows})
-        board = _leaderboard(settings, judgments, items, writings, mine)
+        board = _leaderboard(settings, judgments, items, writings, mine, anchor)
         manifest = build_manifest(settings, writer, judge_ep, items, judgments) | {"under_test": mine}
         _write_outputs(settings, board, manifest)
     return RunResult(settings=settings, leaderboard=board, manifest=manifest, generation=generation,
                      judgments=len(judgments), failed_judgments=sum(j.status == "failed" for j in judgments))
 
 
+def anchor_pairs_for(settings: RunSettings, items: Sequence[Item],
+                     writings: Sequence[Writing]) -> list[tuple[Item, Writing]]:
+    """The pad/truncate variants `--length-anchor N` judges, with their items (robustness.anchor)."""
+    by_id = {it.id: it for it in items}
+    sample = anchor_sample([w for w in writings if w.item_id in by_id], by_id, settings.length_anchor,
+                           settings.selection.seed)
+    return [(by_id[v.item_id], v) for v in anchor_variants(sample, by_id, settings.selection.seed)]
+
+
+async def _anchor(settings: RunSettings, judge_ep: EndpointConfig | None, all_items: Sequence[Item],
+                  items: Sequence[Item], writings: Sequence[Writing]) -> list[Judgment]:
+    """Judge the anchor variants into RUN_DIR/anchor/ (nothing without --length-anchor)."""
+    if not settings.length_anchor:
+        return []
+    pairs = _reference_pairs(settings, all_items, anchor_pairs_for(settings, items, writings))
+    return await _judge(settings, judge_ep, pairs, anchor_file(settings.run_dir, settings.method))
+
+
 def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Sequence[Item],
-                 writings: Sequence[Writing], under_test: Sequence[str] = ()) -> Leaderboard:
-    """The run's table; `under_test` (the models of its own and given writings, not the shipped ones) are marked."""
+                 writings: Sequence[Writing], under_test: Sequence[str] = (),
+                 anchor: Sequence[Judgment] = ()) -> Leaderboard:
+    """The run's table; `under_test` (the models of its own and given writings, not the shipped ones) are marked;
+    `anchor` the judgments of --length-anchor's variants."""
     smoke = settings.needs_local_judge
     return build_leaderboard(judgments, LeaderboardOptions(
         seed=settings.selection.seed,
@@ -394,8 +416,9 @@ def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Se
         title=f"{'SMOKE · ' if smoke else ''}HoWToBench run {settings.name} ({len(items)} items)",
         notes=[SMOKE_NOTE] if smoke else [],
         empty=settings.empty,
-        length_controlled=settings.length_control,
-        lengths=sources_from(items, writings) if settings.length_control else None,
+        length_controlled=settings.length_control or bool(anchor),
+        lengths=sources_from(items, writings) if settings.length_control or anchor else None,
+        length_anchor=anchor,
         calibration=settings.calibration,
         under_test=under_test,
     ))
@@ -406,8 +429,8 @@ def _write_outputs(settings: RunSettings, board: Leaderboard, manifest: dict[str
     for suffix, format_name in (("md", "markdown"), ("json", "json"), ("csv", "csv")):
         write_text_atomic(d / f"leaderboard.{suffix}", board_text(board, format_name))
     write_text_atomic(d / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
-    options = ReportOptions(empty=settings.empty, length_control=settings.length_control,
-                            calibration=settings.calibration)
+    options = ReportOptions(empty=settings.empty, calibration=settings.calibration,
+                            length_control=settings.length_control or settings.length_anchor > 0)
     write_report([d], d / "report.html", options)  # as `howtobench report RUN_DIR`
 
 

@@ -56,6 +56,7 @@ class RunSettings(BaseModel):
     empty: EmptyConvention = "exclude"  # how the leaderboard and report count empty writings (judges.base)
     reference_from: str | None = None  # a shipped model or a writings file as the reference (Appendix B.3)
     length_control: bool = False  # add length-controlled tables to the leaderboard and report (report.length_control)
+    length_anchor: int = 0  # judge pad/truncate variants of N writings: the judge's length slope (robustness.anchor)
     calibration: Path | None = None  # a calibration file: calibrated tables beside the raw ones (calibration.board)
     panel: PanelSpec | None = None  # judge with a panel of judges instead of `judge` (judges/panel.py)
     panel_file: Path | None = None  # where the panel came from (written to config.yaml, so the run repeats)
@@ -184,6 +185,7 @@ RUN_OPTIONS: tuple[RunOption, ...] = (  # in config.yaml's order
     RunOption("empty", ("empty",)),
     RunOption("parallel", ("execution.parallel",)),
     RunOption("length_control", ("length_control",), lambda on: True if on else None),
+    RunOption("length_anchor", ("length_anchor",), lambda n: n or None),
     RunOption("calibration", ("calibration",), _text, _path),
     RunOption("judge_max_tokens", ("judge_options.max_tokens",)),
     RunOption("prompt_language", ("judge_options.prompt_language",)),

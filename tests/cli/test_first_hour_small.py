@@ -121,8 +121,8 @@ def test_verl_no_reward_advice_fits_the_server_it_came_from() -> None:
     with pytest.raises(NoReward) as seen:
         verl_reward(already, [])
     assert "group-mean is already on" in str(seen.value) and "fix the label" in str(seen.value)
-    assert "run `howtobench serve --failed-reward group-mean`" not in str(seen.value)
-    with pytest.raises(NoReward, match=r"run `howtobench serve --failed-reward group-mean`"):
+    assert "leave --failed-reward" not in str(seen.value)
+    with pytest.raises(NoReward, match=r"leave --failed-reward \(or failed_reward in reward_kwargs\) at group-mean"):
         verl_reward({"reward": None, "error": "leaf logic failed"}, [])
 
 

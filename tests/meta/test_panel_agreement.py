@@ -4,6 +4,7 @@ published or hand-computed values, then both commands on release writings judged
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -124,11 +125,13 @@ def test_agreement_and_card_print_on_release_data_with_a_fake_panel(tmp_path: Pa
                                     "-o", str(tmp_path / "fig")])
     assert card.exit_code == 0, card.output
     titles = [t["title"] for t in json.loads(card.stdout)]
-    assert titles == ["Report card: panel (mean)", "Report card: a (judge-a)", "Report card: b (judge-b)"]
+    assert titles == ["Report card: panel (mean) [tow]", "Report card: a (judge-a) [tow]",
+                      "Report card: b (judge-b) [tow]"]
     first = {r["quantity"]: r for r in json.loads(card.stdout)[1]["rows"]}
     assert first["writings scored"]["value"] == 9
     b_vs_a = np.corrcoef(matrix)[0, 1]
-    assert first["agreement with b (judge-b)"]["value"] == f"{b_vs_a:.3f}"
+    assert first["agreement with b (judge-b) [tow]"]["value"] == f"{b_vs_a:.3f}"
+    assert first["agreement with panel (mean) [tow] (member of)"]["detail"].endswith("left out of the mean agreement")
     assert first["cost per 1,000 writings"]["value"].startswith("unknown")  # the fake model has no price
     assert (tmp_path / "fig" / "judge-cards.png").is_file()
 
@@ -139,7 +142,7 @@ def test_cards_on_two_runs_of_one_judge(tmp_path: Path) -> None:
             for k in range(6) for m, b in (("a", 1.0), ("b", 0.0))]
     again = [j.model_copy(update={"score": (j.score or 0) + 1}) for j in rows]
     found = cards({tmp_path / "r1.jsonl": rows, tmp_path / "r2.jsonl": again}, n_boot=50)
-    assert [c.judge for c in found] == ["j"]
+    assert [c.judge for c in found] == ["j [tow]"]
     table = {r[0]: r for r in found[0].table.rows}
     assert table["stability: spread over repeated runs"][1] == f"{np.std([0, 1], ddof=1):.3f}"
     # score = item + model effect exactly, lengths varying within items: nothing is left for length, β = 0
@@ -232,3 +235,37 @@ def test_agreement_at_benchmark_size_with_continuous_roots() -> None:
     across = ((flat[:, None] - flat[None, :]) ** 2).sum() / (flat.size - 1)
     assert root.alpha == pytest.approx(1 - within / across, abs=1e-9)
     assert root.n_alpha == 1000
+
+
+def test_a_card_keeps_a_panel_apart_from_its_members_and_a_method_apart_from_another() -> None:
+    """A member's agreement with the panel it belongs to is not agreement with another judge (the mean contains the
+    member); and ToW and a baseline run by one judge model are two judges, not two runs of one."""
+    rng = np.random.default_rng(7)
+    quality = rng.uniform(2, 9, size=40)
+    rows = []
+    for k, q in enumerate(quality):
+        members = {n: Judgment(method="tow", item_id=f"i{k}", model="m", task="guide", genre="p",
+                               score=float(q + rng.normal(0, 1.5)), judge_model=f"j{n}") for n in "ab"}
+        mean = float(np.mean([m.score for m in members.values()]))  # type: ignore[misc]
+        rows.append(Judgment(method="tow", item_id=f"i{k}", model="m", task="guide", genre="p", score=mean,
+                             panel=PanelRecord(aggregate="mean", missing="fail", rule="mean", members=members)))
+    found = {c.judge: c for c in cards({Path("panel.jsonl"): rows}, n_boot=0)}
+    a = found["a (ja) [tow]"]
+    labels = [r[0] for r in a.table.rows if str(r[0]).startswith("agreement with")]
+    assert labels == ["agreement with panel (mean) [tow] (member of)", "agreement with b (jb) [tow]"]
+    b_scores = np.array([j.panel.members["b"].score for j in rows])  # type: ignore[union-attr]
+    a_scores = np.array([j.panel.members["a"].score for j in rows])  # type: ignore[union-attr]
+    assert a.mean_agreement == pytest.approx(np.corrcoef(a_scores, b_scores)[0, 1])  # the panel left out
+    panel = found["panel (mean) [tow]"]
+    assert math.isnan(panel.mean_agreement)  # its only "others" are its own members
+    assert [r[0] for r in panel.table.rows if str(r[0]).startswith("agreement")] == [
+        "agreement with a (ja) [tow] (panel of)", "agreement with b (jb) [tow] (panel of)"]
+    tow = [Judgment(method="tow", item_id=f"i{k}", model="m", task="guide", genre="p", score=float(q),
+                    judge_model="gpt-4o") for k, q in enumerate(quality)]
+    single = [j.model_copy(update={"method": "single", "score": float(q) + 1}) for j, q in zip(tow, quality,
+                                                                                             strict=True)]
+    found = {c.judge: c for c in cards({Path("tow.jsonl"): tow, Path("single.jsonl"): single}, n_boot=0)}
+    assert set(found) == {"gpt-4o [tow]", "gpt-4o [single]"}
+    rows_of = {r[0]: r for r in found["gpt-4o [tow]"].table.rows}
+    assert rows_of["writings scored"][2] == "40 judged, 1 run(s)"
+    assert rows_of["stability: spread over repeated runs"][1] == "-"  # not a run-to-run spread of 1.0

@@ -16,7 +16,7 @@ from howtobench.data.models import Item, Writing
 from howtobench.errors import DataError
 from howtobench.judges.base import Judgment
 from howtobench.report.leaderboard import LeaderboardOptions, build_leaderboard
-from howtobench.report.length_control import LENGTH_CONTROLLED, sources_from
+from howtobench.report.length_control import ITEM_ADJUSTED, LENGTH_CONTROLLED, sources_from
 from howtobench.report.length_fit import Observations, fit
 from howtobench.report.render import board_text, to_json_data
 
@@ -38,6 +38,13 @@ def hand_table() -> list[Judgment]:
     ]
 
 
+def bounded_b() -> float:
+    """B's controlled value with the bound: B's 8× writing lies beyond the central 95% of the six log ratios (two
+    models: the pooled range), but the bound only withholds credit, never a charge, so B pays the whole line:
+    17/3, as without the bound (a padded writing is not excused for going beyond the others' lengths)."""
+    return 17 / 3
+
+
 def test_hand_computed_regression() -> None:
     board = build_leaderboard(hand_table(), LeaderboardOptions(by="task", n_boot=0, length_controlled=True))
     assert board.length_control is not None
@@ -48,7 +55,7 @@ def test_hand_computed_regression() -> None:
     assert f.quality.rmse == pytest.approx(math.sqrt(1 / 12 / 6))
     for row in ("guide", "all"):
         assert board.cell(LENGTH_CONTROLLED, row, "A").mean == pytest.approx(6.0)  # type: ignore[union-attr]
-        assert board.cell(LENGTH_CONTROLLED, row, "B").mean == pytest.approx(17 / 3)  # type: ignore[union-attr]
+        assert board.cell(LENGTH_CONTROLLED, row, "B").mean == pytest.approx(bounded_b())  # type: ignore[union-attr]
     assert board.cell("score", "all", "B").mean == pytest.approx(26 / 3)  # type: ignore[union-attr]
     assert board.columns == ("B", "A")  # the order stays the raw one
 
@@ -77,8 +84,9 @@ def test_fit_matches_a_dense_least_squares_with_item_dummies() -> None:
 
 
 def crafted(seed: int = 0) -> tuple[list[Judgment], list[str]]:
-    """Four models whose true effects rise m1 < m2 < m3 < m4 while their writings get shorter, and a judge that
-    rewards length (2 points per unit ln ratio): raw means rank the long writers first. Two tasks."""
+    """Four models whose true effects rise m1 < m2 < m3 < m4 while their writings get shorter (overlapping: each
+    model's lengths mostly inside the others'), and a judge that rewards length (2 points per unit ln ratio): raw
+    means rank the long writers first. Two tasks."""
     rng = np.random.default_rng(seed)
     truth = {"m1": 0.0, "m2": 0.5, "m3": 1.0, "m4": 1.5}
     out = []
@@ -86,7 +94,7 @@ def crafted(seed: int = 0) -> tuple[list[Judgment], list[str]]:
         for k in range(60):
             difficulty = rng.normal(scale=1.0)
             for rank, (model, effect) in enumerate(truth.items()):
-                log_ratio = 1.2 - 0.6 * rank + rng.normal(scale=0.4)  # m1 longest, m4 shortest
+                log_ratio = 1.2 - 0.4 * rank + rng.normal(scale=0.5)  # m1 longest, m4 shortest
                 chars = max(1, round(500 * math.exp(log_ratio)))
                 score = 5 + effect + difficulty + 2.0 * math.log(chars / 500) + rng.normal(scale=0.3)
                 out.append(_j(model, f"{task}{k}", score, chars, ref=500, task=task))
@@ -107,9 +115,12 @@ def test_controlled_all_row_orders_by_true_effects_and_raw_does_not() -> None:
         assert f.beta_ci is not None and f.beta_ci[0] < 2.0 < f.beta_ci[1]
     top = board.cell(LENGTH_CONTROLLED, "all", "m4")
     assert top is not None and top.ci_low is not None and top.ci_low < top.mean < top.ci_high  # type: ignore[operator]
-    # m4 − m1 = 1.5 by construction; the bootstrap intervals of the two do not overlap
+    # m4 − m1 = 1.5 by construction, less what the bound withholds: m4's shortest writings get credit only down to
+    # the lengths the others wrote (a quarter lie beyond; 2 x the mean excess 0.07). m1's long ones pay in full: the
+    # bound withholds credit, never a charge. The intervals do not overlap
     low = board.cell(LENGTH_CONTROLLED, "all", "m1")
-    assert top.mean - low.mean == pytest.approx(1.5, abs=0.15)  # type: ignore[union-attr,operator]
+    gap = top.mean - low.mean  # type: ignore[union-attr,operator]
+    assert 1.5 - 0.4 < gap < 1.5
     assert low.ci_high < top.ci_low  # type: ignore[union-attr,operator]
 
 
@@ -123,7 +134,7 @@ def test_older_judgments_take_lengths_from_writings_and_benchmark() -> None:
     writings = [Writing(infer_id=j.item_id, model=j.model, output="字" * (j.writing_chars or 0)) for j in stored]
     board = build_leaderboard(bare, LeaderboardOptions(by="task", n_boot=0, length_controlled=True,
                               lengths=sources_from(items, writings)))
-    assert board.cell(LENGTH_CONTROLLED, "all", "B").mean == pytest.approx(17 / 3)  # type: ignore[union-attr]
+    assert board.cell(LENGTH_CONTROLLED, "all", "B").mean == pytest.approx(bounded_b())  # type: ignore[union-attr]
 
 
 def test_a_scored_empty_writing_is_left_out_of_the_fit_and_said() -> None:
@@ -137,7 +148,8 @@ def test_a_scored_empty_writing_is_left_out_of_the_fit_and_said() -> None:
 def test_nodes_get_their_own_fits_and_views_carry_the_metric() -> None:
     judgments = [j.model_copy(update={"nodes": {"content": (j.score or 0) - 1}}) for j in hand_table()]
     board = build_leaderboard(judgments, LeaderboardOptions(by="task", n_boot=50, nodes=True, length_controlled=True))
-    assert board.metrics == ("score", "content", LENGTH_CONTROLLED, f"{LENGTH_CONTROLLED}:content")
+    assert board.metrics == ("score", "content", ITEM_ADJUSTED, LENGTH_CONTROLLED, f"{ITEM_ADJUSTED}:content",
+                             f"{LENGTH_CONTROLLED}:content")
     assert board.cell(f"{LENGTH_CONTROLLED}:content", "all", "A").mean == pytest.approx(5.0)  # type: ignore[union-attr]
     data = to_json_data(board)
     cells = [c for c in data["cells"] if c["metric"] == LENGTH_CONTROLLED]
@@ -158,7 +170,7 @@ def test_cli_length_control_json(tmp_path: Path) -> None:
     data = json.loads(result.output)
     cell = next(c for c in data["cells"] if c["metric"] == LENGTH_CONTROLLED and c["row"] == "all"
                 and c["column"] == "B")
-    assert cell["mean"] == pytest.approx(round(17 / 3, 4))
+    assert cell["mean"] == pytest.approx(round(bounded_b(), 4))
     assert "length-control" in data["signature"]
 
 
@@ -170,7 +182,9 @@ def test_report_shows_raw_and_controlled_side_by_side_with_a_plot(tmp_path: Path
     page = build_report([path], ReportOptions(n_boot=0, length_control=True))
     section = page[page.index('<section id="length-control">'):]
     section = section[: section.index("</section>")]
-    assert "<th>Guide raw</th><th>Guide controlled</th><th>All raw</th><th>All controlled</th>" in section
-    assert "<td>B</td><td>8.67</td><td>5.67</td><td>8.67</td><td>5.67</td>" in section
+    assert ("<th>Guide raw</th><th>Guide item-adjusted</th><th>Guide controlled</th><th>All raw</th>"
+            "<th>All item-adjusted</th><th>All controlled</th>") in section
+    b = f"{bounded_b():.2f}†"  # every item judged: item-adjusted = raw; B's 8× writing (1 of 3) is out of support
+    assert f"<td>B</td><td>8.67</td><td>8.67</td><td>{b}</td><td>8.67</td><td>8.67</td><td>{b}</td>" in section
     assert section.count("<polyline") == 2 and "+2.164" in section
     assert 'id="length-control"' not in build_report([path], ReportOptions(n_boot=0))

@@ -234,3 +234,33 @@ async def test_run_judges_against_a_model_reference(fake_server: FakeServer, tmp
     assert manifest["reference_sources"] == ["model:deepseek-r1"]
     config = yaml.safe_load((settings.run_dir / "config.yaml").read_text(encoding="utf-8"))
     assert config["reference_from"] == "deepseek-r1"
+
+
+async def test_run_length_anchor_judges_variants_and_the_report_uses_them(fake_server: FakeServer, tmp_path: Path,
+                                                                       bench_root: Path) -> None:
+    """`run --length-anchor 4`: pad and truncate variants of 4 writings drawn across tasks and models are judged into
+    anchor/, their cost is a line of the estimate, the leaderboard's controlled values take the slope measured on
+    them, the report of the run directory too, and a re-run pays nothing."""
+    from howtobench.dry_run import plan_run
+
+    fake_server.handler = default_handler
+    settings = _settings(tmp_path, fake_server, bench_root, {"limit": 2}, length_anchor=4, release=True)
+    estimates = await plan_run(settings)
+    anchor_line = next(e for e in estimates if e.role.startswith("judge (length anchor"))
+    assert anchor_line.role == "judge (length anchor: 8 variants)" and anchor_line.total.calls == 8
+    result = await run_benchmark(settings)
+    path = settings.run_dir / "anchor" / "test-llm.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 8 and sorted({r["model"].split("+")[1] for r in rows}) == ["pad", "truncate"]
+    assert len({(r["task"], r["model"].split("+")[0]) for r in rows}) == 4  # four strata, one writing each
+    pads = {r["item_id"]: r["writing_chars"] for r in rows if r["model"].endswith("+pad")}
+    cuts = {r["item_id"]: r["writing_chars"] for r in rows if r["model"].endswith("+truncate")}
+    assert all(pads[i] > cuts[i] for i in pads)
+    (fit, *_) = result.leaderboard.length_control.fits  # type: ignore[union-attr]
+    assert fit.anchor is not None and fit.anchor.n == 8
+    assert yaml.safe_load((settings.run_dir / "config.yaml").read_text("utf-8"))["length_anchor"] == 4
+    page = (settings.run_dir / "report.html").read_text(encoding="utf-8")
+    assert "measured on 8 pad/trim pairs" in page
+    fake_server.reset()
+    await run_benchmark(settings)
+    assert fake_server.requests == []

@@ -22,6 +22,28 @@ LengthControlOpt = Annotated[
         "(AlpacaEval's idea for pointwise scores; see docs/length-control.md). Prints the fitted coefficients.",
     ),
 ]
+LengthAnchorOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--length-anchor",
+        exists=True,
+        dir_okay=False,
+        help="Judgments of pad / truncate variants of some writings (`howtobench robustness --kinds pad,truncate`, "
+        "or `run --length-anchor N`): the judge's own length slope is measured on those pairs (content fixed, "
+        "length varied) and sets the length-controlled values; the observational slope is printed beside it as a "
+        "check, with a warning when they disagree. Implies --length-control.",
+    ),
+]
+AnchorCountOpt = Annotated[
+    int,
+    typer.Option(
+        "--length-anchor",
+        min=0,
+        help="Also judge a pad and a truncate variant of N writings drawn across tasks and models (content fixed, "
+        "length varied; their cost is on its own line of the estimate): the judge's own length slope, measured on "
+        "those pairs, sets the length-controlled tables (implies --length-control). 0: none.",
+    ),
+]
 WritingsOpt = Annotated[
     list[Path] | None,
     typer.Option(

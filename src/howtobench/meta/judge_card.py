@@ -1,9 +1,10 @@
 """A report card for a judge (Judgemark-v2's questions, on our data): how stable, how separating, how
 length-sensitive, how much in agreement with other judges and with people, and what it costs.
 
-The judges are the files given (labelled as `analyze judges` labels them: judge model, else method, else file
-name); a file of panel judgments (`judge --panel`) gives a judge per panel member, plus the panel itself. A
-label met in several files is one judge judged several times: its runs. Per judge:
+A judge is a (judge model, method) pair, labelled "model [method]" (the method alone for one that calls no model,
+the file name when a file mixes judge models): ToW and a baseline run by one judge model are two judges, never one
+judge's two runs. A file of panel judgments (`judge --panel`) gives a judge per panel member, plus the panel
+itself. A label met in several files is one judge judged several times: its runs. Per judge:
 
 - stability: the mean, over writings, of the standard deviation of the roots of its `--samples` draws
   (`Judgment.samples`, writings with two draws or more), and of its roots over repeated runs (writings judged in
@@ -13,7 +14,9 @@ label met in several files is one judge judged several times: its runs. Per judg
 - length sensitivity: β of `report.length_fit` (score on ln(writing / reference chars) with model and item
   effects) over all its writings, with a bootstrap interval — "-" when the judgments record no lengths;
 - agreement: Pearson r with every other judge, and with the mean human rating when `--human` is given, over
-  the writings both scored;
+  the writings both scored. A panel's members are not "other judges" of the panel, nor the panel of its members
+  (a mean agrees with its own parts by construction: 0.70 against 0.62 without): those rows are labelled
+  "member of" / "panel of" and left out of the mean agreement;
 - cost per 1,000 writings: dollars (unknown when a call had no price), calls and tokens.
 
 Failed judgments have no score here either; empty writings are left out (the authors' convention).
@@ -30,7 +33,6 @@ import numpy as np
 
 from howtobench.judges.base import Judgment, counted_score
 from howtobench.meta.human import WritingKey
-from howtobench.meta.judges import judge_label
 from howtobench.meta.length import pair_stat
 from howtobench.meta.plots import new_figure, save_figure
 from howtobench.report.length_fit import Observations, bootstrap, fit, identified, interval
@@ -40,20 +42,40 @@ from howtobench.stats import paired_compare, rng_for
 Runs = dict[str, list[list[Judgment]]]
 
 
-def judges_of(files: Mapping[Path, Sequence[Judgment]]) -> Runs:
-    """Every judge's runs: a file is one run of its judge, a panel file one run of each member and of the panel."""
+@dataclass(frozen=True)
+class Judges:
+    """Every judge's runs by label, and for a panel its members' labels (for a member, the panels it is in)."""
+
+    runs: Runs
+    related: dict[str, set[str]]
+
+
+def _label(name: str | None, method: str) -> str:
+    return f"{name} [{method}]" if name else method
+
+
+def judges_of(files: Mapping[Path, Sequence[Judgment]]) -> Judges:
+    """Every judge's runs: each method of a file is one run of its judge (judge model, method); a panel file one run
+    of each member and of the panel."""
     runs: Runs = {}
+    related: dict[str, set[str]] = {}
     for path, judgments in files.items():
-        members: dict[str, list[Judgment]] = {}
-        for j in judgments:
-            for name, m in (j.panel.members.items() if j.panel is not None else ()):
-                members.setdefault(f"{name} ({m.judge_model})" if m.judge_model else name, []).append(m)
-        label = f"panel ({judgments[0].panel.aggregate})" if members and judgments[0].panel else \
-            judge_label(path, list(judgments))
-        runs.setdefault(label, []).append(list(judgments))
-        for name, js in members.items():
-            runs.setdefault(name, []).append(js)
-    return runs
+        for method in dict.fromkeys(j.method for j in judgments):
+            own = [j for j in judgments if j.method == method]
+            members: dict[str, list[Judgment]] = {}
+            for j in own:
+                for name, m in (j.panel.members.items() if j.panel is not None else ()):
+                    members.setdefault(_label(f"{name} ({m.judge_model})" if m.judge_model else name, method),
+                                       []).append(m)
+            models = {j.judge_model for j in own if j.judge_model}
+            label = _label(f"panel ({own[0].panel.aggregate})", method) if members and own[0].panel else \
+                _label(models.pop() if len(models) == 1 else path.stem if models else None, method)
+            runs.setdefault(label, []).append(own)
+            for name, js in members.items():
+                runs.setdefault(name, []).append(js)
+                related.setdefault(label, set()).add(name)
+                related.setdefault(name, set()).add(label)
+    return Judges(runs, related)
 
 
 def scores(judgments: Sequence[Judgment]) -> dict[WritingKey, float]:
@@ -146,8 +168,9 @@ def _fmt(value: float, digits: int = 3) -> str:
     return "-" if math.isnan(value) else f"{value:.{digits}f}"
 
 
-def card(label: str, runs: Runs, human: Mapping[WritingKey, float] | None, *, seed: int, n_boot: int) -> Card:
+def card(label: str, judges: Judges, human: Mapping[WritingKey, float] | None, *, seed: int, n_boot: int) -> Card:
     """The report card of one judge (its first run for everything but the run-to-run spread)."""
+    runs = judges.runs
     first = runs[label][0]
     table = Table(f"Report card: {label}", ["quantity", "value", "detail"], digits=3)
     mine = scores(first)
@@ -165,10 +188,16 @@ def card(label: str, runs: Runs, human: Mapping[WritingKey, float] | None, *, se
                   f"length), model and item effects, {n} writings" if n else "no judgment records its lengths")
     rs = []
     for other, other_runs in runs.items():
-        if other != label:
-            st = _pearson(mine, scores(other_runs[0]))
-            rs.append(st[0])
-            table.add_row(f"agreement with {other}", _fmt(st[0]), f"Pearson r over {st[1]} shared writings")
+        if other == label:
+            continue
+        st = _pearson(mine, scores(other_runs[0]))
+        if other in judges.related.get(label, ()):
+            part = "member of" if other.startswith("panel (") else "panel of"
+            table.add_row(f"agreement with {other} ({part})", _fmt(st[0]), f"Pearson r over {st[1]} shared writings; "
+                          "not an independent judge: left out of the mean agreement")
+            continue
+        rs.append(st[0])
+        table.add_row(f"agreement with {other}", _fmt(st[0]), f"Pearson r over {st[1]} shared writings")
     if human is not None:
         st = _pearson(mine, human)
         table.add_row("agreement with humans", _fmt(st[0]), f"Pearson r with the mean rating, {st[1]} writings")
@@ -186,8 +215,8 @@ def _pearson(a: Mapping[WritingKey, float], b: Mapping[WritingKey, float]) -> tu
 
 def cards(files: Mapping[Path, Sequence[Judgment]], human: Mapping[WritingKey, float] | None = None, *,
           seed: int = 0, n_boot: int = 1000) -> list[Card]:
-    runs = judges_of(files)
-    return [card(label, runs, human, seed=seed, n_boot=n_boot) for label in runs]
+    judges = judges_of(files)
+    return [card(label, judges, human, seed=seed, n_boot=n_boot) for label in judges.runs]
 
 
 def card_plots(found: Sequence[Card], out_dir: Path) -> list[Path]:

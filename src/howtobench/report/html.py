@@ -29,6 +29,7 @@ import jinja2
 import howtobench
 from howtobench.data.genres import GENRES
 from howtobench.data.models import Item, Writing
+from howtobench.errors import DataError
 from howtobench.judges.base import EmptyConvention, Judgment, check_empty
 from howtobench.outputs import output_file, write_text_atomic
 from howtobench.report import html_views as views
@@ -146,6 +147,7 @@ class ReportOptions:
     length_control: bool = False  # add the length-controlled section (report.html_length)
     writings: tuple[Path, ...] = ()  # the user's writings files, whose texts the explorer shows first
     calibration: Path | None = None  # a calibration file: calibrated tables beside the raw ones (calibration.board)
+    length_anchor: Path | None = None  # pad/truncate judgments: the judge's length slope (report.length_anchor)
 
 
 def _run_items(items: list[Item] | None, manifest: Mapping[str, Any] | None) -> list[Item] | None:
@@ -179,6 +181,7 @@ def _leaderboard_for(
     if paper is None:  # a ToW run shows the paper's columns when it asked for them (config.yaml `paper`)
         paper = bool((sources.run_config or {}).get("paper")) and methods == {"tow"}
     empty = check_empty(options.empty or (sources.run_config or {}).get("empty") or "exclude")
+    anchor = options.length_anchor or _recorded_anchor(sources.run_dir, sources.run_config)
     return build_leaderboard(judgments, LeaderboardOptions(
         nodes=True,
         seed=seed,
@@ -188,11 +191,23 @@ def _leaderboard_for(
         title=_title(sources, items, options),
         notes=[SMOKE_BANNER] if m.get("smoke") else [],
         empty=empty,
-        length_controlled=options.length_control,
+        length_controlled=options.length_control or anchor is not None,
         lengths=lengths,
         calibration=options.calibration or _recorded_path((sources.run_config or {}).get("calibration")),
+        length_anchor=load_judgments([anchor]) if anchor is not None else (),
         under_test=[str(name) for name in m.get("under_test") or ()],
     ))
+
+
+def _recorded_anchor(run_dir: Path | None, config: Mapping[str, Any] | None) -> Path | None:
+    """A run's anchor judgments: `run --length-anchor N` (recorded in config.yaml) judges them into
+    anchor/<method>.jsonl (robustness.anchor); a run that recorded it but has no such file is an error."""
+    if run_dir is None or not (config or {}).get("length_anchor"):
+        return None
+    path = run_dir / "anchor" / f"{(config or {}).get('method') or 'tow'}.jsonl"
+    if not path.is_file():
+        raise DataError(f"{run_dir}: config.yaml records length_anchor but {path} is missing (re-run to judge it)")
+    return path
 
 
 def _recorded_path(value: object) -> Path | None:

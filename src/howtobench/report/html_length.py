@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from howtobench.report.leaderboard import SCORE, Leaderboard
-from howtobench.report.length_control import LENGTH_CONTROLLED, LengthControl
-from howtobench.report.length_render import TASK_LABELS, fits_grid
-from howtobench.report.render import fmt
+from howtobench.report.length_control import ITEM_ADJUSTED, LENGTH_CONTROLLED, LengthControl
+from howtobench.report.length_render import TASK_LABELS, fits_grid, support_line
+from howtobench.report.render import EXTRAPOLATED, fmt
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
            "#17becf")
@@ -42,20 +42,22 @@ class LengthView:
     fits_header: list[str]
     fits_body: list[list[str]]
     plots: list[Plot]
+    support_note: str | None = None
     width: float = WIDTH
     height: float = HEIGHT
 
 
 def _side_by_side(lb: Leaderboard) -> tuple[list[str], list[list[str]]]:
     rows = [r for r in lb.rows if r.group in ("task", "all")]
-    header = ["model", *(f"{r.label} {kind}" for r in rows for kind in ("raw", "controlled"))]
+    kinds = (("raw", SCORE), ("item-adjusted", ITEM_ADJUSTED), ("controlled", LENGTH_CONTROLLED))
+    header = ["model", *(f"{r.label} {kind}" for r in rows for kind, _ in kinds)]
     body = []
     for col in lb.columns:
         line = [col]
         for r in rows:
-            for metric in (SCORE, LENGTH_CONTROLLED):
+            for _, metric in kinds:
                 cell = lb.cell(metric, r.key, col)
-                line.append(fmt(cell.mean if cell else None))
+                line.append(fmt(cell.mean if cell else None) + (EXTRAPOLATED if cell and cell.out_of_support else ""))
         body.append(line)
     return header, body
 
@@ -98,4 +100,4 @@ def length_view(lb: Leaderboard) -> LengthView | None:
     if lc is None:
         return None
     plots = [p for task in TASK_LABELS if (p := _plot(lc, task, lb.columns)) is not None]
-    return LengthView(*_side_by_side(lb), *fits_grid(lc), plots)
+    return LengthView(*_side_by_side(lb), *fits_grid(lc), plots, support_line(lc))

@@ -51,6 +51,7 @@ from howtobench.errors import ConfigError, DataError
 from howtobench.guard.guard import guard_counts
 from howtobench.judges.base import EmptyConvention, Judgment, check_empty, counted_score
 from howtobench.judges.negotiator import REPAIR_KINDS, RepairKind, repair_kinds
+from howtobench.report.length_anchor import measured_slope
 from howtobench.report.length_control import LengthControl, LengthSources, length_control, log_ratios
 from howtobench.report.paper import ALL_ROW, PaperTable
 from howtobench.report.reference import Source, display_order, paper_use
@@ -86,6 +87,8 @@ class Cell:
     n_weights_repaired: int = 0
     n_empty: int = 0
     """Empty writings among the row's items: left out of `n` and the mean, or in them ("lowest")."""
+    out_of_support: bool = False
+    """A length-controlled value that extrapolates beyond the lengths the other models wrote (printed with †)."""
 
 
 @dataclass(frozen=True)
@@ -552,6 +555,9 @@ class LeaderboardOptions:
     baseline: str | None = None
     calibration: Path | None = None
     """A calibration file (`howtobench calibrate`): `calibrated` cells beside the raw ones (calibration.board)."""
+    length_anchor: Sequence[Judgment] = ()
+    """Judgments of pad / truncate variants (--length-anchor): the judge's own length slope, measured on them, sets
+    the length-controlled values (report.length_anchor); without, the observational fit, labelled an association."""
     under_test: Sequence[str] = ()
     """The models under test (those not among the columns are ignored: a model whose every writing failed)."""
 
@@ -580,7 +586,7 @@ def build_leaderboard(judgments: Sequence[Judgment], options: LeaderboardOptions
     check_paper_rows(o.compare, o.baseline, judgments)
     asked = _asked_pairs(ranked, o.compare, o.baseline)
     counts = _counts(latest, o.items, o.empty)
-    lc = _length_control(latest, mx, o.lengths, o.seed, o.n_boot) if o.length_controlled else None
+    lc = _length_control(latest, mx, o, methods) if o.length_controlled or o.length_anchor else None
     if lc is not None:
         cells |= _controlled_cells(lc, mx, rows)
     judge_models = tuple(sorted({j.judge_model for j in latest.values() if j.judge_model}))
@@ -627,10 +633,17 @@ def _calibrated(board: Leaderboard, judgments: Sequence[Judgment], path: Path, i
     return calibrated(board, judgments, path, items)
 
 
-def _length_control(latest: dict[tuple[str, str, str], Judgment], mx: _Matrix, lengths: LengthSources | None,
-                    seed: int, n_boot: int) -> LengthControl:
-    x = log_ratios(latest, mx.columns, mx.items, lengths or LengthSources())
-    return length_control(mx.values, x, mx.tasks, mx.columns, seed=seed, n_boot=n_boot)
+def _length_control(latest: dict[tuple[str, str, str], Judgment], mx: _Matrix, o: LeaderboardOptions,
+                    methods: Sequence[str]) -> LengthControl:
+    x = log_ratios(latest, mx.columns, mx.items, o.lengths or LengthSources())
+    anchor = None
+    if o.length_anchor:
+        other = sorted({j.method for j in o.length_anchor} - set(methods))
+        if other:
+            raise DataError(f"--length-anchor: the anchor judgments are of {', '.join(other)}, the leaderboard of "
+                            f"{', '.join(methods)}: a judge's length slope is its own")
+        anchor = measured_slope(latest.values(), o.length_anchor, empty=o.empty, seed=o.seed, n_boot=o.n_boot)
+    return length_control(mx.values, x, mx.tasks, mx.columns, seed=o.seed, n_boot=o.n_boot, anchor=anchor)
 
 
 def _controlled_cells(lc: LengthControl, mx: _Matrix, rows: Sequence[Row]) -> dict[tuple[str, str, str], Cell]:
@@ -645,5 +658,6 @@ def _controlled_cells(lc: LengthControl, mx: _Matrix, rows: Sequence[Row]) -> di
         out[(metric, row, col)] = Cell(mean=c.mean, ci_low=c.ci_low, ci_high=c.ci_high, n=c.n,
                                        n_failed=int(mx.failed[col_ix[col], mask].sum()),
                                        n_weights_repaired=int(mx.repaired[col_ix[col], mask].sum()),
-                                       n_empty=int(mx.empty[col_ix[col], mask].sum()))
+                                       n_empty=int(mx.empty[col_ix[col], mask].sum()),
+                                       out_of_support=c.out_of_support)
     return out

@@ -34,7 +34,11 @@ from howtobench.stats import FloatArray, percentile_ci
 
 @dataclass(frozen=True)
 class Observations:
-    """One row per scored writing with a length: model and item indices, log length ratio, score."""
+    """One row per scored writing with a length: model and item indices, length feature(s), score.
+
+    `x` is the log length ratio (one column, one β), or an (n, q) matrix of length features (report.length_control
+    passes the clipped ratio split at the reference: a slope below and one above); `beta` is then the first
+    feature's coefficient and `betas` all of them."""
 
     model: np.ndarray
     item: np.ndarray
@@ -79,12 +83,20 @@ class FitResult:
     delta: FloatArray
     controlled: FloatArray
     quality: FitQuality
+    betas: tuple[float, ...] = ()
+    item_adjusted: FloatArray | None = None
+    """Each model's α + mean δ of the fit without length (β = 0): item effects only."""
 
 
 def _design(obs: Observations, reference: int, with_length: bool = True) -> FloatArray:
     others = [m for m in range(obs.n_models) if m != reference]
     dummies = (obs.model[:, None] == np.array(others, dtype=int)[None, :]).astype(float)
-    return np.column_stack([dummies, obs.x]) if with_length else dummies
+    return np.column_stack([dummies, obs.x.reshape(obs.x.shape[0], -1)]) if with_length else dummies
+
+
+def n_features(obs: Observations) -> int:
+    """The number of length coefficients (columns of `x`)."""
+    return 1 if obs.x.ndim == 1 else int(obs.x.shape[1])
 
 
 def _per_item(item: np.ndarray, values: FloatArray, k: int) -> FloatArray:
@@ -187,13 +199,14 @@ def fit(obs: Observations) -> FitResult:
     alpha, delta, controlled = _controlled(_item_sums(obs, design), theta, ones, ref, obs.n_models)
     short = _design(obs, ref, with_length=False)
     theta0 = _solve(_item_sums(obs, short), ones)
-    _, delta0, _ = _controlled(_item_sums(obs, short), theta0, ones, ref, obs.n_models)
+    _, delta0, item0 = _controlled(_item_sums(obs, short), theta0, ones, ref, obs.n_models)
     resid0 = obs.y - short @ theta0[0] - delta0[0][obs.item]
     r2, r2w, partial, rmse = _quality(obs, design, theta[0], delta[0], float(resid0 @ resid0))
     quality = FitQuality(r2=r2, r2_within=r2w, partial_r2_length=partial, rmse=rmse, n_obs=int(obs.y.size),
                          n_items=int((np.bincount(obs.item, minlength=obs.n_items) > 0).sum()))
-    return FitResult(alpha=alpha[0], beta=float(theta[0, -1]), delta=delta[0], controlled=controlled[0],
-                     quality=quality)
+    q = n_features(obs)
+    return FitResult(alpha=alpha[0], beta=float(theta[0, -q]), delta=delta[0], controlled=controlled[0],
+                     quality=quality, betas=tuple(float(b) for b in theta[0, -q:]), item_adjusted=item0[0])
 
 
 @dataclass(frozen=True)
@@ -204,6 +217,10 @@ class Replicates:
     controlled: FloatArray
     beta: FloatArray
     items: FloatArray
+    betas: FloatArray | None = None
+    """Replicates × length coefficients (the first is `beta`)."""
+    item_adjusted: FloatArray | None = None
+    """Replicates × models of the fit without length, on the same resampled items."""
 
 
 def bootstrap(obs: Observations, n_boot: int, rng: np.random.Generator) -> Replicates:
@@ -216,7 +233,11 @@ def bootstrap(obs: Observations, n_boot: int, rng: np.random.Generator) -> Repli
     np.add.at(weights, (np.repeat(np.arange(n_boot), present.size), draws.ravel()), 1.0)
     theta = _solve(sums, weights)
     _, _, controlled = _controlled(sums, theta, weights, ref, obs.n_models)
-    return Replicates(controlled=controlled, beta=theta[:, -1], items=np.full(n_boot, float(present.size)))
+    short = _item_sums(obs, _design(obs, ref, with_length=False))
+    _, _, item_adjusted = _controlled(short, _solve(short, weights), weights, ref, obs.n_models)
+    q = n_features(obs)
+    return Replicates(controlled=controlled, beta=theta[:, -q], items=np.full(n_boot, float(present.size)),
+                      betas=theta[:, -q:], item_adjusted=item_adjusted)
 
 
 def interval(values: FloatArray) -> tuple[float, float] | None:

@@ -16,7 +16,7 @@ from howtobench.calibration.labels import calibrated_title
 from howtobench.judges.base import EMPTY_TREATMENT
 from howtobench.report.headline import headlines
 from howtobench.report.leaderboard import SCORE, Cell, Leaderboard
-from howtobench.report.length_render import controlled_title, fits_grid, fits_json
+from howtobench.report.length_render import controlled_title, fits_grid, fits_json, support_line
 from howtobench.report.tables import Block, Document, Paragraph, Table, Turn, render
 from howtobench.stats import PairedResult
 
@@ -39,6 +39,7 @@ CSV_FIELDS = (
     "order",
     "n_empty",
     "empty",
+    "out_of_support",
 )
 
 
@@ -81,7 +82,8 @@ def cell_records(lb: Leaderboard) -> list[dict[str, Any]]:
                     continue
                 counts = lb.counts[col]
                 rec = _record(metric, row.group, row.key, col, counts.model, counts.method, "ours", cell)
-                out.append(rec | {"rank": lb.rank(col), "order": _order_name(lb), "empty": lb.empty})
+                rank = None if cell.out_of_support else lb.rank(col)  # an extrapolation is not ranked
+                out.append(rec | {"rank": rank, "order": _order_name(lb), "empty": lb.empty})
     if lb.paper is not None:
         for row in lb.rows:
             for model in lb.paper.models:
@@ -120,6 +122,7 @@ def _record(
         "order": None,
         "n_empty": cell.n_empty if source == "ours" else None,
         "empty": None,
+        "out_of_support": cell.out_of_support if source == "ours" else None,
     }
 
 
@@ -131,9 +134,14 @@ def _cell_text(rec: dict[str, Any] | None, digits: int = 2) -> str:
     if rec["mean"] is None:
         return f"failed ×{rec['n_failed']}" if rec["n_failed"] else DASH
     n = f" n={rec['n']}" if rec["n"] is not None else ""
+    mean = fmt(rec["mean"], digits) + (EXTRAPOLATED if rec.get("out_of_support") else "")
     if rec["ci_low"] is None:
-        return fmt(rec["mean"], digits) + n
-    return f"{fmt(rec['mean'], digits)} [{fmt(rec['ci_low'], digits)}, {fmt(rec['ci_high'], digits)}]{n}"
+        return mean + n
+    return f"{mean} [{fmt(rec['ci_low'], digits)}, {fmt(rec['ci_high'], digits)}]{n}"
+
+
+EXTRAPOLATED = "†"
+"""The mark of a length-controlled value that extrapolates (report.length_control.SUPPORT_SHARE)."""
 
 
 def grid(lb: Leaderboard, metric: str) -> tuple[list[str], list[list[str]]]:
@@ -288,6 +296,8 @@ def board_blocks(lb: Leaderboard) -> list[Block]:
     blocks.append(Paragraph([order_line(lb), lb.empty_label + "."]))
     if lb.length_control is not None:
         blocks.append(_board_table("Length model fits", fits_grid(lb.length_control), labels=2))
+        if (line := support_line(lb.length_control)) is not None:
+            blocks.append(Paragraph([line]))
     blocks.append(counts_table(lb))
     if lb.paired:
         blocks.append(paired_table(lb))

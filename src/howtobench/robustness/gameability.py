@@ -2,14 +2,16 @@
 
 For each judge method and each padding perturbation of the suite (`pad`: filler sentences; `repeat`: sentences
 said twice), every perturbed writing is paired with the writing it came from, as in Table 7. The raw cell is
-the mean of (perturbed − original) root scores; the controlled cell is the same change of the length-controlled
-score, which subtracts the length model's β times the change of ln length:
+the mean of (perturbed − original) root scores; the controlled cell is the same change less what the judge pays
+for the change of length:
 
-    Δ_controlled = Δ_raw − β · ln(padded chars / original chars)
+    Δ_controlled = Δ_raw − β_below · Δmin(x, 0) − β_above · Δmax(x, 0),    x = ln(writing chars / reference chars)
 
-(the reference's length cancels). β is the coefficient of `report.length_fit` fitted on the method's original
-writings — with item effects when the sample's items carry two writings of different lengths or more, else with
-task effects (the robustness sample draws writings per model, so items are seldom shared; the table says which).
+with the slopes measured on the suite's own pairs (`report.length_anchor`: content fixed, length varied — the
+judge's length response, not an association), pooled over the padding kinds of the method. The observational β
+of `report.length_fit` on the original writings (item effects when identified, else task effects: the sample
+draws writings per model, so items are seldom shared) is printed beside it as a check: with task effects it
+under-corrected a true slope of 1.0 (0.35, or −0.11), which is why it no longer sets the controlled cell.
 Both cells carry seeded 95% bootstrap intervals over the pairs; ▲ marks a mean rise (▲* the whole interval above
 zero): padding paid. A controlled score that resists padding has a cell near zero where the raw one rises.
 """
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from howtobench.judges.base import EmptyConvention, Judgment, counted_score
+from howtobench.report.length_anchor import Pair, PairSlope, judgment_pairs, length_change, pair_slope
 from howtobench.report.length_fit import Observations, fit, identified
 from howtobench.report.tables import Table
 from howtobench.stats import bootstrap_ci, rng_for
@@ -75,33 +78,39 @@ class PadCell:
     """Mean padded / original length."""
 
 
-def _source(model: str, kind: str) -> str:
-    return model.removesuffix(f"+{kind}")
+def _pairs(originals: Mapping[tuple[str, str], Judgment], padded: Sequence[Judgment], kind: str,
+           empty: EmptyConvention) -> list[Pair]:
+    keyed = {(j.task, j.item_id, j.model): j for j in originals.values()}
+    return judgment_pairs(keyed, padded, f"+{kind}", empty)
 
 
 def pad_cell(originals: Mapping[tuple[str, str], Judgment], padded: Sequence[Judgment], kind: str,
-             beta: float | None, empty: EmptyConvention, *, label: str, seed: int, n_boot: int) -> PadCell:
-    """Raw and controlled mean change over the pairs where both writings have a score and a length."""
-    raw, ratio = [], []
-    for j in padded:
-        before = originals.get((j.item_id, _source(j.model, kind)))
-        a, b = counted_score(before, empty) if before else None, counted_score(j, empty)
-        if a is None or b is None or not (before and before.writing_chars and j.writing_chars):
-            continue
-        raw.append(b - a)
-        ratio.append(j.writing_chars / before.writing_chars)
-    if not raw:
+             slope: PairSlope | None, empty: EmptyConvention, *, label: str, seed: int, n_boot: int) -> PadCell:
+    """Raw and controlled mean change over the pairs where both writings have a score and both lengths."""
+    pairs = _pairs(originals, padded, kind, empty)
+    if not pairs:
         return PadCell(kind, 0, None, None, None, None, None)
-    deltas = np.array(raw)
-    logs = np.log(np.array(ratio))
-    controlled = deltas - beta * logs if beta is not None else None
+    deltas = np.array([p.y_after - p.y_before for p in pairs])
+    ratio = np.exp(np.array([p.x_after - p.x_before for p in pairs]))
+    controlled = None
+    if slope is not None:
+        controlled = deltas - length_change(pairs, slope.beta_above is not None) @ slope.betas
 
     def ci(values: np.ndarray, what: str) -> tuple[float, float] | None:
         return bootstrap_ci(values, n_boot=n_boot, rng=rng_for(seed, f"gameability|{label}|{kind}|{what}"))
 
-    return PadCell(kind, len(raw), float(deltas.mean()), ci(deltas, "raw"),
+    return PadCell(kind, len(pairs), float(deltas.mean()), ci(deltas, "raw"),
                    float(controlled.mean()) if controlled is not None else None,
                    ci(controlled, "controlled") if controlled is not None else None, float(np.mean(ratio)))
+
+
+def _slope_text(slope: PairSlope | None) -> str:
+    if slope is None:
+        return "-"
+    text = f"{slope.beta:+.3f}"
+    if slope.beta_above is not None:
+        text += f" below, {slope.beta_above:+.3f} above the reference"
+    return text + f" ({slope.n} pairs)"
 
 
 def _show(mean: float | None, ci: tuple[float, float] | None) -> str:
@@ -118,25 +127,29 @@ def gameability_table(judgments: Mapping[str, Mapping[str, Sequence[Judgment]]],
     padding = [k for k in PADDING_KINDS if k in kinds]
     if not padding:
         return None
-    columns = ["method", "β (length)", "fit"]
+    columns = ["method", "β from the pairs (used)", "β observational (check)", "fit"]
     for kind in padding:
         columns += [f"{kind} × length", f"{kind} raw Δ", f"{kind} controlled Δ", f"{kind} n"]
     table = Table("Gameability: does padding raise the score? Raw and length-controlled change", columns, digits=2)
     for method, sets in judgments.items():
         originals = {(j.item_id, j.model): j for j in sets.get(ORIGINAL, ())}
         lb = length_beta(list(originals.values()), empty)
-        line: list[object] = [method, "-" if lb.beta is None else f"{lb.beta:+.3f}",
+        pairs = [p for kind in padding for p in _pairs(originals, sets.get(kind, ()), kind, empty)]
+        slope = pair_slope(pairs, seed=seed, n_boot=0, label=f"gameability|{method}")
+        line: list[object] = [method, _slope_text(slope), "-" if lb.beta is None else f"{lb.beta:+.3f}",
                               f"{lb.effects} effects, {lb.n} writings" if lb.beta is not None else "no fit"]
         for kind in padding:
-            cell = pad_cell(originals, sets.get(kind, ()), kind, lb.beta, empty, label=method, seed=seed,
+            cell = pad_cell(originals, sets.get(kind, ()), kind, slope, empty, label=method, seed=seed,
                             n_boot=n_boot)
             line += ["-" if cell.length_ratio is None else f"{cell.length_ratio:.2f}",
                      _show(cell.raw, cell.raw_ci), _show(cell.controlled, cell.controlled_ci), cell.n]
         table.add_row(*line)
     table.notes += [
         "Δ = mean(padded − original) [95% bootstrap CI] over writings with both scores and lengths; controlled "
-        "Δ = raw Δ − β · ln(padded / original length); ▲ padding raised the score (▲* the whole CI above 0).",
-        "β: the length model (score on ln(writing / reference chars) with model and item effects, docs/"
-        "length-control.md) fitted on the original writings; 'task effects' when the sample shares too few items.",
+        "Δ = raw Δ − what the judge pays for the length change, by the slopes measured on these pairs (content "
+        "fixed, length varied; below and above the reference); ▲ padding raised the score (▲* the whole CI above 0).",
+        "β observational: the length model (score on ln(writing / reference chars) with model and item effects, "
+        "docs/length-control.md) on the original writings, an association shown as a check; 'task effects' when "
+        "the sample shares too few items.",
     ]
     return table
