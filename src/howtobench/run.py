@@ -488,7 +488,8 @@ def build_manifest(
         "prompt_languages": sorted({j.prompt_language for j in judgments if j.prompt_language}),
         "generation_templates": {f"{lang}/{t}": template_hash(lang, t) for lang in languages for t in tasks},
         "sampling": writer_sampling(settings).model_dump(mode="json"),
-        "judge_options": {k: str(v) for k, v in _judge_options(settings).items()},
+        "judge_options": {k: v if v is None or isinstance(v, bool | int | float) else str(v)  # JSON true, not "True"
+                          for k, v in _judge_options(settings).items()},
         "system_prompt": settings.system_prompt,
         "seeds": {"bootstrap": settings.selection.seed, "sampling": settings.sampling.seed},
         "bootstrap": settings.bootstrap,

@@ -111,3 +111,26 @@ def test_the_batch_export_hint_says_where_the_ray_script_is(tmp_path: Path) -> N
     ray = next(line for line in text.splitlines() if "Ray Data" in line)
     assert "examples/ray_data_judge.py of the howtobench source repository (not in the pip package" in ray
     assert not ray.strip().startswith("python examples/")
+
+
+def test_verl_no_reward_advice_fits_the_server_it_came_from() -> None:
+    """verl's NoReward for a bad label advised --failed-reward group-mean to a server already run with it."""
+    from howtobench.rl.verl import NoReward, verl_reward
+
+    already = {"reward": None, "error": "unknown item 'open/999'; group-mean: no sample of its group was judged"}
+    with pytest.raises(NoReward) as seen:
+        verl_reward(already, [])
+    assert "group-mean is already on" in str(seen.value) and "fix the label" in str(seen.value)
+    assert "leave --failed-reward" not in str(seen.value)
+    with pytest.raises(NoReward, match=r"leave --failed-reward \(or failed_reward in reward_kwargs\) at group-mean"):
+        verl_reward({"reward": None, "error": "leaf logic failed"}, [])
+
+
+def test_the_report_says_yes_and_no() -> None:
+    """Raw True / False showed in the report's provenance."""
+    from howtobench.report.html_manifest import manifest_view
+
+    view = manifest_view({"name": "r", "smoke": False, "judge": {"model": "m", "use_max_completion_tokens": True}})
+    assert ("smoke", "no") in view.overview
+    assert ("use_max_completion_tokens", "yes") in dict(view.endpoints)["judge"]
+    assert "True" not in repr(view) and "False" not in repr(view.overview)

@@ -39,9 +39,19 @@ def sample_of(solution_str: str, ground_truth: Any, extra_info: dict[str, Any] |
 def verl_reward(result: dict[str, Any], names: Sequence[str]) -> dict[str, float]:
     """verl's reward dict of one result; `NoReward` when the sample has none."""
     if result["reward"] is None:
-        raise NoReward(f"howtobench: no reward for a sample ({result.get('error')}); verl cannot train on a "
-                       "missing reward: leave --failed-reward (or failed_reward in reward_kwargs) at group-mean")
+        error = result.get("error")
+        raise NoReward(f"howtobench: no reward for a sample ({error}); verl cannot train on a missing reward: "
+                       + _advice(error))
     return {"score": float(result["reward"]), **sample_logs(result, names)}
+
+
+def _advice(error: Any) -> str:
+    """What to do about a missing reward. A server already run with `--failed-reward group-mean` says so in the
+    error ("group-mean: no sample of its group was judged"): advising that flag again helped no one."""
+    if isinstance(error, str) and "group-mean:" in error:
+        return ("group-mean is already on, but no sample of this one's group was judged (a label that names no item "
+                "has no group): fix the label, or give a number instead (`--failed-reward 0`, failed_reward=0)")
+    return "leave --failed-reward (or failed_reward in reward_kwargs) at group-mean"
 
 
 def _rewards(answer: dict[str, Any]) -> list[dict[str, float]]:
