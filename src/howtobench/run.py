@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 import howtobench
+from howtobench.calibration.board import calibrated_leaderboard
 from howtobench.config import EndpointConfig
 from howtobench.data.loader import load_items, load_release_writings, load_writings_file, select_items
 from howtobench.data.models import TASKS, Item, Writing
@@ -54,7 +55,7 @@ from howtobench.locks import output_lock
 from howtobench.outputs import output_dir, write_text_atomic
 from howtobench.progress import step
 from howtobench.report.html import ReportOptions, write_report
-from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions, build_leaderboard
+from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions
 from howtobench.report.length_control import sources_from
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import board_text
@@ -411,7 +412,7 @@ def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Se
     """The run's table; `under_test` (the models of its own and given writings, not the shipped ones) are marked;
     `anchor` the judgments of --length-anchor's variants."""
     smoke = settings.needs_local_judge
-    return build_leaderboard(judgments, LeaderboardOptions(
+    return calibrated_leaderboard(judgments, LeaderboardOptions(
         seed=settings.selection.seed,
         n_boot=settings.bootstrap,
         items=items,
@@ -422,9 +423,8 @@ def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Se
         length_controlled=settings.length_control or bool(anchor),
         lengths=sources_from(items, writings) if settings.length_control or anchor else None,
         length_anchor=anchor,
-        calibration=settings.calibration,
         under_test=under_test,
-    ))
+    ), settings.calibration)
 
 
 def _write_outputs(settings: RunSettings, board: Leaderboard, manifest: dict[str, Any]) -> None:
