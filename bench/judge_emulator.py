@@ -238,7 +238,7 @@ class EmulatorServer(FakeServer):
             return True
         return await super()._respond(request, writer)
 
-    async def _chat(self, body: dict[str, Any], writer: asyncio.StreamWriter) -> bool:
+    async def _chat(self, body: dict[str, Any], writer: asyncio.StreamWriter, digest: str = "") -> bool:
         assert self.engine is not None
         reply = self.handler(body)
         reply = reply if isinstance(reply, Reply) else Reply.json(reply)

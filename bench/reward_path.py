@@ -1,6 +1,7 @@
 """The reward path measured where it matters: judge tokens and the reward phase, on an emulated inference server.
 
-One RL step's reward phase (`--groups` GRPO groups x `--rollouts` rollouts of Guide items) scored three ways
+One RL step's reward phase (`--groups` GRPO groups x `--rollouts` rollouts of Guide items; the release's writings
+of different models stand in for a group's rollouts, so prompts have real lengths) scored three ways
 against the same judge emulator (bench/judge_emulator.py: a 70B-class judge on one vLLM node, with prefix
 caching), each side starting with the emulator's prefix cache cold:
 
@@ -21,6 +22,25 @@ are asked once per group instead of once per sample.
     python bench/reward_path.py [--groups 40] [--rollouts 8] [--serial 4] [--speedup 10] [--serve-concurrency auto]
 
 The figures of record are ratios (serve vs naive), taken side by side in one run; the load average is printed.
+
+Measured 2026-12-03 on the shared 2-core machine (load average 3.9-5.9, other agents' jobs running), defaults
+(40 x 8, auto concurrency, release writings), two runs:
+
+    serve : 7.12 calls/sample, prompt tokens computed 6,264 / 6,278 per sample, judge busy 0.741 / 0.751
+    naive : 8.00 calls/sample, prompt tokens computed 5,336 / 5,336 per sample, judge busy 0.828 / 0.778
+    naive / serve reward phase: 0.98x / 1.12x;  serial: 17-18 s/sample against 1.1 s/sample in a batch
+
+So on a vLLM-like prefix cache, serve is NOT ahead in prompt tokens: the naive function computes 0.85x ours.
+Why: the cache is shared across the whole group. With our layout (instructions, reference, writing, THEN the
+leaf's rubric) a sample computes its writing once and its 7 rubric tails afresh (they follow the writing, so no
+other rollout shares them): W + 7R. With the rubric first, each leaf's rubric + instructions + reference is
+shared by the group's n rollouts and only the writing is computed per leaf: 7W + 7R/n. Ours wins only when the
+writing is longer than the rubric tail (W > ~1.02 R at n = 8); the release's Guide writings (median ~990
+characters) are shorter than the rubrics. Serve's remaining advantage is the weights asked once per group (1/8 of
+a call per sample instead of 1: 11 % fewer calls and decode tokens). Busy share: neither side reaches 0.9 here:
+the emulated batch (256) empties at the tail of the phase (~9 generations of calls, the last one draining), and
+serve's auto level ended at 234-239 of a cap of 256, just under the batch (fixed 512: 0.85 on an earlier
+emulator version, with worse prefix reuse).
 """
 
 from __future__ import annotations
@@ -43,10 +63,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from prefix_cache import RubricFirstPrompts  # noqa: E402
-from reward_server import PROMPT, rollouts, start, wait_healthy  # noqa: E402
+from reward_server import PROMPT, start, wait_healthy  # noqa: E402
 
 from howtobench.config import EndpointConfig  # noqa: E402
-from howtobench.data.loader import load_items  # noqa: E402
+from howtobench.data.loader import load_items, load_release_writings  # noqa: E402
 from howtobench.data.models import Item, Writing  # noqa: E402
 from howtobench.event_loop import run  # noqa: E402
 from howtobench.judges.negotiator import Negotiator  # noqa: E402
@@ -59,6 +79,20 @@ Group = tuple[Item, list[str]]
 # openai client's own pool allows 1,000; more at once only waits longer in the judge's queue and, on this machine,
 # times out connecting to the emulator)
 NAIVE_IN_FLIGHT = 512
+
+
+def release_groups(data: Path, n: int, groups: int, warmup: int) -> tuple[list[Group], list[Group]]:
+    """Guide items with n release writings each (different models' writings stand in for a group's rollouts:
+    real lengths, which decide what a prompt layout saves); the first `groups`, then `warmup` more."""
+    items = load_items(data, ["guide"])
+    by_item: dict[str, list[str]] = {}
+    for writing in load_release_writings(data, ["guide"], items=items):
+        if not writing.is_empty:
+            by_item.setdefault(writing.item_id, []).append(writing.output)
+    full = [(item, by_item[item.id][:n]) for item in items if len(by_item.get(item.id, ())) >= n]
+    if len(full) < groups + warmup:
+        raise SystemExit(f"only {len(full)} Guide items have {n} writings")
+    return full[:groups], full[groups:groups + warmup]
 
 
 def emulator_stats(base: str, reset: bool = False) -> dict[str, Any]:
@@ -171,9 +205,7 @@ def main() -> None:
                         help="--judge-concurrency given to serve (default: none given, i.e. auto)")
     args = parser.parse_args()
     data = Path(os.environ.get("HOWTOBENCH_DATA", Path(__file__).resolve().parents[2] / "shared" / "howtobench-data"))
-    items = load_items(data, ["guide"])
-    groups = [(item, rollouts(item, args.rollouts)) for item in items[: args.groups]]
-    warmup = [(item, rollouts(item, args.rollouts)) for item in items[args.groups: args.groups + args.warmup]]
+    groups, warmup = release_groups(data, args.rollouts, args.groups, args.warmup)
     samples = args.groups * args.rollouts
     print(f"{args.groups} groups x {args.rollouts} rollouts of Guide items ({samples} samples); judge emulator "
           f"x{args.speedup:g} (bench/judge_emulator.py defaults: 70B on 4 x H100, batch 256)")

@@ -9,6 +9,7 @@ process's CPU per sample; and side by side the same samples judged by calling th
 TreeOfWriting, every writing at once) in this process, with its CPU per sample and per judge call.
 
     python bench/reward_server.py [--groups 40] [--rollouts 8] [--slots 64] [--latency 0.1] [--per-request 1]
+                                  [--judge-concurrency none|auto|64]
 
 Figures taken on a loaded machine understate both sides: compare them side by side, and re-run idle for the
 figures of record (the load average is printed). Measured on a shared 2-core Xeon (load average 0.9-1.2, the bench's
@@ -173,6 +174,8 @@ def main() -> None:
     parser.add_argument("--slots", type=int, default=64)
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--per-request", type=int, default=1, help="rollouts per request (OpenRLHF sends 1)")
+    parser.add_argument("--judge-concurrency", default="none",
+                        help="given to serve (default: none given, i.e. auto, as a user runs it; e.g. 64)")
     parser.add_argument("--fake-judge-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.fake_judge_child:
@@ -201,8 +204,9 @@ def main() -> None:
 
 def serve_side(base_url: str, args: argparse.Namespace, groups: list[tuple[Item, list[str]]], workspace: Path,
                data: Path, samples: int, capacity: float) -> None:
+    given = [] if args.judge_concurrency == "none" else ["--judge-concurrency", args.judge_concurrency]
     cmd = [sys.executable, "-m", "howtobench", "serve", "--port", "0", "--judge-base-url", base_url,
-           "--judge-model", "fake-judge", "--judge-concurrency", str(args.slots), "--judge-timeout", "600",
+           "--judge-model", "fake-judge", *given, "--judge-timeout", "600",
            "--workspace", str(workspace), "--data", str(data)]
     server, url = start(cmd, "http://")
     try:

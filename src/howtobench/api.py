@@ -112,6 +112,7 @@ async def ascore(
     `howtobench.guard.GuardSettings`) checks the writing first (docs/guard.md): its signals in `.meta["guard"]`, and
     under "skip" a degenerate writing is a failed judgment with the reason, made without any judge call.
     """
+    options = _tow_options(options)
     checks = guard_for(guard)
     if task not in TASKS or language not in LANGUAGES:
         raise ConfigError(unknown_name("task", task, TASKS) if task not in TASKS else
@@ -137,6 +138,24 @@ async def ascore(
         judge_ = TreeOfWriting(client, tree=tree, with_reference=with_reference, prompt_language=prompt_language,
                                **options)
         return with_lengths(await guarded(judge_, checks).judge(item, text), item, text)
+
+
+_SET_BY_SCORE = ("self", "client", "tree", "with_reference", "prompt_language")
+
+
+def _tow_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The `**options` of `ascore`, checked before anything is loaded: `method=` names the Tree-of-Writing or stops
+    with what to use instead (a bare TypeError from TreeOfWriting said nothing), and every other key is one of
+    TreeOfWriting's own settings (else a did-you-mean)."""
+    method = options.pop("method", "tow")
+    if str(method).lower() != "tow":
+        raise ConfigError(f"score() judges with the Tree-of-Writing only, not method={method!r}: for a baseline judge "
+                          f"a writings file with `howtobench judge --method {method} --writings FILE`")
+    known = [name for name in inspect.signature(TreeOfWriting.__init__).parameters if name not in _SET_BY_SCORE]
+    for key in options:
+        if key not in known:
+            raise ConfigError("score(): " + unknown_name("option", key, known))
+    return options
 
 
 def score(instruction: str, writing: str, reference: str | None = None, **kwargs: Any) -> Judgment:

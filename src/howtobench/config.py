@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import typing
 from pathlib import Path
 from typing import Any, Literal
 
@@ -43,6 +44,11 @@ def api_key_env_problem(value: str) -> str | None:
         return ("is not the name of an environment variable (letters, digits and _, e.g. OPENAI_API_KEY; the value "
                 "is not shown, in case it is a key)")
     return None
+
+
+ResponseFormat = Literal["json_schema", "json_object", "none"]
+RESPONSE_FORMATS: tuple[str, ...] = typing.get_args(ResponseFormat)
+"""How a reply's structure is asked for (`--response-format`): a JSON schema, JSON mode, or the prompt alone."""
 
 
 DEFAULT_MAX_CONCURRENCY = 256  # auto's cap per base URL: above a GPU node's batch, below a file-descriptor limit
@@ -83,7 +89,7 @@ class EndpointConfig(BaseModel):
     timeout_s: float = Field(default=300.0, gt=0, le=MAX_TIMEOUT_S)
     max_retries: int = Field(default=6, ge=0)
     reasks: int = Field(default=2, ge=0)
-    response_format: Literal["json_schema", "json_object", "none"] = "json_schema"
+    response_format: ResponseFormat = "json_schema"
     use_max_completion_tokens: bool = False
     # llama-cpp-python's server constrains decoding by a schema sent as {"type": "json_object", "schema": ...}
     # (it has no "json_schema" type); with response_format="json_object" this sends the schema that way.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import signal
 from collections.abc import AsyncIterator
 
@@ -24,7 +25,8 @@ async def listening(app: web.Application, host: str, port: int) -> AsyncIterator
         try:
             await web.TCPSite(runner, host, port).start()
         except OSError as exc:
-            raise OutputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+            hint = "; `--port 0` takes a free one (its URL is printed)" if exc.errno == errno.EADDRINUSE else ""
+            raise OutputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}{hint}") from exc
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

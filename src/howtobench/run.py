@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 import howtobench
+from howtobench.calibration.board import calibrated_leaderboard
 from howtobench.config import EndpointConfig
 from howtobench.data.loader import load_items, load_release_writings, load_writings_file, select_items
 from howtobench.data.models import TASKS, Item, Writing
@@ -44,6 +45,7 @@ from howtobench.generate import (
 )
 from howtobench.guard.guard import Guard, guarded
 from howtobench.judges.base import Judgment, build_judge, calls_a_model, method_info
+from howtobench.judges.job import parse_judge_options, with_judge_options
 from howtobench.judges.runner import run_judge
 from howtobench.llm.accounting import usage_from_log
 from howtobench.llm.cache import DB_NAME
@@ -53,7 +55,7 @@ from howtobench.locks import output_lock
 from howtobench.outputs import output_dir, write_text_atomic
 from howtobench.progress import step
 from howtobench.report.html import ReportOptions, write_report
-from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions, build_leaderboard
+from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions
 from howtobench.report.length_control import sources_from
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import board_text
@@ -290,10 +292,12 @@ def _execution(settings: RunSettings, parallel: int | None = None) -> Execution:
 
 
 def _judge_options(settings: RunSettings) -> dict[str, Any]:
-    """The user's judge options, over the smoke defaults when ToW runs on the local model."""
+    """The user's judge options (the flags', then each --judge-option, converted by the method), over the smoke
+    defaults when ToW runs on the local model."""
+    given = with_judge_options(settings.method, settings.judge_options, parse_judge_options(settings.judge_option))
     if settings.needs_local_judge:
-        return {**method_info(settings.method).smoke_options, **settings.judge_options}
-    return dict(settings.judge_options)
+        return {**method_info(settings.method).smoke_options, **given}
+    return given
 
 
 def _report_batch(line: str) -> None:
@@ -408,7 +412,7 @@ def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Se
     """The run's table; `under_test` (the models of its own and given writings, not the shipped ones) are marked;
     `anchor` the judgments of --length-anchor's variants."""
     smoke = settings.needs_local_judge
-    return build_leaderboard(judgments, LeaderboardOptions(
+    return calibrated_leaderboard(judgments, LeaderboardOptions(
         seed=settings.selection.seed,
         n_boot=settings.bootstrap,
         items=items,
@@ -419,9 +423,8 @@ def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Se
         length_controlled=settings.length_control or bool(anchor),
         lengths=sources_from(items, writings) if settings.length_control or anchor else None,
         length_anchor=anchor,
-        calibration=settings.calibration,
         under_test=under_test,
-    ))
+    ), settings.calibration)
 
 
 def _write_outputs(settings: RunSettings, board: Leaderboard, manifest: dict[str, Any]) -> None:
@@ -485,7 +488,8 @@ def build_manifest(
         "prompt_languages": sorted({j.prompt_language for j in judgments if j.prompt_language}),
         "generation_templates": {f"{lang}/{t}": template_hash(lang, t) for lang in languages for t in tasks},
         "sampling": writer_sampling(settings).model_dump(mode="json"),
-        "judge_options": {k: str(v) for k, v in _judge_options(settings).items()},
+        "judge_options": {k: v if v is None or isinstance(v, bool | int | float) else str(v)  # JSON true, not "True"
+                          for k, v in _judge_options(settings).items()},
         "system_prompt": settings.system_prompt,
         "seeds": {"bootstrap": settings.selection.seed, "sampling": settings.sampling.seed},
         "bootstrap": settings.bootstrap,

@@ -45,6 +45,7 @@ class RunSettings(BaseModel):
     execution: Execution
     method: str = "tow"
     judge_options: dict[str, Any] = Field(default_factory=dict)
+    judge_option: tuple[str, ...] = ()  # --judge-option KEY=VALUE pairs, converted by the method (run._judge_options)
     writer: EndpointConfig | None = None
     judge: EndpointConfig | None = None
     generate: bool = True
@@ -189,6 +190,7 @@ RUN_OPTIONS: tuple[RunOption, ...] = (  # in config.yaml's order
     RunOption("calibration", ("calibration",), _text, _path),
     RunOption("judge_max_tokens", ("judge_options.max_tokens",)),
     RunOption("prompt_language", ("judge_options.prompt_language",)),
+    RunOption("judge_option", ("judge_option",), _listed, lambda pairs: tuple(pairs or ())),
     RunOption("reference_from", ("reference_from",)),
     RunOption("writer", ("writer",), _endpoint),  # its flags (--base-url ...) build it: `cli.options.model_flags`
     RunOption("judge", ("judge",), _endpoint),

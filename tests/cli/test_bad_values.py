@@ -80,7 +80,7 @@ def test_a_bad_value_is_a_short_message_and_exit_2(extra: list[str | bytes], sai
 @pytest.mark.parametrize(("args", "said"), [
     (["judge", "--seeed", "3"],
      "error: No such option: --seeed (Possible options: --seed, --tree) (see howtobench judge --help)"),
-    (["jduge"], "error: No such command 'jduge'. (see howtobench --help)"),
+    (["jduge"], "error: No such command 'jduge'. Did you mean 'judge'? (see howtobench --help)"),  # issue 40
     (["merge"], "error: Missing argument 'parts'. (see howtobench merge --help)"),
     (["meta", "correlate", "--boostrap", "5"],
      "error: No such option: --boostrap (Possible options: --bootstrap) (see howtobench meta correlate --help)"),

@@ -58,7 +58,8 @@ def test_judge_section_reaches_the_judge_and_flags_win(fake_server: FakeServer, 
 
 def test_every_endpoint_setting_is_a_flag() -> None:
     help_text = CliRunner().invoke(app, ["run", "--help"], terminal_width=200).output
-    flags = {"base_urls": "base-url", "timeout_s": "timeout"}
+    # max_concurrency is the N of `--concurrency auto:N` (llm/adaptive.py), not a flag of its own
+    flags = {"base_urls": "base-url", "timeout_s": "timeout", "max_concurrency": "concurrency"}
     for field in EndpointConfig.model_fields:
         flag = flags.get(field, field.replace("_", "-"))
         assert f"--{flag}" in help_text and f"--judge-{flag}" in help_text, field

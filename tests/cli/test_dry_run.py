@@ -35,7 +35,7 @@ def invoke(args: list[str]) -> str:
 
 def counted(output: str, label: str = "total") -> int:
     """The calls of the first `label` row of the dry-run table."""
-    match = re.search(rf"^\s*{label}\s+([\d,]+) calls", output, re.MULTILINE)
+    match = re.search(rf"^\s*{label}\s+([\d,]+) calls?\b", output, re.MULTILINE)  # "1 call", "2 calls"
     assert match, output
     return int(match.group(1).replace(",", ""))
 

@@ -180,7 +180,7 @@ def test_perturb_transfer_shows_the_estimate_and_stops_at_max_cost(fake_server: 
     assert code == 0 and "note: 1 of 3 writing(s) still to perturb" in out and len(fake_server.requests) == 2
     code, out = invoke([*args, "--no-cache"])  # resumes from the output file (not the cache): the third alone is sent
     assert code == 0, out
-    assert "writer · fake-writer: 1 calls" in out
+    assert "writer · fake-writer: 1 call, " in out  # not "1 calls" (issue 40)
     said = " ".join(out.split())
     assert "transfer-letter: wrote 1 perturbed writings to" in said and "(2 already there from an earlier run)" in said
     third = json.loads(rows[2])["output"][:40]

@@ -96,7 +96,8 @@ def test_the_judge_s_flags_make_only_the_options_changed_from_their_defaults() -
     assert Judging(no_reference=True, samples=3, judge_max_tokens=100, prompt_language="zh").options("tow") == {
         "prompt_language": "zh", "with_reference": False, "samples": 3, "max_tokens": 100}
     assert [name for name, _, _ in group_of(Judging)] == [
-        "no_reference", "renormalize", "samples", "tree", "from_", "judge_max_tokens", "prompt_language"]
+        "no_reference", "renormalize", "samples", "tree", "from_", "judge_max_tokens", "prompt_language",
+        "judge_option"]  # issue 36: any option of the method
 
 
 def test_strict_is_part_of_the_run_control_of_the_commands_that_read_input_rows() -> None:

@@ -77,7 +77,7 @@ def test_a_judge_with_writings_needs_no_writer(fake_server: FakeServer, tmp_path
             "--data", str(bench_root)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, (result.output, result.exception)
-    assert "judge · gpt-4o-2024-11-20" in result.output and "baseline:single                1 calls" in result.output
+    assert "judge · gpt-4o-2024-11-20" in result.output and "baseline:single                1 call " in result.output
     assert "writer ·" not in result.output
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
-import math
 import threading
 from collections.abc import Iterator
 from functools import partial
@@ -56,7 +55,7 @@ def judge() -> Iterator[FakeServer]:
         yield server
 
 
-async def test_verl_single_async_and_batch_over_the_server(judge: FakeServer, tmp_path: Path,
+async def test_verl_single_and_async_over_the_server(judge: FakeServer, tmp_path: Path,
                                                            bench_root: Path) -> None:
     expected = await direct(judge, tmp_path / "direct", bench_root)
     judge.reset()
@@ -71,15 +70,13 @@ async def test_verl_single_async_and_batch_over_the_server(judge: FakeServer, tm
         assert inspect.iscoroutinefunction(aone)  # verl's reward loop then awaits it
         rest = await asyncio.gather(*(aone(data_source="howtobench", solution_str=r, ground_truth=GUIDE,
                                            extra_info={}) for r in RESPONSES[1:]))
-        batch = verl_function("compute_score_batch", kwargs)
-        batched = await loop.run_in_executor(None, lambda: batch(
-            data_sources=["howtobench"] * 3, solution_strs=RESPONSES, ground_truths=[GUIDE] * 3,
-            extra_infos=[{}, {}, {}]))
+        again = await asyncio.gather(*(aone(data_source="howtobench", solution_str=r, ground_truth=GUIDE,
+                                            extra_info={}) for r in RESPONSES))
     assert [first["score"], *(r["score"] for r in rest)] == pytest.approx(expected)
-    assert [b["score"] for b in batched] == pytest.approx(expected)
-    assert set(first) == set(batched[2]) and first["howtobench/root"] == first["score"]
+    assert [b["score"] for b in again] == pytest.approx(expected)
+    assert set(first) == set(again[2]) and first["howtobench/root"] == first["score"]
     assert first["howtobench/failed"] == 0.0 and "howtobench/logic" in first
-    assert len(judge_calls(judge)) == 1 + 7 * 3  # the batch was answered from the cache
+    assert len(judge_calls(judge)) == 1 + 7 * 3  # the second round was answered from the cache
 
 
 async def test_verl_in_process_and_a_failure_it_cannot_train_on(judge: FakeServer, tmp_path: Path,
@@ -87,21 +84,23 @@ async def test_verl_in_process_and_a_failure_it_cannot_train_on(judge: FakeServe
     expected = await direct(judge, tmp_path / "direct", bench_root)
     kwargs = {"judge_base_url": judge.base_url, "judge_model": "fake-judge", "judge_concurrency": 16,
               "workspace": str(tmp_path / "inproc"), "data": str(bench_root)}
-    batch = verl_function("compute_score_batch", kwargs)
-    scores = await asyncio.get_running_loop().run_in_executor(None, lambda: batch(
-        data_sources=["howtobench"] * 3, solution_strs=RESPONSES, ground_truths=[GUIDE] * 3,
-        extra_infos=[{}, {}, {}]))
+    group = verl_function("compute_score_async", kwargs)
+    scores = await asyncio.gather(*(group(data_source="howtobench", solution_str=r, ground_truth=GUIDE,
+                                          extra_info={}) for r in RESPONSES))
     assert [s["score"] for s in scores] == pytest.approx(expected)
     judge.handler = lambda request: Reply.text("nonsense") if request.get("response_format") else Reply.text("x")
     aone = verl_function("compute_score_async", {**kwargs, "workspace": str(tmp_path / "other")})
+    alone = await aone(data_source="x", solution_str="正文", ground_truth={"instruction": "写"}, extra_info=None)
+    assert alone["score"] == 0.0 and alone["howtobench/substituted"] == 1.0  # all-failed group: the constant
+    anull = verl_function("compute_score_async", {**kwargs, "workspace": str(tmp_path / "fourth"),
+                                                  "failed_reward": "none"})
     with pytest.raises(NoReward, match="verl cannot train on a missing reward"):
-        await aone(data_source="x", solution_str="正文", ground_truth={"instruction": "写"}, extra_info=None)
-    subst = verl_function("compute_score_batch", {**kwargs, "workspace": str(tmp_path / "third"),
-                                                  "failed_reward": 0.5})
-    got = await asyncio.get_running_loop().run_in_executor(None, lambda: subst(
-        data_sources=["x"], solution_strs=["正文"], ground_truths=[{"instruction": "写"}], extra_infos=None))
+        await anull(data_source="x", solution_str="正文", ground_truth={"instruction": "写"}, extra_info=None)
+    subst = verl_function("compute_score", {**kwargs, "workspace": str(tmp_path / "third"), "failed_reward": 0.5})
+    got = [await asyncio.get_running_loop().run_in_executor(None, lambda: subst(
+        data_source="x", solution_str="正文", ground_truth={"instruction": "写"}, extra_info=None))]
     assert got[0]["score"] == 0.5 and got[0]["howtobench/substituted"] == 1.0
-    assert math.isnan(got[0]["howtobench/root"])
+    assert got[0]["howtobench/root"] == 0.0 and got[0]["howtobench/present/root"] == 0.0
 
 
 def trl_call(func: Any, prompts: list[Any], completions: list[Any], **columns: Any) -> tuple[list[Any], dict]:
@@ -153,3 +152,41 @@ def test_a_misspelt_argument_is_an_error_with_did_you_mean() -> None:
         reward_function(reward_ulr="http://127.0.0.1:1")
     with pytest.raises(ConfigError, match="did you mean 'judge_model'"):
         compute_score("x", "text", "guide/infer_354", None, judge_modle="m")
+
+
+def test_every_bad_argument_is_named_at_once() -> None:
+    from howtobench.errors import ConfigError
+    from howtobench.rl.verl import compute_score
+
+    with pytest.raises(ConfigError) as raised:
+        compute_score("x", "text", "guide/infer_354", None, judge_modle="m", judge_concurrency=0,
+                      failed_reward="mean", reward_router_address=None)
+    message = str(raised.value)
+    assert "did you mean 'judge_model'" in message and "judge_concurrency" in message
+    assert "failed_reward" in message and message.count("\n") == 0
+
+
+def test_the_adapters_take_every_endpoint_setting_serve_takes(tmp_path: Path) -> None:
+    """The same names as serve's --judge-* flags (cli/options.py lists them for every command), and each reaches the
+    in-process judge's endpoint; a provider profile gives its defaults under the settings given."""
+    from howtobench.cli.options import _ENDPOINT_FLAGS
+    from howtobench.rl.arguments import RewardArguments
+
+    assert {f"judge_{name}" for name in _ENDPOINT_FLAGS} <= set(RewardArguments.model_fields)
+    given = {"judge_base_url": ["http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"], "judge_model": "m",
+             "judge_api_key_env": "JUDGE_KEY", "judge_concurrency": 3, "judge_rpm": 60, "judge_timeout": 9.0,
+             "judge_max_retries": 1, "judge_reasks": 0, "judge_response_format": "json_object",
+             "judge_use_max_completion_tokens": True, "judge_json_object_schema": True, "judge_max_tokens": 512,
+             "workspace": str(tmp_path), "max_pending": 7, "group_size": 8, "failed_reward": "none"}
+    settings = RewardArguments.of(given).settings()
+    endpoint = settings.endpoint
+    assert endpoint is not None and endpoint.base_urls == ("http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1")
+    assert (endpoint.api_key_env, endpoint.concurrency, endpoint.rpm, endpoint.timeout_s) == ("JUDGE_KEY", 3, 60, 9.0)
+    assert (endpoint.max_retries, endpoint.reasks, endpoint.response_format) == (1, 0, "json_object")
+    assert endpoint.use_max_completion_tokens and endpoint.json_object_schema
+    assert settings.options["max_tokens"] == 512 and settings.max_queued == 7 and settings.group_size == 8
+    assert settings.failed_reward is None
+    profile = RewardArguments.of({"judge_provider": "deepseek", "judge_model": "deepseek-chat",
+                                  "judge_reasks": 1}).settings().endpoint
+    assert profile is not None and profile.base_urls == ("https://api.deepseek.com/v1",)
+    assert (profile.response_format, profile.api_key_env, profile.reasks) == ("json_object", "DEEPSEEK_API_KEY", 1)

@@ -23,10 +23,9 @@ async def test_verl_in_process_guard_skip(judge: FakeServer, tmp_path: Path, ben
     _, writing = guide_item_and_writing(bench_root)
     kwargs = {"judge_base_url": judge.base_url, "judge_model": "fake-judge", "workspace": str(tmp_path / "ws"),
               "data": str(bench_root), "guard": "skip", "guard_reward": "-1"}
-    batch = verl_function("compute_score_batch", kwargs)
-    scores = await asyncio.get_running_loop().run_in_executor(None, lambda: batch(
-        data_sources=["howtobench"] * 2, solution_strs=[writing, repeated_paragraph(writing)],
-        ground_truths=[GUIDE] * 2, extra_infos=[{}, {}]))
+    aone = verl_function("compute_score_async", kwargs)
+    scores = await asyncio.gather(*(aone(data_source="howtobench", solution_str=text, ground_truth=GUIDE,
+                                         extra_info={}) for text in (writing, repeated_paragraph(writing))))
     assert scores[1]["score"] == -1.0 and scores[1]["howtobench/guard/skipped"] == 1.0
     assert scores[0]["howtobench/guard/skipped"] == 0.0 and set(scores[0]) == set(scores[1])
     assert len(judge_calls(judge)) == 1 + 7  # the looped writing cost nothing

@@ -96,9 +96,10 @@ def test_openrlhf_verl_and_trl_recipes_against_the_documented_server(served: str
     assert answer["rewards"][0] is not None and answer["failures"] == [None]
 
     overrides = dict(a.split("=", 1) for a in command(blocks("verl", "bash")[0]) if "=" in a)
-    path, name = overrides["custom_reward_function.path"], overrides["custom_reward_function.name"]
-    kwargs = {k.removeprefix("+custom_reward_function.reward_kwargs."): v.replace("http://reward-host:5000", served)
-              for k, v in overrides.items() if k.startswith("+custom_reward_function.reward_kwargs.")}
+    path, name = overrides["reward.custom_reward_function.path"], overrides["reward.custom_reward_function.name"]
+    prefix = "+reward.custom_reward_function.reward_kwargs."
+    kwargs = {k.removeprefix(prefix): v.replace("http://reward-host:5000", served)
+              for k, v in overrides.items() if k.startswith(prefix)}
     assert path.startswith("pkg://") and kwargs == {"reward_url": served}
     raw_fn = getattr(importlib.import_module(path.removeprefix("pkg://").replace("/", ".")), name)
 

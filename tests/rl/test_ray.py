@@ -59,17 +59,6 @@ def reward_loop_worker(samples: list[tuple[str, str]], reward_kwargs: dict[str, 
     return [r["score"] for r in asyncio.run(run())]
 
 
-@ray.remote
-def batch_worker(samples: list[tuple[str, str]], reward_kwargs: dict[str, Any]) -> list[float]:
-    """verl's batch reward manager: one call for the worker's whole batch."""
-    from howtobench.rl.verl import compute_score_batch
-
-    out = compute_score_batch(data_sources=["howtobench"] * len(samples), solution_strs=[t for _, t in samples],
-                              ground_truths=[label for label, _ in samples], extra_infos=[{} for _ in samples],
-                              **reward_kwargs)
-    return [r["score"] for r in out]
-
-
 def every_sample() -> list[tuple[str, str]]:
     return [(f"guide/{item}", text) for item in ITEMS for text in rollouts(item)]
 
@@ -116,7 +105,7 @@ def test_ray_workers_in_process_on_one_shared_workspace(cluster: None, tmp_path:
         kwargs = {"judge_base_url": judge.base_url, "judge_model": "fake-judge", "judge_concurrency": 16,
                   "workspace": str(tmp_path / "shared-ws"), "data": str(bench_root)}
         groups = [samples[g * N:(g + 1) * N] for g in range(len(ITEMS))]  # a group stays in one process
-        first = ray.get([batch_worker.remote(group, kwargs) for group in groups])
+        first = ray.get([reward_loop_worker.remote(group, kwargs) for group in groups])
         assert len(judge_calls(judge)) == len(ITEMS) * (1 + 7 * N)
         judge.reset()
         shares = [samples[k::WORKERS] for k in range(WORKERS)]  # then every worker re-scores rollouts of all

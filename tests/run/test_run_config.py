@@ -82,7 +82,7 @@ def test_every_option_of_the_table_round_trips_through_config_yaml(tmp_path: Pat
         "--judge-model", "judge", "--judge-rpm", "60", "--judge-timeout", "30", "--judge-response-format",
         "json_object", "--calibration", str(calibration), "--guard", "skip", "--guard-reward", "null",
         "--guard-threshold", "stub=0.05", "--guard-action", "echo=skip", "--guard-cliches", str(prices),
-        "--judge-concurrency", "auto:40"])
+        "--judge-concurrency", "auto:40", "--judge-option", "samples=2"])
     settings = built[-1]
     assert settings.judge is not None and (settings.judge.concurrency, settings.judge.max_concurrency) == (None, 40)
     assert settings.calibration == calibration and settings.length_anchor == 3
@@ -93,6 +93,7 @@ def test_every_option_of_the_table_round_trips_through_config_yaml(tmp_path: Pat
                                            writings=(mine,))
     assert settings.sampling == SamplingParams(temperature=0.3, max_tokens=100, seed=3)
     assert settings.judge_options == {"max_tokens": 64, "prompt_language": "zh"}
+    assert settings.judge_option == ("samples=2",)  # converted by the method when the judge is built (issue 36)
     assert settings.execution.parallel == 4 and settings.execution.prices == prices
     with_panel = round_trip(tmp_path, built, [*common, "--panel", str(panel), "--no-release"])
     assert built[-1].panel is not None and [m.name for m in built[-1].panel.judges] == ["a", "b"]

@@ -83,17 +83,27 @@ def garbage(request: dict) -> Reply:
     return Reply.text("I would rather not say")
 
 
-async def test_a_judge_answering_garbage_gives_nulls_with_reasons_never_a_number(fake_server: FakeServer,
-                                                                                tmp_path: Path) -> None:
+async def test_a_judge_answering_garbage_gives_an_all_failed_group_one_flagged_constant(
+        fake_server: FakeServer, tmp_path: Path) -> None:
+    """The default (group-mean): a group with no judged sample gets 0 for every sample — zero advantage, and
+    OpenRLHF's dynamic filtering drops it — flagged; `--failed-reward none` keeps nulls with the reasons."""
     fake_server.handler = garbage
     label = {"instruction": "写一首诗", "reference": "床前明月光。"}
     async with running(settings_for(fake_server, tmp_path / "ws", None)) as app:
         status, answer, _ = await app.post("/get_reward", openrlhf_body(PROMPT, RESPONSES[:2], label))
+        _, metrics = await app.get("/metrics")
     assert status == 200
-    assert answer["rewards"] == [None, None] and answer["scores"] == [None, None]
+    assert answer["rewards"] == [0.0, 0.0] and answer["scores"] == [0.0, 0.0]
+    assert all(s.startswith("group-mean: no sample of its group was judged") for s in answer["substituted"])
     assert all("no valid reply" in f or "not valid JSON" in f or "JSON" in f for f in answer["failures"])
-    assert answer["extra_logs"]["howtobench/failed"] == [1.0, 1.0]
-    assert all(math.isnan(v) for v in answer["extra_logs"]["howtobench/root"])
+    logs = answer["extra_logs"]
+    assert logs["howtobench/failed"] == [1.0, 1.0] and logs["howtobench/substituted"] == [1.0, 1.0]
+    assert logs["howtobench/root"] == [0.0, 0.0] and logs["howtobench/present/root"] == [0.0, 0.0]
+    assert not any(math.isnan(v) for values in logs.values() for v in values)
+    assert 'howtobench_substituted_rewards_total{rule="all-failed"} 2.0' in metrics
+    async with running(settings_for(fake_server, tmp_path / "ws", None, failed_reward=None)) as app:
+        status, null, _ = await app.post("/get_reward", openrlhf_body(PROMPT, RESPONSES[:2], label))
+    assert null["rewards"] == [None, None] and null["scores"] == [None, None] and null["substituted"] == [None] * 2
 
 
 async def test_failed_reward_value_and_group_mean_are_substitutes_said_as_such(fake_server: FakeServer,
@@ -129,16 +139,27 @@ async def test_bad_requests_are_400_and_chat_markers_are_stripped(fake_server: F
     fake_server.handler = server_handler()
     async with running(settings_for(fake_server, tmp_path / "ws", None)) as app:
         status, answer, _ = await app.post("/get_reward", {"query": ["x"]})
-        assert status == 400 and '"prompts" is missing' in answer["error"]
+        assert status == 400 and answer["error"] == "prompts: Field required"
         status, answer, _ = await app.post("/get_reward", {"query": ["x"], "prompts": ["x", "y"]})
         assert status == 400 and "as long as" in answer["error"]
+        # every problem at once: two unknown keys (one misspelt, with did-you-mean) and a bad value
+        status, answer, _ = await app.post("/get_reward", {"query": ["x"], "prompt": ["x"], "lables": [""],
+                                                           "prompts": [3]})
+        assert status == 400 and answer["error"].count("; ") >= 2, answer
+        assert "the body has an unknown key 'lables' (did you mean 'labels'?)" in answer["error"]
+        assert "unknown key 'prompt'" in answer["error"] and "prompts.0" in answer["error"]
+        for deadline in ("true", "0", '"5"'):
+            body = '{"samples": [{"response": "x"}], "deadline_s": ' + deadline + "}"
+            async with app.http.post(app.url + "/v1/score", data=body) as resp:
+                error = (await resp.json())["error"]
+                assert resp.status == 400 and error.startswith('"deadline_s" must be a positive number'), error
         status, answer, _ = await app.post("/get_reward", openrlhf_body("P", ["正文。"], "guide/nope", "<|endoftext|>"))
-    assert status == 200 and answer["rewards"] == [None]
+    assert status == 200 and answer["rewards"] == [0.0] and answer["substituted"][0].startswith("group-mean: no")
     assert "no such item" in answer["failures"][0]
 
 
-async def test_health_is_503_until_the_preflight_and_when_no_judge_url_is_left(fake_server: FakeServer,
-                                                                               tmp_path: Path) -> None:
+async def test_health_is_503_until_the_preflight_and_degraded_when_no_judge_url_is_left(fake_server: FakeServer,
+                                                                                         tmp_path: Path) -> None:
     async with running(settings_for(fake_server, tmp_path / "ws", None), ready=False) as app:
         status, text = await app.get("/health")
         assert status == 503 and "preflight" in text
@@ -147,25 +168,29 @@ async def test_health_is_503_until_the_preflight_and_when_no_judge_url_is_left(f
         assert status == 200
         pool = app.state.health.pool
         assert pool is not None
-        pool.circuits[0].open_until = pool.now() + 60  # the only URL left the pool
+        assert json.loads(text)["status"] == "ok"
+        pool.circuits[0].open_until = pool.now() + 60  # the only URL left the pool: requests wait for its probe
         status, text = await app.get("/health")
-    assert status == 503 and text.startswith("every judge URL is out of the pool")
+    assert status == 200 and json.loads(text)["status"] == "degraded"
+    assert json.loads(text)["reason"].startswith("every judge URL out of the pool")
 
 
-async def test_over_max_pending_is_429_with_retry_after_and_a_late_sample_is_null_with_its_reason(
+async def test_past_max_queued_is_429_naming_the_flag_a_lone_larger_request_is_judged_in_parts(
         fake_server: FakeServer, tmp_path: Path) -> None:
     import asyncio
 
     fake_server.handler = server_handler()
     fake_server.latency = 0.5
     label = {"instruction": "写一篇文章", "reference": "参考。"}
-    settings = settings_for(fake_server, tmp_path / "ws", None, max_pending=3, deadline_s=0.2)
+    settings = settings_for(fake_server, tmp_path / "ws", None, max_queued=2, deadline_s=0.2, failed_reward=None)
     async with running(settings) as app:
+        # 3 samples over a bound of 2, nothing else queued: admitted, never refused forever
         first = asyncio.ensure_future(app.post("/get_reward", openrlhf_body(PROMPT, RESPONSES[:3], label)))
         while app.state.service.pending < 3:
             await asyncio.sleep(0.01)
         status, answer, resp = await app.post("/get_reward", openrlhf_body(PROMPT, RESPONSES[3:], label))
-        assert status == 429 and int(resp.headers["Retry-After"]) >= 1 and "--max-pending 3" in answer["error"]
+        assert status == 429 and int(resp.headers["Retry-After"]) >= 1
+        assert "raise --max-queued" in answer["error"] and "--max-queued 2" in answer["error"]
         status, late, _ = await first
         assert status == 200 and late["rewards"] == [None] * 3
         _, metrics = await app.get("/metrics")
@@ -195,7 +220,8 @@ async def test_v1_score_gives_every_node_leaf_reason_and_the_names(fake_server: 
     assert first["status"] == "ok" and set(first["nodes"]) == {"content", "format", "impression"}
     assert len(first["leaves"]) == 8 and all(leaf["reason"] for leaf in first["leaves"])
     assert sum(first["weights"].values()) == pytest.approx(2.0)  # content + format weights, each summing to 1
-    assert third["reward"] is None and "no such item" in third["error"] and third["status"] == "failed"
+    assert third["reward"] == 0.0 and "no such item" in third["error"] and third["status"] == "failed"
+    assert third["substituted"].startswith("group-mean: no sample of its group was judged")
     assert answer["names"][:3] == ["content", "format", "impression"] and "logic" in answer["names"]
 
 
@@ -220,7 +246,9 @@ async def test_a_completion_group_costs_1_plus_5n_and_no_reference_drops_the_ref
         status, answer, _ = await app.post("/get_reward", openrlhf_body(PROMPT, RESPONSES[:3], "completion/infer_1000"))
     assert status == 200 and None not in answer["rewards"]
     assert len(judge_calls(fake_server)) == 1 + 5 * 3
-    assert all(math.isnan(v) for v in answer["extra_logs"]["howtobench/format"])  # Completion has no Format
+    assert answer["extra_logs"]["howtobench/format"] == [0.0] * 3  # Completion has no Format: 0, and absent
+    assert answer["extra_logs"]["howtobench/present/format"] == [0.0] * 3
+    assert answer["extra_logs"]["howtobench/present/content"] == [1.0] * 3
     reference = next(i for i in load_items(bench_root, ["completion"]) if i.id == "infer_1000").reference
     assert any(reference[:50] in json.dumps(r["messages"], ensure_ascii=False) for r in judge_calls(fake_server))
     fake_server.reset()

@@ -84,13 +84,14 @@ async def test_flag_returns_signals_with_every_reward_and_means_in_metrics(fake_
 
 
 def test_the_serve_command_with_guard_skip(fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:
-    """`howtobench serve --guard skip --guard-reward null` in its own process: no judge call, null with the reason."""
+    """`howtobench serve --guard skip --guard-reward null --failed-reward none` in its own process: no judge call,
+    null with the reason."""
     import urllib.request
 
     fake_server.handler = server_handler()
     _, writing = guide_item_and_writing(bench_root)
     args = serve_args(fake_server.base_url, tmp_path / "ws", "--data", str(bench_root), "--guard", "skip",
-                      "--guard-reward", "null")
+                      "--guard-reward", "null", "--failed-reward", "none")
     with ServeProcess(args) as served:
         body = json.dumps(openrlhf_body(PROMPT, [repeated_paragraph(writing, 30)], GUIDE)).encode()
         request = urllib.request.Request(served.url + "/get_reward", data=body, method="POST")

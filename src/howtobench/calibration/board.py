@@ -23,12 +23,14 @@ from howtobench.report.leaderboard import (
     SCORE,
     Cell,
     Leaderboard,
+    LeaderboardOptions,
     Row,
     _dedupe,
     _Matrix,
     _matrix,
     _node_metrics,
     _row_mask,
+    build_leaderboard,
 )
 from howtobench.stats import rng_for
 
@@ -130,3 +132,12 @@ def calibrated(board: Leaderboard, judgments: Sequence[Judgment], path: Path | N
     from howtobench.calibration.record import load_calibration
 
     return with_calibration(board, judgments, load_calibration(path), path, items)
+
+
+def calibrated_leaderboard(judgments: Sequence[Judgment], options: LeaderboardOptions,
+                           calibration: Path | None) -> Leaderboard:
+    """`build_leaderboard`, then the calibrated cells of the file at `calibration` beside the raw ones.
+
+    Commands call this rather than the leaderboard calling the calibration: the calibration reads the leaderboard's
+    matrix helpers, so the leaderboard must not import it back (no import cycle)."""
+    return calibrated(build_leaderboard(judgments, options), judgments, calibration, options.items)

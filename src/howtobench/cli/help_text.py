@@ -35,13 +35,13 @@ FIRST: tuple[str, ...] = (
 
 
 def _methods() -> Sequence[str]:
-    from howtobench.cli.options import judge_methods
+    from howtobench.judges.base import METHODS
 
-    return judge_methods()
+    return sorted(METHODS)
 
 
 def _formats() -> Sequence[str]:
-    from howtobench.cli.options import RESPONSE_FORMATS
+    from howtobench.config import RESPONSE_FORMATS
 
     return RESPONSE_FORMATS
 

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from howtobench.calibration.board import calibrated_leaderboard
 from howtobench.cli.calibration_options import CalibrationOpt
 from howtobench.cli.length_options import LengthAnchorOpt, LengthControlOpt, WritingsOpt, length_sources
 from howtobench.cli.options import EmptyOpt, FormatOpt, NoProgressOpt
@@ -20,7 +21,7 @@ from howtobench.judges.base import Judgment
 from howtobench.outputs import output_file, write_text_atomic
 from howtobench.progress import step
 from howtobench.report.html_inputs import find_sources
-from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions, build_leaderboard, load_judgments
+from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions, load_judgments
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import board_document
 from howtobench.report.tables import render, show
@@ -111,11 +112,11 @@ class Board:
         controlled = self.length_control or self.length_anchor is not None
         lengths = length_sources(judgments, self.data, self.writings) if controlled else None
         anchor = load_judgments([self.length_anchor]) if self.length_anchor is not None else ()
-        return build_leaderboard(judgments, LeaderboardOptions(
+        return calibrated_leaderboard(judgments, LeaderboardOptions(
             by=self.by.value, nodes=self.nodes, seed=self.seed, n_boot=self.bootstrap,
             items=_items_for(self.data, judgments), paper=paper_table4() if self.paper else None, title=self.title,
             order=self.order.value, empty=self.empty, length_controlled=controlled, lengths=lengths,
-            compare=self.compare, baseline=self.baseline, calibration=self.calibration, length_anchor=anchor))
+            compare=self.compare, baseline=self.baseline, length_anchor=anchor), self.calibration)
 
     def publish(self, board: Leaderboard) -> None:
         """Print the leaderboard in --format, or write it to --out."""

@@ -19,6 +19,7 @@ from howtobench.cli.config_file import apply_config, flatten
 from howtobench.cli.help_groups import FILES, JUDGE, MONEY, SELECTION, WRITER
 from howtobench.config import (
     MAX_TIMEOUT_S,
+    RESPONSE_FORMATS,
     EndpointConfig,
     api_key_env_problem,
     load_config_file,
@@ -333,7 +334,6 @@ SystemPromptOpt = Annotated[
 
 # The endpoint flags' parameter names (judge flags carry the prefix judge_): the ones each command declares, then
 # the server-quirk settings that `add_endpoint_settings` adds to every command that declares the first ones.
-RESPONSE_FORMATS = ("json_schema", "json_object", "none")
 _DECLARED = ("base_url", "model", "api_key_env", "concurrency", "rpm", "timeout")
 _SETTINGS = ("max_retries", "reasks", "response_format", "use_max_completion_tokens", "json_object_schema")
 _PROFILE = "provider"  # a named server's defaults (llm.wire.PROVIDERS), resolved into the settings above

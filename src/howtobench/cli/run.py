@@ -241,8 +241,7 @@ def run(
         "execution.preflight": flags.preflight, "execution.progress": control.progress,
         "execution.max_failed_rate": control.max_failed_rate, "execution.batch": batching.settings(),
         "execution.files": files})
-    settings = settings.model_copy(update={"judge_options": with_judge_options(
-        method, settings.judge_options, parse_judge_options(judging.judge_option))})
+    with_judge_options(method, settings.judge_options, parse_judge_options(judging.judge_option))  # said now
     checked = preflight_plan(flags, batch=batching.batch or bool(files),
                              writer=settings.writer if settings.generate else None,
                              **(settings.judge_endpoints if calls_a_model(settings.method) else {}))

@@ -15,7 +15,7 @@ from howtobench.event_loop import run as run_async
 from howtobench.judges.panel import PanelSpec
 from howtobench.serve.server import DEFAULT_HOST, DEFAULT_PORT
 from howtobench.serve.server import serve as serve_forever
-from howtobench.serve.service import DEFAULT_DEADLINE_S, DEFAULT_MAX_PENDING, GROUP_MEAN, FailedReward
+from howtobench.serve.service import DEFAULT_DEADLINE_S, DEFAULT_MAX_QUEUED, GROUP_MEAN, FailedReward
 from howtobench.serve.setup import ServeSettings
 
 from .guard_options import SERVE_GUARD, ServeGuardFlags
@@ -33,13 +33,15 @@ console = Console(stderr=True)
 
 
 def parse_failed_reward(value: str | None) -> FailedReward:
-    """--failed-reward: 'group-mean' or a finite number (None: failed samples keep a null reward)."""
+    """--failed-reward: 'group-mean', 'none' (a null reward) or a finite number."""
     if value is None or value == GROUP_MEAN:
-        return value
+        return GROUP_MEAN
+    if value == "none":
+        return None
     try:
         number = float(value)
     except ValueError:
-        raise typer.BadParameter(f"{value!r}: give group-mean or a number") from None
+        raise typer.BadParameter(f"{value!r}: give group-mean, none or a number") from None
     if not math.isfinite(number):
         raise typer.BadParameter(f"{value!r}: the substitute must be a finite number")
     return number
@@ -56,13 +58,19 @@ class Server:
                                       "printed on its own line).")] = DEFAULT_PORT
     failed_reward: Annotated[str | None, typer.Option(
         "--failed-reward", callback=parse_failed_reward,
-        help="For trainers that cannot take a null reward (OpenRLHF and verl build tensors of the rewards): what a "
-        "failed sample gets instead. group-mean: the mean of the judged rewards of its group (the samples of its "
-        "instruction in flight with it), so its advantage is zero and no signal is made up; a number: that number. "
-        "Every answer says which samples were substituted and why. Default: null with the reason.")] = None
-    max_pending: Annotated[int, typer.Option(
-        "--max-pending", min=1, help="Samples being judged at once, over all requests; a request that would pass it "
-        "is answered 429 with Retry-After (OpenRLHF's client retries).")] = DEFAULT_MAX_PENDING
+        help="What a failed sample's reward is (OpenRLHF and verl build tensors of the rewards and cannot take a "
+        "null). group-mean: the mean of the judged rewards of its group (the samples of its instruction in flight "
+        "with it), so its advantage under a group baseline is zero; a group with no judged sample gets 0 for every "
+        "sample (zero advantage; OpenRLHF's dynamic filtering drops it). none: null with the reason (TRL takes it). "
+        "A number: that number. Every answer says which samples were substituted and why.")] = GROUP_MEAN
+    group_size: Annotated[int | None, typer.Option(
+        "--group-size", min=1, help="Rollouts per prompt (GRPO's n): a failed sample's group-mean waits for all n "
+        "of its group to be judged (at most 5 s for one that has not arrived), so the mean is the group's.")] = None
+    max_queued: Annotated[int, typer.Option(
+        "--max-queued", "--max-pending", min=1, help="Samples the server holds (queued or being judged), over all "
+        "requests: ~9 KiB each for a 3,000-character response, 142 MiB at the default "
+        "(bench/serve_queue_memory.py). Past it a request is answered 429 saying to raise it, unless nothing else "
+        "is queued: one request larger than it is judged in parts, never refused.")] = DEFAULT_MAX_QUEUED
     deadline: Annotated[float, typer.Option(
         "--deadline", min=0.001, help="Seconds a request waits for its samples; a sample not judged by then gets "
         "null with the reason (its judgment goes on into the cache, so a re-sent request is answered from there). "
@@ -74,8 +82,8 @@ class Server:
         data_dir = resolve_data_dir(self.data) if self.data else None
         return ServeSettings(
             endpoint=flags.judge, workspace=flags.workspace, data_dir=data_dir, method=method,
-            no_reference=judging.no_reference, failed_reward=self.failed_reward, max_pending=self.max_pending,
-            deadline_s=self.deadline, cache_mode=flags.cache_mode,
+            no_reference=judging.no_reference, failed_reward=self.failed_reward, max_queued=self.max_queued,
+            deadline_s=self.deadline, group_size=self.group_size, cache_mode=flags.cache_mode,
             # with or without the reference is the request's label, not an option of the judges (ServeSettings)
             options=replace(judging, no_reference=False).options(method), preflight=flags.preflight, panel=panel)
 

@@ -39,12 +39,27 @@ def read_model_rows(
         try:
             out.append(model.model_validate_json(line))
         except ValidationError as exc:
-            err = RowError(path, number, f"not a {what}: {exc.errors()[0]['msg']}")
+            err = RowError(path, number, f"not a {what}: {_problem(exc, line, what)}")
             if strict:
                 raise err from exc
             if skipped is not None:
                 skipped.append(err)
     return out
+
+
+WRITING_KEYS = ('"infer_id"', '"output"')
+
+
+def _problem(exc: ValidationError, line: str, what: str) -> str:
+    """The first problem with the field it is about (`score: Field required`, not `Field required`), and for a row
+    of writings read as a judgment, what to do with it."""
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    text = f"{where}: {first['msg']}" if where else str(first["msg"])
+    if what == "judgment" and all(key in line for key in WRITING_KEYS):
+        text += (" (this looks like a writings file, infer_id / model / output: judge it first with `howtobench judge "
+                 "--writings FILE`, or `howtobench run --writings FILE`)")
+    return text
 
 
 def iter_json_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

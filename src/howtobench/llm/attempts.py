@@ -87,9 +87,10 @@ class Sender:
             if draining():  # Ctrl-C while this call waited for a slot (or a retry): not sent (howtobench/interrupt)
                 self.pool.release(slot)
                 check_drain()
+            probe = only is None and self.pool.is_probe(slot)
             reserved = await self._reserve_holding(slot, payload) if only is None else 0.0  # every attempt may cost
             try:
-                answer, retry = await self._attempt(slot, payload, attempt)
+                answer, retry = await self._attempt(slot, payload, attempt, probe)
             finally:
                 release(reserved)  # charged with the real cost when the answer was read (or nothing was spent)
             if answer is not None:
@@ -101,10 +102,39 @@ class Sender:
                                                       connect=retry.kind == "connect"))
         raise gave_up(retry, attempt, self.model)
 
-    async def _attempt(self, slot: int, payload: Payload, attempt: int) -> tuple[Answer | None, Retry]:
-        """One HTTP exchange on base URL `slot`; its outcome goes to that URL's circuit."""
+    async def _attempt(self, slot: int, payload: Payload, attempt: int, probe: bool = False
+                       ) -> tuple[Answer | None, Retry]:
+        """One HTTP exchange on base URL `slot`; its outcome goes to that URL's circuit. A circuit's probe is
+        shielded: cancelled by its caller (a sibling call of its judgment failed), it still lands and tells the
+        circuit the judge is back, or the next request would probe again, be cancelled again, and so on."""
+        exchange = self._exchange(slot, payload)
+        resp, failure, handed_over = await (asyncio.shield(asyncio.ensure_future(exchange)) if probe else exchange)
+        url = self.public[slot]
+        if failure is not None:
+            fatal = FATAL_TRANSPORT.get(failure.kind)
+            if fatal is not None:
+                raise fatal(f"model {self.model} at {url}: {redact_text(str(failure))}")
+            kind = "connect" if failure.kind == "connect" else "transient"
+            return None, Retry(kind, redact_text(str(failure)))
+        assert resp is not None
+        answer, retry = self._read(resp, slot, attempt)
+        if answer is not None:
+            charge(answer.usage.cost_usd)  # now, before the request that got our slot checks --max-cost
+        if handed_over:
+            try:
+                await let_the_next_request_go_out()
+            except asyncio.CancelledError:  # Ctrl-C just after a paid reply came in: keep it, then stop
+                if answer is None:
+                    raise
+                answer.interrupted = True
+        return answer, retry
+
+    async def _exchange(self, slot: int, payload: Payload
+                        ) -> tuple[HttpResponse | None, TransportError | None, bool]:
+        """The POST and the slot's release with what it told of the URL: (response, failure, slot handed over)."""
         outcome: Outcome = "unknown"
         failure: TransportError | None = None
+        resp: HttpResponse | None = None
         sent_at = self.pool.now()
         sent = self.levels.sent(slot) if self.levels is not None else None
         status: int | None = None
@@ -121,24 +151,7 @@ class Sender:
                 self.levels.done(sent, overload(status, None if failure is None else failure.kind))
             handed_over = self.pool.release(
                 slot, outcome, "" if failure is None else redact_text(str(failure)), sent_at)
-        url = self.public[slot]
-        if failure is not None:
-            fatal = FATAL_TRANSPORT.get(failure.kind)
-            if fatal is not None:
-                raise fatal(f"model {self.model} at {url}: {redact_text(str(failure))}")
-            kind = "connect" if failure.kind == "connect" else "transient"
-            return None, Retry(kind, redact_text(str(failure)))
-        answer, retry = self._read(resp, slot, attempt)
-        if answer is not None:
-            charge(answer.usage.cost_usd)  # now, before the request that got our slot checks --max-cost
-        if handed_over:
-            try:
-                await let_the_next_request_go_out()
-            except asyncio.CancelledError:  # Ctrl-C just after a paid reply came in: keep it, then stop
-                if answer is None:
-                    raise
-                answer.interrupted = True
-        return answer, retry
+        return resp, failure, handed_over
 
     def _read(self, resp: HttpResponse, slot: int, attempt: int) -> tuple[Answer | None, Retry]:
         """An answer (a reply or a writing-level failure), a reason to retry, or a raised endpoint error."""

@@ -175,10 +175,11 @@ def first_screen(command: str, quote: Quote) -> str:
         completion = f"~{lane.completion_tokens:,} completion tokens"
         if lane.expected_completion_tokens is not None and lane.expected_completion_tokens < lane.completion_tokens:
             completion = f"~{lane.expected_completion_tokens:,} (at most ~{lane.completion_tokens:,}) completion tokens"
-        lines.append(f"  {lane.role} · {lane.model}: {lane.calls:,} calls, ~{lane.prompt_tokens:,} prompt + "
+        calls = f"{lane.calls:,} call{'s' if lane.calls != 1 else ''}"
+        lines.append(f"  {lane.role} · {lane.model}: {calls}, ~{lane.prompt_tokens:,} prompt + "
                      f"{completion}")
         lines.append(f"      {dollars_text(lane.dollars, lane.expected)}")
-    lines.append(f"  total: {quote.calls:,} calls, {expected_total(quote)}")
+    lines.append(f"  total: {quote.calls:,} call{'s' if quote.calls != 1 else ''}, {expected_total(quote)}")
     lines.append(time_text(quote))
     lines.append("  (expected: each reply at its expected size, see --dry-run for the basis; at most: tokens counted "
                  "from characters, no cache hits, every reply at its max_tokens — what --confirm-above and "

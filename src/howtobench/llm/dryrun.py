@@ -94,7 +94,8 @@ def price_plan(role: str, model: str, requests: Iterable[ChatRequest], prices: P
 
 def _line(label: str, usage: Usage, priced: bool = True) -> str:
     cost = f"~${usage.cost_usd:,.4f}" if priced else "cost unknown"
-    return (f"  {label:<24} {usage.calls:>7,} calls  ~{usage.prompt_tokens:>11,} prompt  "
+    calls = "call " if usage.calls == 1 else "calls"  # "1 calls" read as a slip; the column stays aligned
+    return (f"  {label:<24} {usage.calls:>7,} {calls}  ~{usage.prompt_tokens:>11,} prompt  "
             f"~{usage.completion_tokens:>10,} completion  {cost}")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import deque
@@ -51,7 +52,9 @@ class SlotPool:
     Circuit breaker: a dead URL fails fast, so it looks idle and least-busy spreading would send it
     ever more traffic. Callers report each request's outcome to `release`; a URL whose connections
     keep failing leaves the pool for a while (see `Circuit`). When no URL is left, `acquire` raises
-    `Unreachable` naming each URL and its last error, which stops the run.
+    `Unreachable` naming each URL and its last error, which stops the run. A long-lived server (`wait_when_down`)
+    waits instead: a request with no URL to go to waits for the next probe's turn (or its outcome), so a judge
+    that blinks for two seconds costs two seconds, not a failed request; its caller's deadline bounds the wait.
     """
 
     def __init__(self, urls: tuple[str, ...], per_url: int, *, labels: tuple[str, ...] | None = None,
@@ -70,6 +73,31 @@ class SlotPool:
         self._cooldown_s = cooldown_s
         self._max_cooldown_s = max_cooldown_s
         self._clock = clock
+        self.patient = False  # `wait_when_down`: no URL left means wait for a probe, not Unreachable
+        self._changed: asyncio.Event | None = None  # set when a probe's outcome (or its cancel) is known
+
+    def wait_when_down(self, cooldown_s: float = 1.0, max_cooldown_s: float = 30.0) -> None:
+        """For a server: with every URL out of the pool, `acquire` waits for the next probe instead of raising,
+        and a URL is probed again after `cooldown_s` (doubling to `max_cooldown_s` while probes fail)."""
+        self.patient = True
+        self._cooldown_s, self._max_cooldown_s = cooldown_s, max_cooldown_s
+        for circuit in self.circuits:
+            circuit.cooldown_s = min(circuit.cooldown_s, cooldown_s)
+
+    async def _wait_for_a_circuit(self) -> None:
+        """Until a probe may go out (the earliest cooldown's end) or a probe out now has its outcome."""
+        now = self._clock()
+        due = [c.open_until for c in self.circuits if c.open_until and not c.probing]
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        changed = self._changed
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(changed.wait(), max(0.0, min(due) - now) if due else None)
+
+    def _circuit_changed(self) -> None:
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None
 
     def _pick(self) -> tuple[int, bool]:
         """The least busy URL whose circuit admits a request, and whether this request is its probe."""
@@ -102,12 +130,19 @@ class SlotPool:
             await self._take(only)
             return only
         while True:
-            i, probe = self._pick()
+            try:
+                i, probe = self._pick()
+            except Unreachable:
+                if not self.patient:
+                    raise
+                await self._wait_for_a_circuit()
+                continue
             try:
                 await self._take(i)
             except asyncio.CancelledError:
                 if probe:
                     self.circuits[i].probing = False
+                    self._circuit_changed()
                 raise
             if probe or self.circuits[i].open_until == 0.0:
                 return i
@@ -129,6 +164,10 @@ class SlotPool:
                 self._load[i] -= 1
             raise
 
+    def is_probe(self, i: int) -> bool:
+        """Whether a slot just acquired on URL `i` is its circuit's probe (read right after `acquire`)."""
+        return self.circuits[i].open_until != 0.0 and self.circuits[i].probing
+
     def now(self) -> float:
         """The pool's clock: pass its reading when a request is sent as `release(..., sent_at=)`."""
         return self._clock()
@@ -141,6 +180,8 @@ class SlotPool:
         `sent_at` (`now()` when the request went out): a "reached" from before the circuit opened is ignored.
         """
         circuit = self.circuits[i]
+        if circuit.probing or circuit.open_until:
+            self._circuit_changed()  # a waiting request may go now (or probe again)
         if outcome == "reached" and sent_at is not None and circuit.open_until and sent_at < circuit.opened_at:
             outcome = "unknown"  # answered on a connection made before the URL's connections started failing
         if outcome == "reached":

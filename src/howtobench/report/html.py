@@ -27,6 +27,7 @@ from typing import Any
 import jinja2
 
 import howtobench
+from howtobench.calibration.board import calibrated_leaderboard
 from howtobench.data.genres import GENRES
 from howtobench.data.models import Item, Writing
 from howtobench.errors import DataError
@@ -47,7 +48,7 @@ from howtobench.report.html_inputs import (
 from howtobench.report.html_length import length_view
 from howtobench.report.html_manifest import manifest_view, provenance
 from howtobench.report.html_panel import panel_view
-from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions, build_leaderboard, load_judgments
+from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions, load_judgments
 from howtobench.report.length_control import LENGTH_CONTROLLED, LengthSources, needs_sources
 from howtobench.report.paper import paper_table4
 from howtobench.report.render import paper_lines
@@ -182,7 +183,8 @@ def _leaderboard_for(
         paper = bool((sources.run_config or {}).get("paper")) and methods == {"tow"}
     empty = check_empty(options.empty or (sources.run_config or {}).get("empty") or "exclude")
     anchor = options.length_anchor or _recorded_anchor(sources.run_dir, sources.run_config)
-    return build_leaderboard(judgments, LeaderboardOptions(
+    calibration = options.calibration or _recorded_path((sources.run_config or {}).get("calibration"))
+    return calibrated_leaderboard(judgments, LeaderboardOptions(
         nodes=True,
         seed=seed,
         n_boot=n_boot,
@@ -193,10 +195,9 @@ def _leaderboard_for(
         empty=empty,
         length_controlled=options.length_control or anchor is not None,
         lengths=lengths,
-        calibration=options.calibration or _recorded_path((sources.run_config or {}).get("calibration")),
         length_anchor=load_judgments([anchor]) if anchor is not None else (),
         under_test=[str(name) for name in m.get("under_test") or ()],
-    ))
+    ), calibration)
 
 
 def _recorded_anchor(run_dir: Path | None, config: Mapping[str, Any] | None) -> Path | None:

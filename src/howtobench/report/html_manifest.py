@@ -38,6 +38,8 @@ class ManifestView:
 def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
+    if isinstance(value, bool):  # a reader's word, not Python's True / JSON's true
+        return "yes" if value else "no"
     if value is None:
         return "—"
     return json.dumps(value, ensure_ascii=False, sort_keys=True)

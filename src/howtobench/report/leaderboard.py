@@ -553,8 +553,6 @@ class LeaderboardOptions:
     lengths: LengthSources | None = None
     compare: Sequence[str] | None = None
     baseline: str | None = None
-    calibration: Path | None = None
-    """A calibration file (`howtobench calibrate`): `calibrated` cells beside the raw ones (calibration.board)."""
     length_anchor: Sequence[Judgment] = ()
     """Judgments of pad / truncate variants (--length-anchor): the judge's own length slope, measured on them, sets
     the length-controlled values (report.length_anchor); without, the observational fit, labelled an association."""
@@ -623,14 +621,7 @@ def build_leaderboard(judgments: Sequence[Judgment], options: LeaderboardOptions
         column_digits=display_digits(cells),
         under_test=tuple(c for c in ranked if counts[c].model in set(o.under_test)),
     )
-    return board if o.calibration is None else _calibrated(board, judgments, o.calibration, o.items)
-
-
-def _calibrated(board: Leaderboard, judgments: Sequence[Judgment], path: Path, items: Sequence[Item] | None
-                ) -> Leaderboard:
-    from howtobench.calibration.board import calibrated  # it reads this module's matrix helpers
-
-    return calibrated(board, judgments, path, items)
+    return board
 
 
 def _length_control(latest: dict[tuple[str, str, str], Judgment], mx: _Matrix, o: LeaderboardOptions,

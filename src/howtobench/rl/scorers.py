@@ -20,29 +20,23 @@ import threading
 import time
 from collections.abc import Coroutine, Mapping
 from contextlib import AsyncExitStack
-from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 import aiohttp
+from pydantic import ValidationError
 
-from howtobench.config import REWARD_URL_ENV, EndpointConfig, env, proxy_for, resolve_workspace
+from howtobench.config import REWARD_URL_ENV, env, proxy_for
 from howtobench.errors import ConfigError, EndpointError
-from howtobench.guard.guard import GUARD_KEYS, adapter_guard
 from howtobench.http import new_session
-from howtobench.judges.job import judge_options, parse_judge_options, prompt_language_for, with_judge_options
 from howtobench.redact import redact_text, redact_url
+from howtobench.rl.arguments import RewardArguments
 from howtobench.serve.answers import score_answer
 from howtobench.serve.app import BadRequest, ServeState, score_entries
-from howtobench.serve.service import DEFAULT_DEADLINE_S, DEFAULT_MAX_PENDING
+from howtobench.serve.contract import ScoreAnswer, describe
+from howtobench.serve.service import DEFAULT_DEADLINE_S
 from howtobench.serve.setup import ServeSettings, open_service
-from howtobench.suggest import unknown_name
 
 T = TypeVar("T")
-ENDPOINT_KEYS = ("judge_base_url", "judge_model", "judge_api_key_env", "judge_concurrency", "judge_timeout")
-SETTING_KEYS = ("workspace", "data", "method", "tree", "no_reference", "renormalize", "prompt_language",
-                "judge_option", "failed_reward", "deadline_s", "max_pending", *GUARD_KEYS)
-KNOWN_KEYS = ("reward_url", *ENDPOINT_KEYS, *SETTING_KEYS)
-TRAINER_KEYS = frozenset({"reward_router_address", "reward_model_tokenizer"})  # verl's, for its own reward models
 MAX_WAIT_S = 600.0  # how long a refused (429) request keeps being retried before it is an error
 
 
@@ -104,11 +98,22 @@ async def _close(scorers: list[Scorer]) -> None:
 REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=DEFAULT_DEADLINE_S * 4)  # past the server's own deadline
 
 
+def checked(answer: Any, source: str) -> dict[str, Any]:
+    """A `/v1/score` answer as the contract types it (`ScoreAnswer`): a server of another version fails here, in one
+    line, not at a missing key in the trainer."""
+    try:
+        ScoreAnswer.model_validate(answer)
+    except ValidationError as exc:
+        raise RewardServerError(f"the scoring answer from {redact_url(source)} is not /v1/score's: "
+                                f"{describe(exc)}") from None
+    return dict(answer)
+
+
 class RemoteScorer:
     """`POST /v1/score` on a running `howtobench serve`; 429 is waited out (Retry-After), up to `MAX_WAIT_S`."""
 
     def __init__(self, url: str) -> None:
-        self.url = url.rstrip("/").removesuffix("/get_reward").removesuffix("/v1/score")
+        self.url = url.rstrip("/").removesuffix("/get_reward").removesuffix("/v1/score").removesuffix("/slime")
         self._http: aiohttp.ClientSession | None = None
 
     async def score(self, samples: list[dict[str, Any]]) -> dict[str, Any]:
@@ -121,7 +126,7 @@ class RemoteScorer:
                 async with self._http.post(url, json={"samples": samples}, proxy=proxy_for(url),
                                            timeout=REQUEST_TIMEOUT) as resp:
                     if resp.status == 200:
-                        return dict(await resp.json())
+                        return checked(await resp.json(), self.url)
                     text = (await resp.text()).strip()
                     wait = float(resp.headers.get("Retry-After", "1"))
             except (aiohttp.ClientError, TimeoutError) as exc:
@@ -152,7 +157,7 @@ class LocalScorer:
             entries, deadline = score_entries({"samples": samples}, state.items)
         except BadRequest as exc:
             raise ConfigError(f"howtobench reward: {exc}") from exc
-        return score_answer(await state.service.score(entries, deadline), state.tree_names)
+        return checked(score_answer(await state.service.score(entries, deadline), state.tree_names), "this process")
 
     async def close(self) -> None:
         await self._stack.aclose()
@@ -166,50 +171,24 @@ class LocalScorer:
             return self._state
 
 
-def check_arguments(kwargs: Mapping[str, Any]) -> None:
-    """A misspelt adapter argument is an error with did-you-mean, not ignored."""
-    unknown = sorted(set(kwargs) - set(KNOWN_KEYS) - TRAINER_KEYS)
-    if unknown:
-        raise ConfigError(unknown_name("howtobench reward argument", unknown[0], KNOWN_KEYS))
+def check_arguments(kwargs: Mapping[str, Any]) -> RewardArguments:
+    """The adapter arguments, typed; every bad key named at once (`RewardArguments.of`)."""
+    return RewardArguments.of(dict(kwargs))
 
 
 def scorer_for(kwargs: Mapping[str, Any]) -> Scorer:
     """The process's scorer for these adapter arguments (module docstring of `howtobench.rl`)."""
-    check_arguments(kwargs)
-    given = {k: v for k, v in kwargs.items() if k in KNOWN_KEYS and v is not None}
-    key = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in given.items()))
+    arguments = check_arguments(kwargs)
     with _lock:
-        scorer = _scorers.get(key)
+        scorer = _scorers.get(arguments.key())
         if scorer is None:
-            scorer = _scorers[key] = _new_scorer(given)
+            scorer = _scorers[arguments.key()] = _new_scorer(arguments)
         return scorer
 
 
-def _new_scorer(given: dict[str, Any]) -> Scorer:
-    url = given.get("reward_url") or (None if "judge_base_url" in given else env(REWARD_URL_ENV))
+def _new_scorer(arguments: RewardArguments) -> Scorer:
+    url = arguments.reward_url or (None if arguments.judge_base_url or arguments.judge_provider
+                                   else env(REWARD_URL_ENV))
     if url:
         return RemoteScorer(str(url))
-    if "judge_base_url" not in given or "judge_model" not in given:
-        raise ConfigError(f"howtobench reward: give reward_url (a running `howtobench serve`, or ${REWARD_URL_ENV}) "
-                          "or judge_base_url and judge_model to judge in this process")
-    return LocalScorer(local_settings(given))
-
-
-def local_settings(given: dict[str, Any]) -> ServeSettings:
-    """The in-process service's settings from adapter arguments (the names of `howtobench serve`'s flags)."""
-    urls = given["judge_base_url"]
-    endpoint = EndpointConfig.model_validate({
-        "model": given["judge_model"], "base_urls": [urls] if isinstance(urls, str) else list(urls),
-        "api_key_env": given.get("judge_api_key_env"), "concurrency": given.get("judge_concurrency"),
-        **({"timeout_s": given["judge_timeout"]} if "judge_timeout" in given else {})})
-    data, method = given.get("data"), str(given.get("method", "tow"))
-    return ServeSettings(
-        endpoint=endpoint, workspace=resolve_workspace(given.get("workspace")),
-        data_dir=Path(data) if data else None, method=method,
-        options=with_judge_options(method, judge_options(
-            renormalize=bool(given.get("renormalize")), tree=given.get("tree"),
-            prompt_language=prompt_language_for(method, given.get("prompt_language"))),
-            parse_judge_options(given.get("judge_option"))),
-        no_reference=bool(given.get("no_reference")), failed_reward=given.get("failed_reward"),
-        deadline_s=float(given.get("deadline_s", DEFAULT_DEADLINE_S)),
-        max_pending=int(given.get("max_pending", DEFAULT_MAX_PENDING)), run_id="rl", guard=adapter_guard(given))
+    return LocalScorer(arguments.settings())

@@ -46,10 +46,18 @@ def reward_function(*, label_column: str = "label", name: str = "howtobench_tow"
         answer = await background().arun(scorer_for(settings).score(samples))
         results = answer["results"]
         _log(results, answer["names"], kwargs.get("log_metric"), kwargs.get("log_extra"))
-        return [None if r["reward"] is None else float(r["reward"]) for r in results]
+        return [trl_reward(r) for r in results]
 
     reward.__name__ = reward.__qualname__ = name  # TRL names the reward's logged columns after the function
     return reward
+
+
+def trl_reward(result: dict[str, Any]) -> float | None:
+    """The sample's own reward, None when it has none: TRL takes None (a substitute from the server's
+    `--failed-reward` is dropped here, said in `log_extra`'s failure column)."""
+    if result["reward"] is None or result.get("substituted") is not None:
+        return None
+    return float(result["reward"])
 
 
 def _log(results: list[dict[str, Any]], names: Sequence[str], log_metric: Any, log_extra: Any) -> None:

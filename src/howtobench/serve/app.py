@@ -1,9 +1,10 @@
 """The HTTP routes of `howtobench serve` (aiohttp): `/get_reward`, `/v1/score`, `/health`, `/metrics`.
 
-Status codes say whose problem it is: 200 with one reward (or null and its reason) per sample; 400 a request
-that is not of the contract's shape; 429 over `--max-pending`, with `Retry-After` (OpenRLHF's client retries); 413 a
-request of more samples than `--max-pending` ever admits (no retry can help);
-503 with one line when the judge itself is unusable (401, nothing answering, disk), never a list of numbers.
+Status codes say whose problem it is: 200 with one reward (or its substitute, or null, and its reason) per
+sample; 400 a request that is not of the contract's shape; 429 past `--max-queued` while others are queued, with
+`Retry-After` and the flag to raise; 503 with one line when the judge is unusable in a way waiting cannot fix
+(401/403/404, a setting, the disk), never a list of numbers. A judge that blinks is waited for inside the request
+(service.py), and `/health` says "degraded" (200) meanwhile.
 """
 
 from __future__ import annotations
@@ -12,25 +13,36 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
+from pydantic import BaseModel, ValidationError
 
 from howtobench import strict_json
 from howtobench.errors import HowtobenchError
 from howtobench.llm.limits import SlotPool
 from howtobench.redact import redact_text
-from howtobench.serve.answers import get_reward_answer, score_answer
+from howtobench.serve.answers import get_reward_answer, score_answer, slime_answer
+from howtobench.serve.contract import GetRewardRequest, ScoreRequest, ScoreSample, SlimeRequest, describe
 from howtobench.serve.samples import ItemIndex, Sample, SampleError, item_of, response_of
-from howtobench.serve.service import Overloaded, Rejected, RewardService, TooLarge
-from howtobench.suggest import unknown_name
+from howtobench.serve.service import Overloaded, Rejected, RewardService
 
+SLIME_DEADLINE_S = 110.0  # under the 120 s total timeout of slime's shared aiohttp session (rm_hub/__init__.py)
 MAX_BODY_BYTES = 256 * 1024 * 1024  # a batch of long writings; aiohttp's default (1 MiB) refuses a few of them
 
 
 class BadRequest(ValueError):
     """The request does not follow the contract: 400 with this message."""
+
+
+C = TypeVar("C", bound=BaseModel)
+KNOWN_KEYS: dict[type[BaseModel], dict[int, tuple[str, ...]]] = {  # by depth in the body (`contract.describe`)
+    GetRewardRequest: {1: tuple(GetRewardRequest.model_fields)},
+    ScoreRequest: {1: tuple(ScoreRequest.model_fields), 3: tuple(ScoreSample.model_fields)},
+    SlimeRequest: {1: tuple(SlimeRequest.model_fields)},
+}
 
 
 @dataclass
@@ -42,12 +54,17 @@ class Health:
     pool: SlotPool | None = None
 
     def problem(self) -> str | None:
-        if not self.ready:
-            return self.reason
+        """Why the server cannot answer yet (503), or None."""
+        return None if self.ready else self.reason
+
+    def degraded(self) -> str | None:
+        """Which judge URLs are out of the pool now (requests wait for them to be probed again), or None."""
         out = self.pool.out_of_pool() if self.pool is not None else []
-        if self.pool is not None and len(out) == len(self.pool.urls):
-            return "every judge URL is out of the pool: " + "; ".join(out)
-        return None
+        if not out or self.pool is None:
+            return None
+        every = "every judge URL" if len(out) == len(self.pool.urls) else f"{len(out)} of {len(self.pool.urls)} " \
+            "judge URLs"
+        return f"{every} out of the pool, probed again shortly (requests wait for it): " + "; ".join(out)
 
 
 @dataclass
@@ -62,31 +79,22 @@ class ServeState:
     judge_calls: Callable[[], tuple[int, int]] = lambda: (0, 0)  # (fresh calls, cache hits) of the judge client
 
 
+def parsed(model: type[C], body: Any) -> C:
+    """The body as the route's contract type; every problem of it named at once (`BadRequest`, 400)."""
+    if not isinstance(body, dict):
+        raise BadRequest(f"the body must be a JSON object ({model.__name__}: docs/rl.md)")
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        raise BadRequest(describe(exc, KNOWN_KEYS[model])) from None
+
+
 def openrlhf_entries(body: Any, items: ItemIndex) -> list[Sample | Rejected]:
     """The samples of an OpenRLHF body `{"query": [...], "prompts": [...], "labels": [...]}`."""
-    if not isinstance(body, dict) or not isinstance(body.get("query"), list):
-        raise BadRequest('the body must be a JSON object with "query": a list of prompt + response texts')
-    queries = body["query"]
-    prompts = _column(body, "prompts", len(queries), required=True)
-    labels = _column(body, "labels", len(queries), required=False)
-    return [_entry(q, p, label, items) for q, p, label in zip(queries, prompts, labels, strict=True)]
-
-
-def _column(body: dict[str, Any], name: str, size: int, *, required: bool) -> list[Any]:
-    values = body.get(name)
-    if values is None:
-        if required:
-            raise BadRequest(f'"{name}" is missing: the response is what follows each prompt in its query')
-        return [None] * size
-    if not isinstance(values, list) or len(values) != size:
-        raise BadRequest(f'"{name}" must be a list as long as "query" ({size})')
-    return values
-
-
-def _entry(query: Any, prompt: Any, label: Any, items: ItemIndex) -> Sample | Rejected:
-    if not isinstance(query, str) or not (prompt is None or isinstance(prompt, str)):
-        raise BadRequest("every query and prompt must be a string")
-    return _sample(label, prompt, lambda: response_of(query, prompt), items)
+    request = parsed(GetRewardRequest, body)
+    labels = request.labels if request.labels is not None else [None] * len(request.query)
+    return [_sample(label, prompt, partial(response_of, query, prompt), items)
+            for query, prompt, label in zip(request.query, request.prompts, labels, strict=True)]
 
 
 def _sample(label: Any, prompt: str | None, response: Callable[[], str], items: ItemIndex) -> Sample | Rejected:
@@ -102,34 +110,9 @@ def _sample(label: Any, prompt: str | None, response: Callable[[], str], items: 
 
 def score_entries(body: Any, items: ItemIndex) -> tuple[list[Sample | Rejected], float | None]:
     """The samples of a `/v1/score` body `{"samples": [{"response" | "query"+"prompt", "label"}], "deadline_s"}`."""
-    if not isinstance(body, dict) or not isinstance(body.get("samples"), list):
-        raise BadRequest('the body must be a JSON object with "samples": a list of {"response", "label"} objects')
-    _known_keys(body, SCORE_KEYS, "the body")
-    deadline = body.get("deadline_s")
-    if deadline is not None and (not strict_json.is_number(deadline) or deadline <= 0):
-        raise BadRequest(f'"deadline_s" must be a positive number of seconds, not {json.dumps(deadline)[:40]}')
-    entries = []
-    for sample in body["samples"]:
-        if not isinstance(sample, dict):
-            raise BadRequest("every sample must be a JSON object")
-        _known_keys(sample, SAMPLE_KEYS, "a sample")
-        prompt, response, query = sample.get("prompt"), sample.get("response"), sample.get("query")
-        if not all(v is None or isinstance(v, str) for v in (prompt, response, query)) or (response is None) == (
-                query is None):
-            raise BadRequest('every sample needs "response" (the text) or "query" (prompt + response), as strings')
-        entries.append(_sample(sample.get("label"), prompt, _text_of(response, query, prompt), items))
-    return entries, None if deadline is None else float(deadline)
-
-
-SCORE_KEYS = ("samples", "deadline_s")
-SAMPLE_KEYS = ("response", "query", "prompt", "label")
-
-
-def _known_keys(given: dict[str, Any], known: Sequence[str], what: str) -> None:
-    """Our own contract (`/v1/score`) refuses a key it does not know: a typo (`deadline`) was silently ignored."""
-    for key in given:
-        if key not in known:
-            raise BadRequest(f"{what} has an {unknown_name('key', str(key)[:40], known)}")
+    request = parsed(ScoreRequest, body)
+    entries = [_sample(s.label, s.prompt, _text_of(s.response, s.query, s.prompt), items) for s in request.samples]
+    return entries, request.deadline_s
 
 
 def _text_of(response: str | None, query: str | None, prompt: str | None) -> Callable[[], str]:
@@ -137,13 +120,14 @@ def _text_of(response: str | None, query: str | None, prompt: str | None) -> Cal
     if response is not None:
         return lambda: response
     assert query is not None
-    return lambda: response_of(query, prompt)
+    return partial(response_of, query, prompt)
 
 
 def build_app(state: ServeState) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY_BYTES)
     app.router.add_post("/get_reward", _route(state, "get_reward", _get_reward))
     app.router.add_post("/v1/score", _route(state, "score", _score))
+    app.router.add_post("/slime", _route(state, "slime", _slime))
 
     async def health(request: web.Request) -> web.Response:
         return await _health(state)
@@ -188,8 +172,6 @@ async def _answer(state: ServeState, handler: Handler, request: web.Request) -> 
         return web.json_response({"error": str(exc)}, status=400)
     except Overloaded as exc:
         return web.json_response({"error": str(exc)}, status=429, headers={"Retry-After": str(exc.retry_after_s)})
-    except TooLarge as exc:  # no Retry-After: waiting cannot help
-        return web.json_response({"error": str(exc)}, status=413)
     except HowtobenchError as exc:  # run-level: the judge, not the samples
         return web.Response(text=_one_line(exc), status=503, content_type="text/plain")
 
@@ -209,11 +191,29 @@ async def _score(state: ServeState, body: Any) -> dict[str, Any]:
     return score_answer(await state.service.score(entries, deadline), state.tree_names)
 
 
+async def _slime(state: ServeState, body: Any) -> dict[str, Any]:
+    """slime's `--rm-type remote_rm`: one `{prompt, response, label}` per request (`slime/rollout/rm_hub`)."""
+    entries = slime_entries(body, state.items)
+    outcomes = await state.service.score(entries, SLIME_DEADLINE_S)
+    return slime_answer(outcomes[0], state.tree_names, state.scale)
+
+
+def slime_entries(body: Any, items: ItemIndex) -> list[Sample | Rejected]:
+    """The one sample of a slime request (`SlimeRequest`)."""
+    request = parsed(SlimeRequest, body)
+    return [_sample(request.label, request.prompt_text(), lambda: request.response, items)]
+
+
 async def _health(state: ServeState) -> web.Response:
     problem = state.health.problem()
     if problem is not None:
         return web.Response(text=redact_text(problem) + "\n", status=503, content_type="text/plain")
-    return web.json_response({"status": "ok", "samples_in_flight": state.service.pending})
+    degraded = state.health.degraded()
+    answer: dict[str, Any] = {"status": "ok" if degraded is None else "degraded",
+                              "samples_in_flight": state.service.pending}
+    if degraded is not None:
+        answer["reason"] = redact_text(degraded)
+    return web.json_response(answer)
 
 
 async def _metrics(state: ServeState) -> web.Response:

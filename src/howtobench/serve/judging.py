@@ -5,15 +5,25 @@ judgments it shares here too: ToW's negotiator asks J_W once per instruction and
 that instruction wait for that one answer (judges/negotiator.py), so a GRPO group of n rollouts costs one
 weights call plus the leaf calls of its n writings. With a panel (`serve --panel`) each judge of the panel has its
 own judge on its own client, and the reward is the panel's score (judges/panel.py).
+
+A judgment whose calls ran out of retries on a fault that may pass (nothing answering, resets, 5xx, timeouts, 429)
+is judged again, with backoff, until its request's deadline: the calls it already got back come from the cache,
+so only what failed is asked again. It keeps its place at the gate meanwhile (a sample already admitted is not
+sent behind those that came after it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from howtobench.concurrency import PacedGate
 from howtobench.data.models import Item, Writing
+from howtobench.errors import RateLimited, ServerDied, TransientError, Unreachable
 from howtobench.guard.guard import Guard
 from howtobench.judges.base import Judge, Judgment, build_judge
 from howtobench.judges.panel import PanelJudge, PanelSpec
@@ -21,6 +31,13 @@ from howtobench.judges.runner import judge_or_fail
 from howtobench.llm.types import LLMClient
 
 POLICY = "policy"  # the `model` of a judged rollout (judgments name the model that wrote the text)
+RETRY_BASE_S, RETRY_MAX_S = 0.5, 5.0  # backoff between judgments of one sample that ran into a judge fault
+log = logging.getLogger(__name__)
+
+
+def is_transient(error: BaseException) -> bool:
+    """A judge fault that may pass by itself (the embedded model's server dying does not)."""
+    return isinstance(error, (Unreachable, TransientError, RateLimited)) and not isinstance(error, ServerDied)
 
 
 class JudgeSet:
@@ -59,15 +76,33 @@ class JudgeSet:
     def for_item(self, item: Item) -> Judge:
         return self.for_reference(not self.no_reference and bool(item.reference.strip()))
 
-    async def judge(self, item: Item, response: str) -> Judgment:
-        """The judgment of one response; a writing-level failure is a failed judgment, a run-level one raises."""
+    async def judge(self, item: Item, response: str, *, until: float | None = None,
+                    on_retry: Callable[[], None] | None = None) -> Judgment:
+        """The judgment of one response; a writing-level failure is a failed judgment, a run-level one raises (a
+        passing one after it was retried until `until`: module docstring). The guard looks first (guard/)."""
         writing = Writing(infer_id=item.id, model=POLICY, output=response)
         verdict = self.guard.check(item, response) if self.guard is not None else None
         if verdict is not None and verdict.skip is not None:  # no judge call, not even a turn at the gate
             return self.guard.skipped(self.method, item, writing, verdict)  # type: ignore[union-attr]
         if self._gate is None:
-            judged = await judge_or_fail(self.for_item(item), item, writing)
+            judged = await self._judge_patiently(item, writing, until, on_retry)
         else:
             async with self._gate:
-                judged = await judge_or_fail(self.for_item(item), item, writing)
+                judged = await self._judge_patiently(item, writing, until, on_retry)
         return judged if verdict is None else self.guard.annotate(judged, verdict)  # type: ignore[union-attr]
+
+    async def _judge_patiently(self, item: Item, writing: Writing, until: float | None,
+                               on_retry: Callable[[], None] | None) -> Judgment:
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return await judge_or_fail(self.for_item(item), item, writing)
+            except Exception as exc:
+                wait = random.uniform(0.5, 1.0) * min(RETRY_MAX_S, RETRY_BASE_S * 2 ** (attempt - 1))
+                if until is None or not is_transient(exc) or time.monotonic() + wait >= until:
+                    raise
+                log.info("the judge failed a sample (%s); judged again in %.1f s", exc, wait)
+                if on_retry is not None:
+                    on_retry()
+                await asyncio.sleep(wait)

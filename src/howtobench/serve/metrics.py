@@ -49,9 +49,12 @@ class ServeMetrics:
                                "deadline (null: not judged in time), rejected (label or query unusable)",
                                ["outcome"], registry=r)
         self.substituted = Counter("howtobench_substituted_rewards", "Failed samples given a --failed-reward "
-                                   "substitute", registry=r)
-        self.refused = Counter("howtobench_refused_requests", "Requests answered 429 (over --max-pending)",
+                                   "substitute, by rule: group-mean, all-failed (the constant of a group with no "
+                                   "judged sample), value", ["rule"], registry=r)
+        self.refused = Counter("howtobench_refused_requests", "Requests answered 429 (over --max-queued)",
                                registry=r)
+        self.judge_retries = Counter("howtobench_judge_retries", "Judgments tried again after a judge fault that "
+                                     "may pass (refused connections, resets, 5xx, timeouts)", registry=r)
         self.failures = Counter("howtobench_failures", "Failures by kind (the error class)", ["kind"], registry=r)
         self.in_flight = Gauge("howtobench_samples_in_flight", "Samples admitted and not yet judged", registry=r)
         self.requests_in_flight = Gauge("howtobench_requests_in_flight", "Requests waiting for their answer",

@@ -14,12 +14,11 @@ from collections.abc import Callable
 from howtobench.errors import EndpointError, PermanentError, TransientError
 from howtobench.event_loop import loaded_data_frozen
 from howtobench.listen import listening
-from howtobench.llm.types import LLMClient
 from howtobench.locks import serve_lock
 from howtobench.rate.server import is_loopback
 from howtobench.redact import redact_text
 from howtobench.serve.app import Health, build_app
-from howtobench.serve.setup import ServeSettings, open_service
+from howtobench.serve.setup import ServedClient, ServeSettings, open_service
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -33,12 +32,11 @@ def exposure_warning(host: str) -> str | None:
             "and spend the judge's budget (the server has no authentication)")
 
 
-async def preflight(client: LLMClient, health: Health, say: Callable[[str], None], retry_s: float) -> None:
+async def preflight(client: ServedClient, health: Health, say: Callable[[str], None], retry_s: float) -> None:
     """Ask the judge once per base URL until it answers; raise what stops the server (a refusal, a bad setting)."""
-    check = getattr(client, "preflight", None)
     while True:
         try:
-            warnings = await check() if check is not None else []
+            warnings = await client.preflight()
         except (EndpointError, TransientError) as exc:
             if isinstance(exc, PermanentError):
                 raise

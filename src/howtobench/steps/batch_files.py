@@ -188,7 +188,8 @@ def round_text(path: Path, number: int, calls: int, model: str, cost: float | No
         f"estimated cost: {estimated_cost(cost, model)}",
         "run them with one of:",
         f"  vllm run-batch -i {path} -o {out} --model {model}",
-        f"  python examples/ray_data_judge.py {path} {out} --model {model}    (Ray Data + vLLM on a cluster)",
+        f"  Ray Data + vLLM on a cluster: `python ray_data_judge.py {path} {out} --model {model}`, the script is "
+        "examples/ray_data_judge.py of the howtobench source repository (not in the pip package; docs/cluster.md)",
         f"  OpenAI: curl https://api.openai.com/v1/files -H \"Authorization: Bearer $OPENAI_API_KEY\" "
         f"-F purpose=batch -F file=@{path}",
         "          then POST /v1/batches {\"input_file_id\": ..., \"endpoint\": \"/v1/chat/completions\", "
