@@ -19,7 +19,7 @@ from howtobench.data.loader import load_items
 from howtobench.data.models import TASKS
 from howtobench.errors import DataError
 from howtobench.guard.guard import Guard
-from howtobench.guard.survey import Survey, is_judgments_file, survey_judgments, survey_tables, survey_writings
+from howtobench.meta.guard_survey import Survey, is_judgments_file, survey_judgments, survey_tables, survey_writings
 from howtobench.report.tables import print_tables
 
 
