@@ -3,7 +3,7 @@
 `asyncio.gather` leaves the other awaitables running when one raises, and a bare `task.cancel()` does
 not wait: a run-level error (errors.py) would then return while orphaned model calls kept the endpoint
 busy and wrote to a call log being closed. Every place that runs items or calls side by side (the step layer's
-runner loop `steps.loop.run_loop`, a judgment's leaves, a perturbed set kept whole) goes through these two helpers,
+runner loop `runloop.run_loop`, a judgment's leaves, a perturbed set kept whole) goes through these two helpers,
 so a run stops within seconds of such an error and leaves nothing behind.
 
 Some exceptions stop differently: `StopAfterSiblings`, i.e. `BudgetExceeded` (--max-cost reached: the client

@@ -47,7 +47,7 @@ from howtobench.errors import DataError
 from howtobench.llm.replies import finish_problem, is_truncated, split_reasoning
 from howtobench.llm.types import ChatRequest, ChatResult, LLMClient, SamplingParams, Usage
 from howtobench.outputs import output_file, write_text_atomic, writing
-from howtobench.steps.loop import DurableLines, LoopSettings, run_loop
+from howtobench.runloop import DurableLines, LoopSettings, run_loop
 
 PromptLanguage = Literal["zh", "en"]
 PromptStyle = Literal["release", "framed"]
@@ -241,7 +241,7 @@ async def generate_writings(
     max_failed_rate: float | None = None,
 ) -> GenerateSummary:
     """Write every item not yet in `out_path` with `client`, appending each writing as it finishes
-    (`steps.loop.run_loop`).
+    (`runloop.run_loop`).
 
     Raises the client's first run-level error (nothing written for the calls in flight) and `TooManyFailures`
     once the failed share passes `max_failed_rate`; the failures so far are listed either way."""

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from howtobench import runloop as loop
 from howtobench.data.models import Item, Writing
 from howtobench.judges import runner
 from howtobench.judges.base import Judgment
-from howtobench.steps import loop
 
 
 class _CpuJudge:

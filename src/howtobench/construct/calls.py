@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 from howtobench.construct.workfile import StageRow, StageWriter
 from howtobench.llm.reask import ask_until_accepted
 from howtobench.llm.types import ChatRequest, ChatResult, LLMClient
+from howtobench.runloop import LoopSettings, run_loop
 from howtobench.steps.client import DEFAULT_IN_FLIGHT
-from howtobench.steps.loop import LoopSettings, run_loop
 
 T = TypeVar("T")
 Unit = StageRow | Sequence[StageRow]  # what one job of a step makes: a row, or the items of one text

@@ -25,7 +25,7 @@ from howtobench.construct.workfile import (
 from howtobench.data.genres import GENRES
 from howtobench.errors import RowError
 from howtobench.llm.types import ChatRequest, LLMClient, SamplingParams
-from howtobench.steps.loop import LoopSettings
+from howtobench.runloop import LoopSettings
 
 PREVIEW_CHARS = 160
 

@@ -25,7 +25,7 @@ from howtobench.construct.workfile import INGEST, ITEMS, read_existing, read_sta
 from howtobench.data.models import TASKS, Language, Task
 from howtobench.errors import ConfigError
 from howtobench.llm.types import ChatRequest, LLMClient
-from howtobench.steps.loop import LoopSettings
+from howtobench.runloop import LoopSettings
 
 _END = ("。", "！", "？", ".", "!", "?", "”", "\"")
 

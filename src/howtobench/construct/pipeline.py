@@ -3,7 +3,7 @@
 `plan` lists the requests a step would send now (only pending texts, so a resumed run is priced for what is
 left); the CLI prices them with the dry-run machinery (`llm/dryrun.price_plan`). `run` opens the step client — an
 endpoint from flags, or the embedded local model — and runs the step through the step layer's runner loop
-(`steps.loop.run_loop`: the bar, writings in flight from the step client, the --max-failed-rate stop); each finished
+(`runloop.run_loop`: the bar, writings in flight from the step client, the --max-failed-rate stop); each finished
 text's rows are appended to the stage file at once and calls are cached by the client layer, so a killed run
 resumes from the stage file and the cache without repeating a finished call.
 """
@@ -21,8 +21,8 @@ from howtobench.construct import classify, make, quality
 from howtobench.data.models import TASKS
 from howtobench.errors import ConfigError
 from howtobench.llm.types import ChatRequest
+from howtobench.runloop import LoopSettings
 from howtobench.steps.client import DEFAULT_IN_FLIGHT, StepClient, step_client
-from howtobench.steps.loop import LoopSettings
 from howtobench.steps.settings import Execution
 
 Step = Literal["classify", "filter", "make"]

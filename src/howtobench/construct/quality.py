@@ -17,7 +17,7 @@ from howtobench.construct.classify import load_genres
 from howtobench.construct.records import Classified, Rated, SourceText
 from howtobench.construct.workfile import FILTER, INGEST, read_existing, read_stage, write_rows
 from howtobench.llm.types import ChatRequest, LLMClient, SamplingParams
-from howtobench.steps.loop import LoopSettings
+from howtobench.runloop import LoopSettings
 
 DEFAULT_THRESHOLD = 4  # the paper's choice (4.3)
 SCORES = (1, 2, 3, 4, 5)

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 from howtobench.data.rows import iter_json_objects
 from howtobench.errors import DataError, RowError
 from howtobench.outputs import write_text_atomic
-from howtobench.steps.loop import DurableLines
+from howtobench.runloop import DurableLines
 
 INGEST = "01_ingest.jsonl"
 CLASSIFY = "02_classify.jsonl"

@@ -24,7 +24,7 @@ from howtobench.errors import HowtobenchError, WritingTooLong, is_run_level
 from howtobench.judges.base import Judge, Judgment, with_lengths
 from howtobench.llm.types import Usage
 from howtobench.outputs import output_file
-from howtobench.steps.loop import DurableLines, LoopSettings, run_loop
+from howtobench.runloop import DurableLines, LoopSettings, run_loop
 
 Key = tuple[str, str, str]
 
@@ -103,7 +103,7 @@ async def run_judge(
     redo_failed: bool = False,
     max_failed_rate: float | None = None,
 ) -> list[Judgment]:
-    """Judge every pair not yet in `out_path`, appending each judgment as it finishes (`steps.loop.run_loop`).
+    """Judge every pair not yet in `out_path`, appending each judgment as it finishes (`runloop.run_loop`).
 
     Returns the judgments of all `pairs` (earlier runs' and new ones) in the order of `pairs`.
     `concurrency` bounds the writings judged at once; the client layer bounds the calls. Raises the

@@ -1,6 +1,6 @@
 """`howtobench perturb` as a library call: one kind, one seed, one input file -> perturbed writings.
 
-The output file is the state, as for the judge runner (both run on the step layer's `steps.loop.run_loop`): each
+The output file is the state, as for the judge runner (both run on the step layer's `runloop.run_loop`): each
 perturbed writing is appended (flushed, fsynced every half second and at the end) the moment it is made, so a run
 stopped by --max-cost, a run-level error or a kill keeps every rewrite already paid for. A re-run reads the file
 back (a line cut short by a kill is cut off), checks that it holds this kind and seed, and perturbs only the
@@ -32,8 +32,8 @@ from howtobench.robustness.files import (
     writings_for_judgments,
 )
 from howtobench.robustness.transfer import TRANSFER_KINDS
+from howtobench.runloop import DurableLines, LoopSettings, run_loop
 from howtobench.steps.client import StepClient, step_client
-from howtobench.steps.loop import DurableLines, LoopSettings, run_loop
 from howtobench.steps.settings import Execution
 
 

@@ -1,4 +1,4 @@
-"""The one resumable runner loop (steps/loop.py): bounded, recorded as finished, stopped cleanly."""
+"""The one resumable runner loop (runloop.py): bounded, recorded as finished, stopped cleanly."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from fake_clients import FakeClient, reply
+from howtobench import runloop as loop
 from howtobench.data.models import Item
 from howtobench.errors import CacheMiss, DataError, OutputError, TooManyFailures
 from howtobench.generate import generate_writings
-from howtobench.steps import loop
-from howtobench.steps.loop import DurableLines, LoopSettings, run_loop
+from howtobench.runloop import DurableLines, LoopSettings, run_loop
 
 
 class _ListSink:
