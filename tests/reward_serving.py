@@ -6,8 +6,10 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
+from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -84,8 +86,8 @@ def openrlhf_body(prompt: str, responses: list[str], label: Any, end: str = "<|i
 class ServeProcess:
     """`howtobench serve` in a child process (as a trainer's cluster would run it): its URL from stdout."""
 
-    def __init__(self, args: list[str], env: dict[str, str] | None = None) -> None:
-        self.args, self.env = args, env
+    def __init__(self, args: list[str], env: dict[str, str] | None = None, *, drain: bool = False) -> None:
+        self.args, self.env, self.drain = args, env, drain
         self.proc: subprocess.Popen[str] | None = None
         self.url = ""
 
@@ -100,8 +102,16 @@ class ServeProcess:
             _, err = self.proc.communicate()
             raise RuntimeError(f"serve did not start: {line!r} {err[-2000:]}")
         self.url = line
+        self.stderr_tail: deque[str] = deque(maxlen=200)
+        if self.drain:  # read as it comes: a server that logs much (a judge answering garbage) would otherwise fill
+            # the pipe and block on its next write, stalling every request; `stderr_tail` keeps the last lines
+            threading.Thread(target=self._drain, args=(self.proc.stderr,), daemon=True).start()
         self.wait_healthy()
         return self
+
+    def _drain(self, stream: Any) -> None:
+        for line in stream:
+            self.stderr_tail.append(line)
 
     def wait_healthy(self, timeout_s: float = 60.0) -> None:
         until = time.monotonic() + timeout_s

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fake_server import FakeServer
+from fake_server import FakeServer, Reply
 from judge_replies import server_handler
 from reward_serving import openrlhf_body, running, settings_for
 
@@ -58,3 +58,16 @@ async def test_a_missing_rollout_holds_its_group_for_the_straggler_wait_only(fak
         (_, again, _), = await asyncio.gather(app.post("/get_reward", truncated()))
     assert failed["rewards"] == [pytest.approx(judged["rewards"][0])] and waited < 5
     assert again["rewards"] == [0.0]  # alone after the wait: its own group, none judged
+
+
+async def test_failed_rollouts_of_two_groups_sent_one_request_each_are_answered_at_once(fake_server: FakeServer,
+                                                                                       tmp_path: Path) -> None:
+    """A failed sample waits for its group to close; a change of its group between that wait's start and its first
+    turn was missed, and half the rollouts waited the whole deadline (found by tests/trainers with OpenRLHF)."""
+    fake_server.handler = lambda r: Reply.text("garbage") if r.get("response_format") else Reply.text("x")
+    async with running(settings_for(fake_server, tmp_path / "ws", None, deadline_s=60.0)) as app:
+        started = time.monotonic()
+        answers = await asyncio.gather(*(app.post("/get_reward", openrlhf_body(
+            f"写一篇文章{k % 2}", [f"正文{k}"], f'{{"instruction": "写一篇文章{k % 2}"}}')) for k in range(16)))
+        took = time.monotonic() - started
+    assert [a["rewards"] for _, a, _ in answers] == [[0.0]] * 16 and took < 30

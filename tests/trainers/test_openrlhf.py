@@ -132,7 +132,8 @@ def check(experiences: list[Any]) -> tuple[int, int]:
 
 
 def test_healthy_judge_32_groups_of_8(cluster: list[Any], tmp_path: Path) -> None:
-    with judge() as fake, ServeProcess(serve_args(fake.base_url, tmp_path / "ws", "--group-size", str(N))) as served:
+    with judge() as fake, ServeProcess(serve_args(fake.base_url, tmp_path / "ws", "--group-size", str(N)),
+                                       drain=True) as served:
         experiences, rollouts = step(cluster, served.url, prompts_of(32))
         calls = fake.calls()
     assert len(rollouts) == 32 * N and check(experiences) == (32 * N, 0)
@@ -141,7 +142,7 @@ def test_healthy_judge_32_groups_of_8(cluster: list[Any], tmp_path: Path) -> Non
 
 
 def test_a_judge_down_2_s_mid_step(cluster: list[Any], tmp_path: Path) -> None:
-    with judge() as fake, ServeProcess(serve_args(fake.base_url, tmp_path / "ws")) as served:
+    with judge() as fake, ServeProcess(serve_args(fake.base_url, tmp_path / "ws"), drain=True) as served:
         fake.down_for(2.0, after_calls=20)
         experiences, rollouts = step(cluster, served.url, prompts_of(4))
         calls = fake.calls()
@@ -152,7 +153,7 @@ def test_a_judge_down_2_s_mid_step(cluster: list[Any], tmp_path: Path) -> None:
 
 
 def test_a_garbage_judge_gives_constant_groups_that_dynamic_filtering_drops(cluster: list[Any], tmp_path: Path) -> None:
-    with judge() as fake, ServeProcess(serve_args(fake.base_url, tmp_path / "ws")) as served:
+    with judge() as fake, ServeProcess(serve_args(fake.base_url, tmp_path / "ws"), drain=True) as served:
         fake.garbage()
         experiences, rollouts = step(cluster, served.url, prompts_of(2))
         assert len(rollouts) == 2 * N and check(experiences) == (2 * N, 2 * N)
@@ -163,7 +164,7 @@ def test_a_garbage_judge_gives_constant_groups_that_dynamic_filtering_drops(clus
 
 def test_a_left_truncated_prompt_is_substituted_and_its_group_dropped(cluster: list[Any], tmp_path: Path) -> None:
     long = "写一篇关于春天的文章" * 6  # past max_len - max_new_tokens: OpenRLHF keeps its last tokens only
-    with judge() as fake, ServeProcess(serve_args(fake.base_url, tmp_path / "ws")) as served:
+    with judge() as fake, ServeProcess(serve_args(fake.base_url, tmp_path / "ws"), drain=True) as served:
         experiences, rollouts = step(cluster, served.url, [*prompts_of(2), long], max_len=80)
         assert len(rollouts) == 3 * N and check(experiences) == (3 * N, N)
         _, kept = step(cluster, served.url, [*prompts_of(2), long], "--algo.dynamic_filtering_enable", max_len=80)

@@ -70,7 +70,8 @@ def train(url: str, tmp_path: Path, instructions: list[str] = INSTRUCTIONS, n: i
 
 @pytest.mark.parametrize("fault", ["healthy", "judge down 2 s", "garbage"])
 def test_trl_grpo_trainer_two_steps(fault: str, tmp_path: Path) -> None:
-    with judge() as fake, ServeProcess(serve_args(fake.base_url, tmp_path / "ws", "--deadline", "60")) as served:
+    with judge() as fake, ServeProcess(serve_args(fake.base_url, tmp_path / "ws", "--deadline", "60"),
+                                       drain=True) as served:
         if fault == "garbage":
             fake.garbage()
         elif fault == "judge down 2 s":
@@ -96,7 +97,8 @@ def test_trl_grpo_trainer_two_steps(fault: str, tmp_path: Path) -> None:
 
 def test_trl_grpo_trainer_one_step_of_32_groups_of_8(tmp_path: Path) -> None:
     instructions = [f"写一篇关于春天的文章{k}" for k in range(32)]
-    with judge() as fake, ServeProcess(serve_args(fake.base_url, tmp_path / "ws", "--group-size", "8")) as served:
+    with judge() as fake, ServeProcess(serve_args(fake.base_url, tmp_path / "ws", "--group-size", "8"),
+                                       drain=True) as served:
         trainer, seen, _ = train(served.url, tmp_path, instructions, n=8, steps=1)
         calls = fake.calls()
     rewards = [r for _, _, out in seen for r in out]

@@ -117,7 +117,8 @@ def check(scored: DataProto, advantages: torch.Tensor) -> int:
 
 
 def test_healthy_judge_32_groups_of_8(cluster: None, tmp_path: Path) -> None:
-    with judge() as fake, ServeProcess(serve_args(fake.base_url, tmp_path / "ws", "--group-size", str(N))) as served:
+    with judge() as fake, ServeProcess(serve_args(fake.base_url, tmp_path / "ws", "--group-size", str(N)),
+                                       drain=True) as served:
         scored, advantages, _ = reward_step(served.url, tmp_path, 32)
         calls = fake.calls()
     assert check(scored, advantages) == 0 and len(calls) == 32 * (1 + 7 * N)
@@ -125,7 +126,7 @@ def test_healthy_judge_32_groups_of_8(cluster: None, tmp_path: Path) -> None:
 
 
 def test_a_judge_down_2_s_mid_step(cluster: None, tmp_path: Path) -> None:
-    with judge() as fake, ServeProcess(serve_args(fake.base_url, tmp_path / "ws")) as served:
+    with judge() as fake, ServeProcess(serve_args(fake.base_url, tmp_path / "ws"), drain=True) as served:
         fake.down_for(2.0, after_calls=20)
         scored, advantages, _ = reward_step(served.url, tmp_path, 4)
         calls = fake.calls()
@@ -134,7 +135,7 @@ def test_a_judge_down_2_s_mid_step(cluster: None, tmp_path: Path) -> None:
 
 
 def test_a_garbage_judge_gives_constant_groups_with_zero_advantage(cluster: None, tmp_path: Path) -> None:
-    with judge() as fake, ServeProcess(serve_args(fake.base_url, tmp_path / "ws")) as served:
+    with judge() as fake, ServeProcess(serve_args(fake.base_url, tmp_path / "ws"), drain=True) as served:
         fake.garbage()
         scored, advantages, _ = reward_step(served.url, tmp_path, 2)
     assert check(scored, advantages) == 2 * N and float(advantages.abs().max()) == 0.0

@@ -46,8 +46,10 @@ class Cohort:
         self._changed.set()
         self._changed = asyncio.Event()
 
-    async def next_change(self) -> None:
-        await self._changed.wait()
+    def change_event(self) -> asyncio.Event:
+        """The event the next change sets, taken now: awaited in a task, it must not be read when the task first
+        runs, or a change in between is missed (and the waiter sleeps to its deadline)."""
+        return self._changed
 
 
 class Cohorts:
@@ -104,7 +106,7 @@ class Cohorts:
             if wait <= 0:
                 self._close(group, cohort)
                 return
-            change = asyncio.ensure_future(cohort.next_change())
+            change = asyncio.ensure_future(cohort.change_event().wait())
             try:
                 await asyncio.wait({change}, timeout=wait)
             finally:
