@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import re
+from pathlib import Path
 
 import pytest
 from rich.console import Console
 
 from howtobench import progress
-from howtobench.progress import LineProgress, stats_progress
+from howtobench.progress import LineProgress, progress_line, stats_progress, without_eta
 
 STATS = "written 3 · empty 0 · truncated 0 · failed 0 · tokens 284 · cost unknown"
 
@@ -51,3 +53,35 @@ def test_without_a_terminal_a_line_every_few_seconds_on_stderr(monkeypatch: pyte
         ["judge", "tow: 1/4 (25%)", "failed 0"], ["judge", "tow: 3/4 (75%)", "failed 2"],
         ["judge", "tow: 4/4 (100%)", "failed 3"]]
     assert all(re.search(r" · \d+:\d\d:\d\d elapsed", line) for line in lines)
+
+
+def test_on_batch_files_no_time_left_is_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 40: a batch-files export showed ~2:41:42 left for a 3-minute job (deferred items never count, so the
+    rate of finished ones says nothing): on batch files the bar and the log line have no time left."""
+    from rich.progress import TimeRemainingColumn
+
+    from howtobench.config import EndpointConfig
+    from howtobench.steps.batch_files import BatchFiles
+    from howtobench.steps.client import step_client
+    from howtobench.steps.settings import Execution
+
+    def has_eta() -> bool:
+        return any(isinstance(c, TimeRemainingColumn) for c in stats_progress(True).columns)
+
+    async def inside(execution: Execution) -> bool:
+        async with step_client(EndpointConfig(model="m", base_urls=("http://127.0.0.1:1/v1",)), execution,
+                               purpose="judge", run_id="judge:x", items=3, check=False):
+            return has_eta()
+
+    files = BatchFiles(export=tmp_path / "calls.jsonl")
+    assert asyncio.run(inside(Execution(workspace=tmp_path / "ws", files=files))) is False
+    assert has_eta()  # outside the block, and on a live client, as before
+    assert asyncio.run(inside(Execution(workspace=tmp_path / "ws"))) is True
+    bar = stats_progress(True)
+    task = bar.add_task("judge · tow", total=100, stats="")
+    monkeypatch.setattr(type(bar.tasks[0]), "time_remaining", property(lambda _t: 9702.0))
+    assert progress_line(bar.tasks[task]).endswith(", ~2:41:42 left")
+    assert progress_line(bar.tasks[task], eta=False).endswith("elapsed")
+    with without_eta():
+        line_bar = stats_progress(True)
+        assert isinstance(line_bar, LineProgress) and not line_bar._eta
