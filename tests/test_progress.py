@@ -85,3 +85,28 @@ def test_on_batch_files_no_time_left_is_shown(tmp_path: Path, monkeypatch: pytes
     with without_eta():
         line_bar = stats_progress(True)
         assert isinstance(line_bar, LineProgress) and not line_bar._eta
+
+
+JUDGE_STATS = ("calls 1,234 (cached 12) · tokens 3,456,789 · cost $12.3456 · failed 3 · "
+               "calls at once gpt-4o-2024-11-20 64 (auto)")
+
+
+@pytest.mark.parametrize("width", [80, 60])
+def test_at_eighty_columns_the_judge_bar_breaks_between_fields(width: int) -> None:
+    """Issue 40: at 80 columns the judge's stats were squeezed into ~30 columns beside the bar and wrapped
+    mid-field ("cost" / "$12.3456", "calls at" / "once"): they now go below the bar, broken only between fields."""
+    from rich.progress import TimeRemainingColumn
+
+    bar = progress.StatsProgress(*progress.stats_columns([TimeRemainingColumn()]))
+    task = bar.add_task("judge · tow", total=1302, stats=JUDGE_STATS)
+    bar.update(task, completed=120)
+    console = Console(file=io.StringIO(), width=width, record=True)
+    console.print(bar.drawn(width))
+    lines = [line.rstrip() for line in console.export_text().splitlines() if line.strip()]
+    assert max(len(line) for line in lines) <= width
+    assert lines[0].startswith("judge · tow") and "120/1302" in lines[0] and "0:00:00" in lines[0]
+    for field in JUDGE_STATS.split(" · "):  # each field whole on one line
+        assert sum(field in line for line in lines[1:]) == 1, (field, lines)
+    wide = Console(file=io.StringIO(), width=200, record=True)
+    wide.print(bar.drawn(200))
+    assert len(wide.export_text().strip().splitlines()) == 1  # room enough: one row, as before
