@@ -54,6 +54,6 @@ def test_the_preflight_probes_are_one_line_not_an_estimate_block_each() -> None:
     estimates = with_preflight([price_plan("judge", "j", work)], endpoints)
     screen = first_screen("run", Quote.of(estimates, {}))
     assert "writer · w" not in screen  # no block for the probe alone
-    assert "  judge · j: 6 calls (with the preflight's 2)," in screen
+    assert "  judge · j: 6 calls," in screen  # its 2 probes included
     assert "  preflight: 3 one-token calls (j, w), one per base URL" in screen
     assert "  total: 7 calls," in screen

@@ -180,8 +180,6 @@ def first_screen(command: str, quote: Quote) -> str:
         if lane.expected_completion_tokens is not None and lane.expected_completion_tokens < lane.completion_tokens:
             completion = f"~{lane.expected_completion_tokens:,} (at most ~{lane.completion_tokens:,}) completion tokens"
         calls = f"{lane.calls:,} call{'s' if lane.calls != 1 else ''}"
-        if lane.preflight_calls:
-            calls += f" (with the preflight's {lane.preflight_calls:,})"
         lines.append(f"  {lane.role} · {lane.model}: {calls}, ~{lane.prompt_tokens:,} prompt + "
                      f"{completion}")
         lines.append(f"      {dollars_text(lane.dollars, lane.expected)}")
@@ -203,7 +201,7 @@ def _preflight_line(quote: Quote) -> list[str]:
     count = sum(lane.preflight_calls for lane in probes)
     models = ", ".join(dict.fromkeys(lane.model for lane in probes))
     return [f"  preflight: {count:,} one-token call{'s' if count != 1 else ''} ({models}), one per base URL, "
-            "to check each endpoint before the first item (counted in the total)"]
+            "to check each endpoint before the first item (in its model's calls above, if listed, and in the total)"]
 
 
 # ------------------------------------------------------------------ the spending limit
