@@ -89,6 +89,23 @@ def output_file(path: Path) -> Path:
     return path
 
 
+@contextmanager
+def undone_if_empty(path: Path) -> Iterator[None]:
+    """Remove the folders up to `path` that this block created, when it fails and leaves them empty: a run whose
+    preflight failed left an empty `runs/<name>/` behind (its lock file goes on release), which looked like a
+    run. A folder that existed before, or holds anything, stays."""
+    made = [p for p in (path, *path.parents) if not p.exists()]
+    try:
+        yield
+    except BaseException:
+        for folder in made:  # innermost first; rmdir refuses a folder with anything in it
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
+
+
 def output_dir(path: Path) -> Path:
     """`path` as an output folder (created if missing); a file in its place is an OutputError."""
     with writing(path):

@@ -52,7 +52,7 @@ from howtobench.llm.cache import DB_NAME
 from howtobench.llm.preflight import preflight_endpoints
 from howtobench.llm.types import SamplingParams, Usage
 from howtobench.locks import output_lock
-from howtobench.outputs import output_dir, write_text_atomic
+from howtobench.outputs import output_dir, undone_if_empty, write_text_atomic
 from howtobench.progress import step
 from howtobench.report.html import ReportOptions, write_report
 from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions
@@ -347,8 +347,9 @@ def with_run_identity(settings: RunSettings, items: Sequence[Item], release: Seq
 async def run_benchmark(settings: RunSettings) -> RunResult:
     """Generate, judge and tabulate; resumable. Returns the leaderboard and the manifest written to disk.
 
-    The run directory is locked for the whole run: a second process on it refuses, naming this one."""
-    with output_lock(output_dir(settings.run_dir), folder=True):
+    The run directory is locked for the whole run: a second process on it refuses, naming this one. A run that
+    fails before writing anything (a refused preflight) leaves no empty run directory."""
+    with undone_if_empty(settings.run_dir), output_lock(output_dir(settings.run_dir), folder=True):
         return await _run_locked(settings)
 
 

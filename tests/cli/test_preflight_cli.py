@@ -41,11 +41,25 @@ def test_a_wrong_judge_model_stops_run_before_anything_is_generated(fake_server:
     result = CliRunner().invoke(app, [
         "run", "--data", str(bench_root), "--task", "guide", "--limit", "1", "--method", "single",
         "--base-url", fake_server.base_url, "--model", "fake-writer", "--judge-base-url", fake_server.base_url,
-        "--judge-model", "fake-jduge", "--workspace", str(tmp_path / "ws"), "--run-dir", str(tmp_path / "run"),
-        "--no-progress"])
+        "--judge-model", "fake-jduge", "--workspace", str(tmp_path / "ws"), "--run-dir",
+        str(tmp_path / "runs" / "r"), "--no-progress"])
     assert isinstance(result.exception, PermanentError) and "model 'fake-jduge' not found" in str(result.exception)
     assert [(r["model"], r["messages"]) for r in fake_server.requests] == [("fake-writer", PING), ("fake-jduge", PING)]
-    assert not (tmp_path / "run" / "writings").exists()
+    assert not (tmp_path / "runs").exists()  # issue 40: no empty runs/<name>/ left behind (nor the runs/ it made)
+
+
+def test_a_failed_preflight_keeps_a_run_directory_that_was_there(fake_server: FakeServer, bench_root: Path,
+                                                                   tmp_path: Path) -> None:
+    """Only the folders the failed run made go: an existing run directory (an earlier run's) stays, as it was."""
+    fake_server.handler = lambda _r: Reply.error(401, "Incorrect API key provided")
+    (tmp_path / "run").mkdir()
+    result = CliRunner().invoke(app, [
+        "run", "--data", str(bench_root), "--task", "guide", "--limit", "1", "--method", "single",
+        "--base-url", fake_server.base_url, "--model", "fake-writer", "--judge-base-url", fake_server.base_url,
+        "--judge-model", "fake-judge", "--workspace", str(tmp_path / "ws"), "--run-dir", str(tmp_path / "run"),
+        "--no-progress"])
+    assert isinstance(result.exception, PermanentError)
+    assert (tmp_path / "run").is_dir() and list((tmp_path / "run").iterdir()) == []
 
 
 def test_no_preflight_and_replay_send_none(fake_server: FakeServer, bench_root: Path, tmp_path: Path) -> None:

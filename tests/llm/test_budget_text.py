@@ -38,3 +38,22 @@ def test_batch_commands_are_priced_at_the_batch_rate(tmp_path: Path, bench_root:
                                       said).group(1))
         assert ("batch window (up to 24 h)" in said) == (mode == "batch")
     assert shown["batch"] == pytest.approx(shown["list"] / 2, abs=0.01)  # OpenAI's batch API: half the list price
+
+
+def test_the_preflight_probes_are_one_line_not_an_estimate_block_each() -> None:
+    """Issue 40, point 6: a role with nothing left to do but its preflight probe (writings already generated) got a
+    whole estimate block ("writer · w: 1 call, ~2 prompt + ~1 completion tokens"), read as work left."""
+    from howtobench.config import EndpointConfig
+    from howtobench.llm.dryrun import price_plan
+    from howtobench.llm.preflight import with_preflight
+    from howtobench.llm.types import ChatRequest
+
+    work = [ChatRequest(messages=({"role": "user", "content": "judge this"},), purpose="judge")] * 4
+    endpoints = {"writer": EndpointConfig(model="w", base_urls=("http://a/v1",)),
+                 "judge": EndpointConfig(model="j", base_urls=("http://b/v1", "http://c/v1"))}
+    estimates = with_preflight([price_plan("judge", "j", work)], endpoints)
+    screen = first_screen("run", Quote.of(estimates, {}))
+    assert "writer · w" not in screen  # no block for the probe alone
+    assert "  judge · j: 6 calls," in screen  # its 2 probes included
+    assert "  preflight: 3 one-token calls (j, w), one per base URL" in screen
+    assert "  total: 7 calls," in screen

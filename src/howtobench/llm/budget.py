@@ -47,6 +47,7 @@ class Lane:
     in_flight: int
     expected: float | None = None  # dollars at the expected reply sizes (see dryrun.Estimate)
     expected_completion_tokens: int | None = None
+    preflight_calls: int = 0  # of `calls`: the preflight's one-token probes (one per base URL)
 
     @property
     def seconds(self) -> float:
@@ -80,7 +81,8 @@ class Quote:
             dollars = total.cost_usd * share if est.priced else None
             expected = est.expected_usd * share if est.priced and est.expected_usd is not None else None
             lanes.append(Lane(est.role, est.model, total.calls, total.prompt_tokens, total.completion_tokens,
-                              dollars, _in_flight(in_flight, est.role), expected, est.expected_completion_tokens))
+                              dollars, _in_flight(in_flight, est.role), expected, est.expected_completion_tokens,
+                              est.by_purpose["preflight"].calls if "preflight" in est.by_purpose else 0))
         return cls(tuple(lane for lane in lanes if lane.calls), batch)
 
     @property
@@ -172,6 +174,8 @@ def first_screen(command: str, quote: Quote) -> str:
     """The lines printed before the first call of a paid command: one block per model, then the total."""
     lines = [f"howtobench {command} — estimate before the first call (nothing has been sent yet)"]
     for lane in quote.lanes:
+        if lane.calls == lane.preflight_calls:
+            continue  # only the probes: no block of its own (it read as work to do), the preflight line has them
         completion = f"~{lane.completion_tokens:,} completion tokens"
         if lane.expected_completion_tokens is not None and lane.expected_completion_tokens < lane.completion_tokens:
             completion = f"~{lane.expected_completion_tokens:,} (at most ~{lane.completion_tokens:,}) completion tokens"
@@ -179,12 +183,25 @@ def first_screen(command: str, quote: Quote) -> str:
         lines.append(f"  {lane.role} · {lane.model}: {calls}, ~{lane.prompt_tokens:,} prompt + "
                      f"{completion}")
         lines.append(f"      {dollars_text(lane.dollars, lane.expected)}")
+    lines += _preflight_line(quote)
     lines.append(f"  total: {quote.calls:,} call{'s' if quote.calls != 1 else ''}, {expected_total(quote)}")
     lines.append(time_text(quote))
     lines.append("  (expected: each reply at its expected size, see --dry-run for the basis; at most: tokens counted "
                  "from characters, no cache hits, every reply at its max_tokens — what --confirm-above and "
                  "--max-cost count)")
     return "\n".join(lines)
+
+
+def _preflight_line(quote: Quote) -> list[str]:
+    """The preflight's probes as a line of their own: one tiny call per base URL of each endpoint, sent before
+    the first item (a lane with nothing else to do had a whole estimate block for them, read as work left)."""
+    probes = [lane for lane in quote.lanes if lane.preflight_calls]
+    if not probes:
+        return []
+    count = sum(lane.preflight_calls for lane in probes)
+    models = ", ".join(dict.fromkeys(lane.model for lane in probes))
+    return [f"  preflight: {count:,} one-token call{'s' if count != 1 else ''} ({models}), one per base URL, "
+            "to check each endpoint before the first item (in its model's calls above, if listed, and in the total)"]
 
 
 # ------------------------------------------------------------------ the spending limit

@@ -18,6 +18,7 @@ from howtobench.config import EndpointConfig
 from howtobench.llm.client import open_client
 from howtobench.llm.preflight import preflight_endpoints
 from howtobench.llm.types import LLMClient
+from howtobench.progress import without_eta
 from howtobench.session import batch_client, endpoint_or_local
 from howtobench.steps.batch_files import file_client
 from howtobench.steps.settings import Execution
@@ -80,7 +81,8 @@ async def step_client(
         async with file_client(endpoint, execution.workspace, execution.files, cache_mode=execution.cache_mode,
                                run_id=run_id, purpose=purpose, prices=execution.prices,
                                report=execution.report or _quiet, imported=not check) as answered:
-            yield StepClient(answered, min(max(1, items), FILE_IN_FLIGHT))
+            with without_eta():  # items finish at once or stop deferred: their rate tells nothing of the rest
+                yield StepClient(answered, min(max(1, items), FILE_IN_FLIGHT))
         return
     if execution.batch is not None:
         async with batch_client(endpoint, workspace=execution.workspace, settings=execution.batch,
