@@ -41,9 +41,12 @@ def test_own_slopes_match_statsmodels_and_shrink_between() -> None:
     assert s.tau2 > 0
 
 
-def test_plentiful_data_recover_planted_slopes() -> None:
-    s = shrunk_slopes(_crafted(2000, 0.5, seed=2))
-    half = 1.96 * np.sqrt(s.own_var)
+@pytest.mark.parametrize("seed", range(5))
+def test_plentiful_data_recover_planted_slopes(seed: int) -> None:
+    """Every seed, not a chosen one: within 3.3 standard errors (each model's miss ~1 in 1,000, four models ~1 in 250;
+    1.96 held only as often as a 95 % interval should, for four models at once about 4 seeds in 5)."""
+    s = shrunk_slopes(_crafted(2000, 0.5, seed=seed))
+    half = 3.3 * np.sqrt(s.own_var)
     assert np.all(np.abs(s.shrunk - PLANTED) <= half)
     assert s.weight.min() > 0.95
 
