@@ -4,13 +4,11 @@ a traceback or a silent acceptance."""
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
-from test_bad_values import as_console_script
+from test_bad_values import console
 
-from howtobench.cli import main as cli_main
 from howtobench.data.loader import load_items
 
 JUDGE = ["judge", "--task", "guide", "--models", "deepseek-r1", "--method", "rouge", "--no-progress"]
@@ -23,13 +21,8 @@ def howtobench(args: list[str], tmp_path: Path, bench_root: Path, monkeypatch: p
     """The console entry point as a user runs it, in this process: (exit status, stderr's lines)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOWTOBENCH_DATA", str(bench_root))
-    monkeypatch.setenv("COLUMNS", "200")
-    monkeypatch.setattr(sys, "argv", ["howtobench", *args])
-    as_console_script(monkeypatch)
-    capsys.readouterr()
-    with pytest.raises(SystemExit) as done:
-        cli_main.main()
-    return int(done.value.code or 0), [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    code, printed = console(args, monkeypatch, capsys)
+    return code, [line for line in printed.err.splitlines() if line.strip()]
 
 
 def test_a_workspace_that_is_a_file_is_named_as_such(tmp_path: Path, bench_root: Path,
