@@ -61,9 +61,8 @@ from howtobench.report.paper import paper_table4
 from howtobench.report.render import board_text
 from howtobench.robustness.anchor import anchor_file, anchor_sample, anchor_variants
 from howtobench.run_settings import RunSettings, run_config
-from howtobench.session import endpoint_or_local
 from howtobench.steps.batch_files import import_for
-from howtobench.steps.client import step_client
+from howtobench.steps.client import endpoint_or_local, step_client
 from howtobench.steps.job_identity import JobIdentity, data_digest, digest_of, files_digest
 from howtobench.steps.judge import panel_judge
 from howtobench.steps.settings import Execution

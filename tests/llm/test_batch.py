@@ -18,7 +18,7 @@ from howtobench.llm.accounting import load_prices, price_for
 from howtobench.llm.batch import BatchSettings, BatchStore
 from howtobench.llm.cache import CallStore
 from howtobench.llm.types import ChatRequest
-from howtobench.session import batch_client
+from howtobench.steps.client import batch_client
 from howtobench.steps.judge import JudgeJob, judge_job
 from howtobench.steps.settings import Execution, Selection
 from judge_replies import first_user, judge_reply, leaf_score, schema_of, server_handler

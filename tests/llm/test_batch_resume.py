@@ -20,7 +20,7 @@ from howtobench.config import EndpointConfig
 from howtobench.errors import TransientError
 from howtobench.llm.batch import BatchSettings, BatchStore
 from howtobench.llm.types import ChatRequest
-from howtobench.session import batch_client
+from howtobench.steps.client import batch_client
 
 FAST = BatchSettings(poll_s=0.02, quiet_s=0.1)
 REQUEST = ChatRequest(messages=({"role": "user", "content": "写一首诗"},))

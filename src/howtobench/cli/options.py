@@ -484,7 +484,7 @@ def judge_endpoint(config: dict[str, Any], **flags: Any) -> EndpointConfig | Non
 @dataclass(frozen=True)
 class ModelFlags:
     """What a model-calling command's flags resolve to. An endpoint is None when not configured: the command
-    then falls back to the embedded local model (see `howtobench.session`)."""
+    then falls back to the embedded local model (see `howtobench.steps.client`)."""
 
     writer: EndpointConfig | None
     judge: EndpointConfig | None

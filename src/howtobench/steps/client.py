@@ -1,25 +1,31 @@
-"""The one place a step gets its model client: live, through the endpoint's batch API, or from batch files the
-user's engine answers (steps/batch_files.py); its preflight; and how many writings it keeps in flight.
+"""The one place a step gets its model client: live (the configured endpoint, else the embedded local model),
+through the endpoint's batch API, or from batch files the user's engine answers (steps/batch_files.py); its
+preflight; and how many writings it keeps in flight.
 
     async with step_client(endpoint, execution, purpose="judge", run_id=..., items=len(pairs)) as step:
         await run_judge(build_judge(method, step.client, options), pairs, out, concurrency=step.in_flight)
 
-Before, generate, judge and run each chose batch-or-live and their writings in flight in their own code (and
-the local judge of `run` a fourth way); they all come here now, so the choice is made once.
+Every command and library step that calls a model (judge, generate, run, perturb, robustness, build, serve, the
+`score` API) gets its client here, so the local-model fallback, its error message, the cache settings and the
+choice of batch or live are made once.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from howtobench.config import EndpointConfig
-from howtobench.llm.client import open_client
+from howtobench.errors import ConfigError
+from howtobench.llm.accounting import load_prices, price_for
+from howtobench.llm.batch import BatchSettings, BatchTransport, upper_bound_cost
+from howtobench.llm.client import CacheMode, open_client
 from howtobench.llm.preflight import preflight_endpoints
+from howtobench.llm.retry import RetryPolicy
 from howtobench.llm.types import LLMClient
 from howtobench.progress import without_eta
-from howtobench.session import batch_client, endpoint_or_local
 from howtobench.steps.batch_files import file_client
 from howtobench.steps.settings import Execution
 
@@ -43,6 +49,57 @@ def writings_in_flight(parallel: int | None, endpoint: EndpointConfig | None,
     if parallel is not None:
         return parallel
     return per_slot * endpoint.capacity if endpoint is not None else DEFAULT_IN_FLIGHT
+
+
+@asynccontextmanager
+async def endpoint_or_local(
+    endpoint: EndpointConfig | None, *, purpose: str = "model", replay: bool = False
+) -> AsyncIterator[EndpointConfig]:
+    """The configured endpoint, or the embedded llama.cpp server (started here, stopped on exit).
+
+    `purpose` names the role ("judge", "writer", ...) in the error raised when the local model is not installed.
+    `replay`: the calls are answered from the cache, so the local model's endpoint is named but no server started.
+    """
+    if endpoint is not None:
+        yield endpoint
+        return
+    try:
+        from howtobench.llm.local import local_endpoint, replay_endpoint_config
+    except ImportError as exc:  # the [local] extra is not installed
+        raise ConfigError(f"no {purpose} endpoint configured and the local model is unavailable ({exc})") from exc
+    if replay:
+        yield replay_endpoint_config()
+        return
+    async with local_endpoint() as local:
+        yield local
+
+
+@asynccontextmanager
+async def batch_client(
+    endpoint: EndpointConfig | None, *, workspace: Path, settings: BatchSettings, cache_mode: CacheMode = "on",
+    purpose: str = "model", report: Callable[[str], None] | None = None, prices: Path | None = None,
+    run_id: str | None = None,
+) -> AsyncIterator[LLMClient]:
+    """A cached client whose calls go through the endpoint's batch API (`llm/batch.py`), priced at batch rates.
+
+    Every request the pipeline makes may be waiting at once (a batch holds thousands), so the endpoint's
+    concurrency is raised to a batch's size, its rpm limit dropped and retries sent without backoff (they go out
+    together in the next batch). Batches go to the first base URL; the embedded local model has no batch API.
+    `prices` adds the user's price table; the batch rate of the model's price bounds what a --max-cost lets it
+    submit (`BatchTransport`).
+    """
+    if endpoint is None:
+        raise ConfigError(f"--batch needs a {purpose} endpoint whose server offers /files and /batches "
+                          "(OpenAI, or a compatible one); the embedded local model has none")
+    wide = endpoint.model_copy(update={"concurrency": settings.max_requests, "rpm": None,
+                                       "base_urls": endpoint.base_urls[:1]})
+    price = price_for(endpoint.model, load_prices(prices))
+    transport = BatchTransport(workspace, settings, report,
+                               cost_of=None if price is None else upper_bound_cost(price.at_batch_rate()))
+    no_backoff = RetryPolicy(base_s=0.0, max_s=0.0)  # a retried call waits for the next batch, not a backoff
+    async with open_client(wide, workspace=workspace, cache_mode=cache_mode, transport=transport,
+                           retry=no_backoff, batch_rates=True, prices=prices, run_id=run_id) as client:
+        yield client
 
 
 def _quiet(_line: str) -> None:

@@ -1,4 +1,4 @@
-"""session.py: replaying the embedded model's calls needs no server (nor the [local] extra)."""
+"""steps/client.py: replaying the embedded model's calls needs no server (nor the [local] extra)."""
 
 from __future__ import annotations
 
