@@ -28,6 +28,7 @@ from howtobench.llm.budget import spending_limit
 from howtobench.llm.dryrun import model_name, price_plan
 from howtobench.locks import output_lock
 from howtobench.outputs import output_dir
+from howtobench.steps.spending import spends_money
 
 from .money import Money, estimate_first
 from .options import (
@@ -85,10 +86,11 @@ def _run(step: pipeline.Step, build_dir: Path, opts: pipeline.StepOptions, flags
     (and the --confirm-above / --max-cost rules) like generate, judge and run.
     """
     writer = flags.writer
-    pays = writer is not None and flags.cache_mode != "replay" and pipeline.needs_model(step, opts)
+    calls = {"writer": writer} if pipeline.needs_model(step, opts) else {}
+    pays = spends_money(calls, cache_mode=flags.cache_mode)
     in_flight = {"writer": writer.capacity if writer else 1}
     total = pipeline.pending_count(step, build_dir, opts)
-    checked = preflight_plan(flags, writer=writer) if total and pipeline.needs_model(step, opts) else {}
+    checked = preflight_plan(flags, calls) if total else {}
     if not estimate_first(f"build {step}", lambda: [price_plan("writer", model_name(writer),
                                                                pipeline.plan(step, build_dir, opts), prices)],
                           in_flight, money, dry_run=dry_run, pays=pays, preflight=checked, prices=prices):

@@ -25,11 +25,12 @@ from howtobench.config import resolve_data_dir
 from howtobench.data.models import Writing
 from howtobench.dry_run import plan_judges
 from howtobench.event_loop import run as run_async
-from howtobench.judges.base import Judgment
+from howtobench.judges.base import Judgment, calls_a_model
 from howtobench.llm.budget import spending_limit
 from howtobench.report.paper import paper_table4
 from howtobench.steps.judge import JudgeJob, judge_job
 from howtobench.steps.settings import Selection
+from howtobench.steps.spending import spends_money
 
 PAPER_ANCHORS = 3000
 
@@ -82,10 +83,11 @@ def _anchor_job(setup: Anchoring, flags: ModelFlags, method: str, texts: list[Wr
 
 def _estimate(setup: Anchoring, flags: ModelFlags, job: JudgeJob) -> bool:
     """The estimate first (`money.estimate_first`): True to go on."""
-    pays = flags.judge is not None and flags.cache_mode != "replay"
+    calls = {"judge": flags.judge} if calls_a_model(job.method) else {}  # a metric calls no model
     return estimate_first("calibrate", lambda: run_async(plan_judges(job, setup.control.prices)),
                           {"judge": flags.judge.capacity if flags.judge else 1}, setup.money,
-                          dry_run=setup.control.dry_run, pays=pays, preflight=preflight_plan(flags, judge=flags.judge),
+                          dry_run=setup.control.dry_run, pays=spends_money(calls, cache_mode=flags.cache_mode),
+                          preflight=preflight_plan(flags, calls),
                           prices=setup.control.prices)
 
 

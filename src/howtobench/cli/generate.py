@@ -18,6 +18,7 @@ from howtobench.generate import PROMPT_STYLES, GenerateSettings, failures_path
 from howtobench.llm.budget import spending_limit
 from howtobench.llm.dryrun import Estimate, model_name
 from howtobench.steps.generate import GenerateJob, generate_job, generate_out_path
+from howtobench.steps.spending import spends_money
 
 from .money import Money, estimate_first
 from .options import (
@@ -111,12 +112,13 @@ def generate(
     )
     part = shard_of(shard)
     planned = items if part is None else part.pick(items, lambda item: item.id)
+    calls = {"writer": flags.writer}
     if not estimate_first("generate", lambda: [_plan(flags.writer, planned, out, settings, control.prices,
                                                          flags.workspace)],
                           {"writer": flags.writer.capacity if flags.writer else 1}, money,
                           dry_run=control.dry_run,
-                          pays=flags.writer is not None and flags.cache_mode != "replay" and files is None,
-                          preflight=preflight_plan(flags, batch=batching.batch or bool(files), writer=flags.writer),
+                          pays=spends_money(calls, cache_mode=flags.cache_mode, files=files),
+                          preflight=preflight_plan(flags, calls, batch=batching.batch or bool(files)),
                           prices=control.prices, batch=batching.batch):
         return
     execution = params.execution(flags, control, batching, console)

@@ -20,6 +20,7 @@ from howtobench.progress import step
 from howtobench.report.headline import headlines
 from howtobench.report.leaderboard import LeaderboardOptions, build_leaderboard
 from howtobench.steps.judge import JudgeJob, judge_job
+from howtobench.steps.spending import spends_money
 
 from .judge_flags import AS_JUDGED, Judging
 from .judge_panel import PanelOpt, panel_spec
@@ -117,10 +118,9 @@ def judge(
         shard=shard_of(shard),
         guard=guard.settings(),
     )
-    pays = (any(job.judge_endpoints.values()) and calls_a_model(method) and flags.cache_mode != "replay"
-            and not files)
-    checked = (preflight_plan(flags, batch=batching.batch or bool(files), **job.judge_endpoints)
-               if calls_a_model(method) else {})
+    calls = job.judge_endpoints if calls_a_model(method) else {}
+    pays = spends_money(calls, cache_mode=flags.cache_mode, files=files)
+    checked = preflight_plan(flags, calls, batch=batching.batch or bool(files))
     if not estimate_first("judge", lambda: run_async(plan_judges(job, control.prices)),
                           {lane: ep.capacity if ep else 1 for lane, ep in job.judge_endpoints.items()},
                           money, dry_run=control.dry_run, pays=pays, preflight=checked,

@@ -543,13 +543,13 @@ def run_preflight(flags: ModelFlags, **endpoints: EndpointConfig | None) -> None
                                     workspace=flags.workspace))
 
 
-def preflight_plan(flags: ModelFlags, *, batch: bool = False, **endpoints: EndpointConfig | None
+def preflight_plan(flags: ModelFlags, calls: Mapping[str, EndpointConfig | None], *, batch: bool = False
                    ) -> dict[str, EndpointConfig | None]:
-    """The endpoints (role=endpoint) the command's preflight will check, for its estimate: none with
-    --no-preflight, --replay or --batch."""
+    """The endpoints the command's preflight will check, for its estimate: those it calls a model on (`calls`,
+    role -> endpoint, as `steps.spending.spends_money` reads them); none with --no-preflight, --replay or --batch."""
     if not flags.preflight or flags.cache_mode == "replay" or batch:
         return {}
-    return endpoints
+    return dict(calls)
 
 
 BatchOpt = Annotated[bool, typer.Option("--batch", rich_help_panel=MONEY, help="Send the model calls through the "

@@ -30,6 +30,7 @@ from howtobench.robustness.perturb_file import perturb_file
 from howtobench.robustness.plan import plan_perturb
 from howtobench.robustness.transfer import TRANSFER_KINDS
 from howtobench.steps.settings import Execution
+from howtobench.steps.spending import spends_money
 
 from .money import Money, estimate_first
 from .status import EXIT_STATUSES, finish
@@ -112,9 +113,10 @@ def perturb(source: InputArg, kind: KindOpt, output: OutOpt, job: Perturbing = S
         return [run_async(plan_perturb(source, kind, job.seed, data_root=data_root, endpoint=flags.writer,
                                          prices=job.prices, out=output))]
 
-    pays = transfers and flags.writer is not None and flags.cache_mode != "replay"
+    calls = {"writer": flags.writer} if transfers else {}  # the other kinds rewrite with no model
+    pays = spends_money(calls, cache_mode=flags.cache_mode)
     in_flight = {"writer": flags.writer.capacity if flags.writer else 1}
-    checked = preflight_plan(flags, writer=flags.writer) if transfers else {}
+    checked = preflight_plan(flags, calls)
     if not estimate_first("perturb", plan, in_flight, money, dry_run=job.dry_run,
                           pays=pays, preflight=checked, prices=job.prices):
         return

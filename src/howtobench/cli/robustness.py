@@ -39,6 +39,7 @@ from howtobench.robustness.plan import plan_robustness
 from howtobench.robustness.suite import SuiteConfig, failures_left, needs, run_suite
 from howtobench.robustness.table import as_table, headlines
 from howtobench.steps.settings import Execution
+from howtobench.steps.spending import spends_money
 
 from .money import Money, estimate_first
 from .status import EXIT_STATUSES, finish
@@ -119,15 +120,15 @@ def robustness(
     data_root = resolve_data_dir(data)
     writer = flags.writer or flags.judge
     need_judge, need_writer = needs(suite, run_dir)
-    pays = flags.cache_mode != "replay" and ((need_judge and flags.judge is not None) or
-                                             (need_writer and writer is not None))
+    calls = {"writer": writer if need_writer else None, "judge": flags.judge if need_judge else None}
+    pays = spends_money(calls, cache_mode=flags.cache_mode)
     in_flight = {"writer": writer.capacity if writer else 1, "judge": flags.judge.capacity if flags.judge else 1}
 
     def plan() -> list[Estimate]:
         return run_async(plan_robustness(suite, data_root=data_root, run_dir=run_dir, judge_endpoint=flags.judge,
                                            writer_endpoint=flags.writer, prices=control.prices))
 
-    checked = preflight_plan(flags, writer=writer if need_writer else None, judge=flags.judge if need_judge else None)
+    checked = preflight_plan(flags, calls)
     if not estimate_first("robustness", plan, in_flight, money, dry_run=control.dry_run,
                           pays=pays, preflight=checked, prices=control.prices):
         return

@@ -26,6 +26,7 @@ from howtobench.report.render import board_document
 from howtobench.report.tables import show
 from howtobench.run import run_benchmark
 from howtobench.run_settings import RUN_OPTIONS, RunSettings, settings_from
+from howtobench.steps.spending import spends_money
 
 from .judge_flags import AS_JUDGED, Judging
 from .judge_panel import PanelOpt, panel_spec
@@ -146,12 +147,11 @@ def _check_run_judge(writer: EndpointConfig | None, judge: EndpointConfig | None
         check_judge(judge, method, local_judge, f"{given} but no judge")
 
 
-def _pays(settings: RunSettings) -> bool:
-    """Whether the run calls an endpoint the user configured (the embedded model and the metrics are free)."""
-    writes = settings.generate and settings.writer is not None
-    judges = any(settings.judge_endpoints.values()) and calls_a_model(settings.method)
-    execution = settings.execution
-    return execution.cache_mode != "replay" and execution.files is None and (writes or judges)  # these send nothing
+def _calls(settings: RunSettings) -> dict[str, EndpointConfig | None]:
+    """The endpoints the run calls a model on (role -> endpoint): the writer when it generates, the judges when
+    the method calls a model (a metric calls none)."""
+    return {"writer": settings.writer if settings.generate else None,
+            **(settings.judge_endpoints if calls_a_model(settings.method) else {})}
 
 
 def _in_flight(settings: RunSettings) -> dict[str, int]:
@@ -242,11 +242,10 @@ def run(
         "execution.max_failed_rate": control.max_failed_rate, "execution.batch": batching.settings(),
         "execution.files": files})
     with_judge_options(method, settings.judge_options, parse_judge_options(judging.judge_option))  # said now
-    checked = preflight_plan(flags, batch=batching.batch or bool(files),
-                             writer=settings.writer if settings.generate else None,
-                             **(settings.judge_endpoints if calls_a_model(settings.method) else {}))
+    checked = preflight_plan(flags, _calls(settings), batch=batching.batch or bool(files))
+    pays = spends_money(_calls(settings), cache_mode=settings.execution.cache_mode, files=settings.execution.files)
     if not estimate_first("run", lambda: run_async(plan_run(settings, control.prices)), _in_flight(settings),
-                          money, dry_run=control.dry_run, pays=_pays(settings),
+                          money, dry_run=control.dry_run, pays=pays,
                           preflight=checked, prices=control.prices, batch=batching.batch):
         return
     with spending_limit(money.max_cost), batch_rounds(Console(stderr=True)):
