@@ -115,6 +115,27 @@ def price_for(model: str, table: PriceTable) -> Price | None:
     return table[max(matches, key=len)] if matches else None
 
 
+@dataclass(frozen=True)
+class ModelPrice:
+    """A model's list price (None: not known), looked up once where its client is built and carried with it: the
+    client prices each call's cost and reserves --max-cost from it, a batch transport bounds its batches by it.
+    Before, a batch client's factory and the client it opened each read the price table again."""
+
+    model: str
+    list_price: Price | None
+
+    @classmethod
+    def look_up(cls, model: str, prices: Path | None = None) -> ModelPrice:
+        """`model`'s entry in the built-in table, with the user's price table `prices` added (`load_prices`)."""
+        return cls(model, price_for(model, load_prices(prices)))
+
+    def billed(self, *, batch_rates: bool) -> Price | None:
+        """The rates its calls are billed at: the batch API's for calls sent through it (`batch_rates`)."""
+        if self.list_price is None or not batch_rates:
+            return self.list_price
+        return self.list_price.at_batch_rate()
+
+
 _NOT_CJK = re.compile("[^\u3000-\u9fff\uac00-\ud7af\uf900-\uffef\U00020000-\U0010ffff]+")
 
 

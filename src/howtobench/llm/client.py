@@ -41,7 +41,7 @@ from howtobench.config import EndpointConfig
 from howtobench.errors import CacheMiss, HowtobenchError, StopAfterSiblings, Unreachable
 from howtobench.interrupt import check_drain
 from howtobench.llm import structured
-from howtobench.llm.accounting import Price, load_prices, price_for
+from howtobench.llm.accounting import ModelPrice, Price
 from howtobench.llm.adaptive import Levels
 from howtobench.llm.attempts import Sender
 from howtobench.llm.budget import check_budget
@@ -339,12 +339,6 @@ def _failure(error: str, answer: Answer, spent: _Spent, raw_text: str | None = N
                       endpoint=answer.endpoint, finish_reason=answer.finish_reason)
 
 
-def _price(model: str, prices: Path | None, batch_rates: bool) -> Price | None:
-    """The model's price; `batch_rates` for calls sent through the provider's batch API."""
-    price = price_for(model, load_prices(prices))
-    return price.at_batch_rate() if price is not None and batch_rates else price
-
-
 def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
 
@@ -361,22 +355,27 @@ async def open_client(
     prices: Path | None = None,
     seed: int | None = None,
     batch_rates: bool = False,
+    price: ModelPrice | None = None,
 ) -> AsyncIterator[OpenAIClient]:
     """A client bound to one endpoint and the workspace's call log; closes both on exit.
 
     The API key is read now from `endpoint.api_key_env` (not in replay mode, which never calls out).
     `transport` swaps the network (tests, `llm/batch.py`); `retry` tunes backoff; `prices` adds a price-table YAML;
-    `seed` makes backoff jitter reproducible; `batch_rates` prices calls at the model's batch rate.
+    `seed` makes backoff jitter reproducible; `batch_rates` prices calls at the model's batch rate. `price`: the
+    model's price as the caller already resolved it (then `prices` is not read again).
     """
     if cache_mode not in ("on", "off", "replay"):
         raise ValueError(f"cache_mode must be 'on', 'off' or 'replay', not {cache_mode!r}")
+    resolved = price if price is not None else ModelPrice.look_up(endpoint.model, prices)
+    if resolved.model != endpoint.model:
+        raise ValueError(f"the price given is {resolved.model}'s, not {endpoint.model}'s")
     store = CallStore.open(workspace)
     net = transport or AiohttpTransport()
     client: OpenAIClient | None = None
     try:
         client = OpenAIClient(
             endpoint, store, net, cache_mode=cache_mode, run_id=run_id or new_run_id(), retry=retry or RetryPolicy(),
-            price=_price(endpoint.model, prices, batch_rates), seed=seed, batch_rates=batch_rates,
+            price=resolved.billed(batch_rates=batch_rates), seed=seed, batch_rates=batch_rates,
         )
         yield client
     finally:

@@ -37,7 +37,7 @@ from typing import IO
 
 from howtobench.config import EndpointConfig
 from howtobench.errors import CallsDeferred, ConfigError, DataError, HowtobenchError, OutputError
-from howtobench.llm.accounting import load_prices, price_for
+from howtobench.llm.accounting import ModelPrice
 from howtobench.llm.batch import CostOf, body_hash, upper_bound_cost
 from howtobench.llm.client import CacheMode, open_client
 from howtobench.llm.retry import RetryPolicy
@@ -167,10 +167,10 @@ def export_round(store: FileStore, identified: Identified, path: Path, transport
     return RoundExported(round_text(path, number, len(transport.pending), model, transport.cost))
 
 
-def price_of_calls(model: str, prices: Path | None) -> CostOf | None:
+def price_of_calls(price: ModelPrice) -> CostOf | None:
     """The upper-bound cost of a call at the model's batch rate (None: the model has no price)."""
-    price = price_for(model, load_prices(prices))
-    return None if price is None else upper_bound_cost(price.at_batch_rate())
+    billed = price.billed(batch_rates=True)
+    return None if billed is None else upper_bound_cost(billed)
 
 
 def estimated_cost(cost: float | None, model: str) -> str:
@@ -215,11 +215,11 @@ async def file_client(endpoint: EndpointConfig | None, workspace: Path, files: B
         if files.imports and not imported:
             import_outputs(store, job, files.imports, report)
         path = next_file(files, store.last_round(job.key))
-        transport = FileTransport(store, job.key, path.with_name(f".{path.name}.partial"),
-                                  price_of_calls(endpoint.model, prices))
+        price = ModelPrice.look_up(endpoint.model, prices)  # once: the round's cost bound and the client's accounts
+        transport = FileTransport(store, job.key, path.with_name(f".{path.name}.partial"), price_of_calls(price))
         wide = endpoint.model_copy(update={"concurrency": FILE_SLOTS, "rpm": None, "base_urls": (FILE_BASE_URL,)})
         async with open_client(wide, workspace=workspace, cache_mode=cache_mode, transport=transport,
-                               retry=RetryPolicy(base_s=0.0, max_s=0.0), batch_rates=True, prices=prices,
+                               retry=RetryPolicy(base_s=0.0, max_s=0.0), batch_rates=True, price=price,
                                run_id=run_id) as client:
             try:
                 yield client

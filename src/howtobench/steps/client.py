@@ -19,7 +19,7 @@ from pathlib import Path
 
 from howtobench.config import EndpointConfig
 from howtobench.errors import ConfigError
-from howtobench.llm.accounting import load_prices, price_for
+from howtobench.llm.accounting import ModelPrice
 from howtobench.llm.batch import BatchSettings, BatchTransport, upper_bound_cost
 from howtobench.llm.client import CacheMode, open_client
 from howtobench.llm.preflight import preflight_endpoints
@@ -93,12 +93,13 @@ async def batch_client(
                           "(OpenAI, or a compatible one); the embedded local model has none")
     wide = endpoint.model_copy(update={"concurrency": settings.max_requests, "rpm": None,
                                        "base_urls": endpoint.base_urls[:1]})
-    price = price_for(endpoint.model, load_prices(prices))
+    price = ModelPrice.look_up(endpoint.model, prices)  # once: the batches' bound and the client's accounts
+    billed = price.billed(batch_rates=True)
     transport = BatchTransport(workspace, settings, report,
-                               cost_of=None if price is None else upper_bound_cost(price.at_batch_rate()))
+                               cost_of=None if billed is None else upper_bound_cost(billed))
     no_backoff = RetryPolicy(base_s=0.0, max_s=0.0)  # a retried call waits for the next batch, not a backoff
     async with open_client(wide, workspace=workspace, cache_mode=cache_mode, transport=transport,
-                           retry=no_backoff, batch_rates=True, prices=prices, run_id=run_id) as client:
+                           retry=no_backoff, batch_rates=True, price=price, run_id=run_id) as client:
         yield client
 
 
