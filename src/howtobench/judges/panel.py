@@ -30,7 +30,7 @@ A run-level error of any judge (auth, dead endpoint) stops the run as for a sing
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -41,9 +41,9 @@ from howtobench.concurrency import gather_or_cancel
 from howtobench.config import EndpointConfig, NestedTooDeep, safe_yaml, yaml_problem
 from howtobench.data.models import Item, Writing
 from howtobench.errors import ConfigError
-from howtobench.judges.base import Judge, Judgment, LeafResult, PanelRecord, Status
+from howtobench.judges.base import Judge, Judgment, LeafResult, PanelRecord, Status, build_judge
 from howtobench.judges.runner import judge_or_fail
-from howtobench.llm.types import Usage
+from howtobench.llm.types import LLMClient, Usage
 from howtobench.llm.wire import provider_defaults
 from howtobench.suggest import unknown_name
 
@@ -225,3 +225,11 @@ class PanelJudge:
         paid for, and the resumed run paid for them again."""
         results = await gather_or_cancel(*(judge_or_fail(j, item, writing) for j in self.judges.values()))
         return combine(self.spec, dict(zip(self.judges, results, strict=True)))
+
+
+def build_panel(panel: PanelSpec, method: str, clients: Mapping[str, LLMClient | None],
+                options: Mapping[str, Any]) -> PanelJudge:
+    """The panel's judge: one `method` judge with `options` per member, on that member's client (`clients`, by
+    member name, as `steps.client.panel_clients` opens them). The one way a panel is assembled: by the judge and
+    run jobs (`steps.judge.panel_judge`) and by `serve` (`serve.judging.JudgeSet`)."""
+    return PanelJudge(panel, {m.name: build_judge(method, clients[m.name], options) for m in panel.judges})

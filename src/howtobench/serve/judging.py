@@ -26,7 +26,7 @@ from howtobench.data.models import Item, Writing
 from howtobench.errors import RateLimited, ServerDied, TransientError, Unreachable
 from howtobench.guard.guard import Guard
 from howtobench.judges.base import Judge, Judgment, build_judge
-from howtobench.judges.panel import PanelJudge, PanelSpec
+from howtobench.judges.panel import PanelSpec, build_panel
 from howtobench.judges.runner import judge_or_fail
 from howtobench.llm.types import LLMClient
 
@@ -70,8 +70,7 @@ class JudgeSet:
         """The method's judge, or with a panel a `PanelJudge` of one such judge per member's client."""
         if self.panel is None:
             return build_judge(self.method, self.client, options)
-        return PanelJudge(self.panel, {name: build_judge(self.method, client, options)
-                                       for name, client in self.members.items()})
+        return build_panel(self.panel, self.method, self.members, options)
 
     def for_item(self, item: Item) -> Judge:
         return self.for_reference(not self.no_reference and bool(item.reference.strip()))

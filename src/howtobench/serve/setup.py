@@ -7,7 +7,7 @@ process and one judged by the server go through the same code, the same cache an
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -31,7 +31,7 @@ from howtobench.serve.service import (
     FailedReward,
     RewardService,
 )
-from howtobench.steps.client import step_client
+from howtobench.steps.client import StepClient, panel_clients, step_client
 from howtobench.steps.settings import Execution
 
 
@@ -164,22 +164,17 @@ async def _judge_client(settings: ServeSettings) -> AsyncIterator[tuple[ServedCl
     """The judge's cached client for the service's lifetime (the step layer's live client; with a panel, one per
     judge behind `PanelClients`) and the samples it judges at once (a panel: as many as its narrowest judge takes).
     No preflight here: the server runs its own once it listens (/health)."""
-    if settings.panel is None:
-        async with _member_client(settings.endpoint, settings) as found:
-            yield found
-        return
-    async with AsyncExitStack() as stack:
-        steps = {m.name: await stack.enter_async_context(_member_client(m.endpoint, settings))
-                 for m in settings.panel.judges}
-        members = {name: client for name, (client, _) in steps.items()}
-        yield PanelClients(members), min(n for _, n in steps.values())
-
-
-@asynccontextmanager
-async def _member_client(endpoint: EndpointConfig | None, settings: ServeSettings
-                         ) -> AsyncIterator[tuple[ServedClient, int]]:
     execution = Execution(workspace=settings.workspace, cache_mode=settings.cache_mode)
-    async with step_client(endpoint, execution, purpose="judge", run_id=settings.run_id, items=0,
-                           check=False) as step:
-        assert step.client is not None  # a served judge always calls a model (calls_model is the default)
-        yield served(step.client), step.in_flight
+    if settings.panel is None:
+        async with step_client(settings.endpoint, execution, purpose="judge", run_id=settings.run_id, items=0,
+                               check=False) as step:
+            yield _served(step), step.in_flight
+        return
+    async with panel_clients(settings.panel, execution, run_id=settings.run_id, items=0, check=False) as steps:
+        yield (PanelClients({name: _served(step) for name, step in steps.items()}),
+               min(step.in_flight for step in steps.values()))
+
+
+def _served(step: StepClient) -> ServedClient:
+    assert step.client is not None  # a served judge always calls a model (calls_model is the default)
+    return served(step.client)

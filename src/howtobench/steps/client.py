@@ -13,12 +13,13 @@ choice of batch or live are made once.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from howtobench.config import EndpointConfig
 from howtobench.errors import ConfigError
+from howtobench.judges.panel import PanelSpec
 from howtobench.llm.accounting import ModelPrice
 from howtobench.llm.batch import BatchSettings, BatchTransport, upper_bound_cost
 from howtobench.llm.client import CacheMode, open_client
@@ -159,3 +160,16 @@ async def step_client(
         else:
             in_flight = writings_in_flight(execution.parallel, resolved, per_slot)
         yield StepClient(client, in_flight)
+
+
+@asynccontextmanager
+async def panel_clients(panel: PanelSpec, execution: Execution, *, run_id: str | None, items: int,
+                        calls_model: bool = True, check: bool = True) -> AsyncIterator[dict[str, StepClient]]:
+    """The step client of every judge of `panel`, by member name, opened together and closed together: the one
+    way a panel's clients are opened, by the judge and run jobs and by `serve` (the panel's judge is then
+    `judges.panel.build_panel` of their clients). Each member's purpose is "judge NAME", so its preflight and its
+    errors name it."""
+    async with AsyncExitStack() as stack:
+        yield {member.name: await stack.enter_async_context(step_client(
+            member.endpoint, execution, purpose=f"judge {member.name}", run_id=run_id, items=items,
+            calls_model=calls_model, check=check)) for member in panel.judges}

@@ -9,7 +9,7 @@ none is configured, no model at all for the overlap metrics), builds the judge f
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -21,11 +21,11 @@ from howtobench.data.reference_source import load_reference_source, swap_referen
 from howtobench.errors import JudgeError
 from howtobench.guard.guard import Guard, GuardSettings, guarded
 from howtobench.judges.base import Judge, Judgment, build_judge, calls_a_model, method_info
-from howtobench.judges.panel import PanelJudge, PanelMember, PanelSpec
+from howtobench.judges.panel import PanelMember, PanelSpec, build_panel
 from howtobench.judges.runner import read_judgments, run_judge
 from howtobench.locks import output_lock
 from howtobench.outputs import output_file
-from howtobench.steps.client import step_client
+from howtobench.steps.client import panel_clients, step_client
 from howtobench.steps.job_identity import JobIdentity, pairs_digest
 from howtobench.steps.settings import Execution, Selection
 from howtobench.steps.shards import Shard, write_sidecar
@@ -188,13 +188,7 @@ async def panel_judge(panel: PanelSpec, method: str, options: dict[str, Any], ex
                       run_id: str, items: int, check: bool = True) -> AsyncIterator[tuple[Judge, int]]:
     """A `PanelJudge` of one `method` judge per panel member, each on its own step client (`check`: its own
     preflight), and the writings in flight: as many as the narrowest judge takes. Shared by `judge` and `run`."""
-    async with AsyncExitStack() as stack:
-        judges: dict[str, Judge] = {}
-        in_flight = []
-        for member in panel.judges:
-            step = await stack.enter_async_context(step_client(
-                member.endpoint, execution, purpose=f"judge {member.name}", run_id=run_id, items=items,
-                calls_model=calls_a_model(method), check=check))
-            judges[member.name] = build_judge(method, step.client, options)
-            in_flight.append(step.in_flight)
-        yield PanelJudge(panel, judges), min(in_flight)
+    async with panel_clients(panel, execution, run_id=run_id, items=items, calls_model=calls_a_model(method),
+                             check=check) as steps:
+        yield (build_panel(panel, method, {name: step.client for name, step in steps.items()}, options),
+               min(step.in_flight for step in steps.values()))
