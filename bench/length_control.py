@@ -5,7 +5,9 @@
 Builds one task's table (models × items, every writing scored, log length ratios drawn at random, a seeded
 judge that rewards length), then times `report.length_fit.fit` and `bootstrap` (the per-item sums turn a
 replicate into a weighted sum), and, for scale, one dense least-squares solve with an indicator column per item
-(what a naive refit would pay per replicate). Prints best and median wall times.
+(what a naive refit would pay per replicate); then the whole task's controlled cells with pooled and with
+per-model slopes (`--length-slopes per-model`: own slopes, shrinkage and charges refitted in every replicate,
+report.length_per_model), with the peak memory numpy allocated. Prints best and median wall times.
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+import tracemalloc
 
 import numpy as np
 
+from howtobench.report.length_control import length_control
 from howtobench.report.length_fit import Observations, bootstrap, fit
 
 
@@ -51,10 +55,21 @@ def main() -> None:
     dense = np.column_stack([(obs.model[:, None] == np.arange(1, obs.n_models)).astype(float), obs.x,
                              (obs.item[:, None] == np.arange(obs.n_items)).astype(float)])
     rows.append(("one dense lstsq with item indicator columns", lambda: np.linalg.lstsq(dense, obs.y, rcond=None)))
+    y, x = obs.y.reshape(args.models, args.items), obs.x.reshape(args.models, args.items)
+    tasks, columns = np.full(args.items, "open"), [f"m{k}" for k in range(args.models)]
+    for slopes in ("pooled", "per-model"):
+        rows.append((f"controlled cells, {slopes}, {args.bootstrap} replicates",
+                     lambda s=slopes: length_control({"score": y}, x, tasks, columns, seed=0, n_boot=args.bootstrap,
+                                                     slopes=s)))
     print(f"{args.models} models × {args.items} items = {obs.y.size} writings")
     for label, run in rows:
         best, median = timed(run, args.repeat)
-        print(f"  {label:<48} best {best * 1000:8.1f} ms   median {median * 1000:8.1f} ms")
+        tracemalloc.start()
+        run()  # type: ignore[operator]
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        print(f"  {label:<56} best {best * 1000:8.1f} ms   median {median * 1000:8.1f} ms   "
+              f"peak {peak / 2**20:6.0f} MiB")
 
 
 if __name__ == "__main__":
