@@ -16,6 +16,7 @@ import argparse
 import statistics
 import time
 import tracemalloc
+from collections.abc import Callable
 
 import numpy as np
 
@@ -32,11 +33,11 @@ def table(models: int, items: int, seed: int = 0) -> Observations:
     return Observations(m, i, x, y, models, items)
 
 
-def timed(run: object, repeat: int) -> tuple[float, float]:
+def timed(run: Callable[[], object], repeat: int) -> tuple[float, float]:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        run()  # type: ignore[operator]
+        run()
         times.append(time.perf_counter() - start)
     return min(times), statistics.median(times)
 
@@ -49,7 +50,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     obs = table(args.models, args.items)
-    rows = [("fit (point estimate, with and without length)", lambda: fit(obs)),
+    rows: list[tuple[str, Callable[[], object]]] = [("fit (point estimate, with and without length)", lambda: fit(obs)),
             (f"bootstrap, {args.bootstrap} replicates", lambda: bootstrap(obs, args.bootstrap,
                                                                           np.random.default_rng(0)))]
     dense = np.column_stack([(obs.model[:, None] == np.arange(1, obs.n_models)).astype(float), obs.x,
@@ -57,15 +58,16 @@ def main() -> None:
     rows.append(("one dense lstsq with item indicator columns", lambda: np.linalg.lstsq(dense, obs.y, rcond=None)))
     y, x = obs.y.reshape(args.models, args.items), obs.x.reshape(args.models, args.items)
     tasks, columns = np.full(args.items, "open"), [f"m{k}" for k in range(args.models)]
-    for slopes in ("pooled", "per-model"):
-        rows.append((f"controlled cells, {slopes}, {args.bootstrap} replicates",
-                     lambda s=slopes: length_control({"score": y}, x, tasks, columns, seed=0, n_boot=args.bootstrap,
-                                                     slopes=s)))
+
+    def cells(slopes: str) -> Callable[[], object]:
+        return lambda: length_control({"score": y}, x, tasks, columns, seed=0, n_boot=args.bootstrap, slopes=slopes)
+
+    rows += [(f"controlled cells, {s}, {args.bootstrap} replicates", cells(s)) for s in ("pooled", "per-model")]
     print(f"{args.models} models × {args.items} items = {obs.y.size} writings")
     for label, run in rows:
         best, median = timed(run, args.repeat)
         tracemalloc.start()
-        run()  # type: ignore[operator]
+        run()
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         print(f"  {label:<56} best {best * 1000:8.1f} ms   median {median * 1000:8.1f} ms   "
