@@ -1,6 +1,6 @@
 """Per-model length slopes shrunk toward the pooled slope (an option beyond the paper; pooled is the default).
 
-The pooled fit (report.length_fit) gives every model of a task one β. A model whose score moves with length
+The pooled fit (stats.length_fit) gives every model of a task one β. A model whose score moves with length
 differently would want its own β_m, but a model's own slope rests on its own writings alone and is noisy, so each
 is shrunk toward the pooled β by empirical Bayes (the random-slope model β_m ~ N(β, τ²)):
 
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from howtobench.report.length_fit import Observations, fit
-from howtobench.stats import FloatArray
+from howtobench.stats.length_fit import Observations, fit
+from howtobench.stats.resampling import FloatArray
 
 
 @dataclass(frozen=True)
