@@ -3,7 +3,7 @@
     python bench/length_control.py [--models 10] [--items 434] [--bootstrap 1000] [--repeat 3]
 
 Builds one task's table (models × items, every writing scored, log length ratios drawn at random, a seeded
-judge that rewards length), then times `report.length_fit.fit` and `bootstrap` (the per-item sums turn a
+judge that rewards length), then times `stats.length_fit.fit` and `bootstrap` (the per-item sums turn a
 replicate into a weighted sum), and, for scale, one dense least-squares solve with an indicator column per item
 (what a naive refit would pay per replicate); then the whole task's controlled cells with pooled and with
 per-model slopes (`--length-slopes per-model`: own slopes, shrinkage and charges refitted in every replicate,
@@ -21,7 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from howtobench.report.length_control import length_control
-from howtobench.report.length_fit import Observations, bootstrap, fit
+from howtobench.stats.length_fit import Observations, bootstrap, fit
 
 
 def table(models: int, items: int, seed: int = 0) -> Observations:

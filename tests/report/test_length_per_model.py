@@ -19,11 +19,10 @@ from typer.testing import CliRunner
 from howtobench.cli.main import app
 from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions, build_leaderboard
 from howtobench.report.length_control import LENGTH_CONTROLLED
-from howtobench.report.length_fit import Observations, bootstrap, fit
-from howtobench.report.length_per_model import item_fit, own_slopes, shrink
-from howtobench.report.length_slopes import shrunk_slopes
 from howtobench.report.render import board_text, to_json_data
 from howtobench.stats import rng_for
+from howtobench.stats.length_fit import Observations, bootstrap, fit
+from howtobench.stats.length_slopes import item_fit, own_slopes, shrink, shrunk_slopes
 
 PLANTED = np.array([0.5, 1.0, 2.0, 3.0])
 
@@ -53,7 +52,7 @@ def test_own_slopes_equal_statsmodels_with_the_shared_bend_and_the_library_witho
     ols = sm.OLS(obs.y, np.column_stack([items, models, slopes, np.maximum(obs.x, 0)])).fit()
     np.testing.assert_allclose(own[0], ols.params[-k - 1:-1], rtol=1e-8)
     np.testing.assert_allclose(var[0], ols.bse[-k - 1:-1] ** 2, rtol=1e-8)
-    # one slope (no bend): the same numbers as report.length_slopes.shrunk_slopes, shrinkage included
+    # one slope (no bend): the same numbers as stats.length_slopes.shrunk_slopes, shrinkage included
     flat = replace(obs, y=obs.y - 0.8 * np.maximum(obs.x, 0))
     library = shrunk_slopes(flat)
     own1, var1 = own_slopes(flat, False, ones)

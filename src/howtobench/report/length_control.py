@@ -1,6 +1,6 @@
 """Length-controlled leaderboard cells: each model's score predicted at its item's reference length.
 
-`report.length_fit` holds the model (y = α_model + δ_item + β·ln(writing/reference chars)); this module feeds it
+`stats.length_fit` holds the model (y = α_model + δ_item + β·ln(writing/reference chars)); this module feeds it
 the leaderboard's per-item matrices, one fit per task and metric, and turns the fits into cells:
 
 - a task row's controlled cell is α_m + mean δ over the task's items, with a 95% percentile interval from
@@ -29,16 +29,6 @@ from howtobench.data.models import TASKS, Item, Writing
 from howtobench.errors import DataError
 from howtobench.judges.base import Judgment
 from howtobench.report.length_anchor import PairSlope, pair_features
-from howtobench.report.length_fit import (
-    FitQuality,
-    FitResult,
-    Observations,
-    Replicates,
-    bootstrap,
-    fit,
-    identified,
-    interval,
-)
 from howtobench.report.length_per_model import (
     MODES,
     ModelSlope,
@@ -50,6 +40,16 @@ from howtobench.report.length_per_model import (
     observational_line,
 )
 from howtobench.stats import FloatArray, rng_for
+from howtobench.stats.length_fit import (
+    FitQuality,
+    FitResult,
+    Observations,
+    Replicates,
+    bootstrap,
+    fit,
+    identified,
+    interval,
+)
 
 LENGTH_CONTROLLED = "length_controlled"
 ITEM_ADJUSTED = "item_adjusted"
