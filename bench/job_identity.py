@@ -17,7 +17,7 @@ from pathlib import Path
 
 def main() -> None:
     from howtobench.steps.job_identity import pairs_digest
-    from howtobench.steps.judge import JudgeJob, selected_pairs
+    from howtobench.steps.judge import JudgeJob, pairs_of_selection
     from howtobench.steps.settings import Execution, Selection
 
     parser = argparse.ArgumentParser(description=__doc__)
@@ -27,7 +27,7 @@ def main() -> None:
     job = JudgeJob(Selection(data_dir=args.data), Execution(workspace=Path("/tmp/unused"), progress=False),
                    Path("/tmp/unused.jsonl"))
     started = time.perf_counter()
-    pairs = selected_pairs(job)
+    pairs = pairs_of_selection(job)
     selecting = time.perf_counter() - started
     best = float("inf")
     for _ in range(args.repeat):

@@ -27,13 +27,13 @@ from howtobench.run import (
     _judge_options,
     _release_writings,
     anchor_pairs_for,
-    generated_writings,
+    load_generated_writings,
     select_run_items,
     user_writings,
     writer_sampling,
 )
 from howtobench.run_settings import RunSettings
-from howtobench.steps.judge import JudgeJob, select_pairs
+from howtobench.steps.judge import JudgeJob, pairs_to_judge
 
 # ------------------------------------------------------------------ generate
 
@@ -57,7 +57,7 @@ def plan_generate(items: Sequence[Item], out_path: Path, settings: GenerateSetti
 
 async def plan_judge(job: JudgeJob, prices: Path | None = None) -> Estimate:
     """What `howtobench judge` with these settings would call."""
-    pairs = select_pairs(job)
+    pairs = pairs_to_judge(job)
     if not pairs:
         raise JudgeError("nothing to judge: no writing matches the filters")
     return await plan_judge_pairs(job.method, job.endpoint, job.options, pairs, job.out_path,
@@ -97,7 +97,7 @@ async def plan_run(settings: RunSettings, prices: Path | None = None) -> list[Es
         gen = GenerateSettings(sampling=writer_sampling(settings), system_prompt=settings.system_prompt)
         writer_estimate, todo = plan_generate(items, out, gen, writer, prices, settings.execution.workspace)
         estimates.append(writer_estimate)
-        done = generated_writings(out, items) if out.exists() else []
+        done = load_generated_writings(out, items) if out.exists() else []
         generated = [*done, *(stand_in(it, writer) for it in todo)]
         not_yet = len(todo)
     by_id = {it.id: it for it in items}

@@ -45,7 +45,7 @@ from howtobench.generate import (
 )
 from howtobench.guard.guard import Guard, guarded
 from howtobench.judges.base import Judgment, build_judge, calls_a_model, method_info
-from howtobench.judges.job import parse_judge_options, with_judge_options
+from howtobench.judges.options import parse_judge_options, with_judge_options
 from howtobench.judges.runner import run_judge
 from howtobench.llm.accounting import usage_from_log
 from howtobench.llm.cache import DB_NAME
@@ -64,7 +64,7 @@ from howtobench.run_settings import RunSettings, run_config
 from howtobench.steps.batch_files import import_for
 from howtobench.steps.client import endpoint_or_local, step_client
 from howtobench.steps.job_identity import JobIdentity, data_digest, digest_of, files_digest
-from howtobench.steps.judge import panel_judge
+from howtobench.steps.judge import open_panel_judge
 from howtobench.steps.settings import Execution
 
 log = logging.getLogger(__name__)
@@ -149,7 +149,7 @@ def user_writings(settings: RunSettings, items: Sequence[Item]) -> list[list[Wri
             for path in settings.selection.writings]
 
 
-def generated_writings(path: Path, items: Sequence[Item]) -> list[Writing]:
+def load_generated_writings(path: Path, items: Sequence[Item]) -> list[Writing]:
     """The run's own generated writings of the selected `items` (an earlier, wider selection is no bad row)."""
     return load_writings_file(path, selected={it.id for it in items})
 
@@ -260,7 +260,7 @@ async def _generate(
         summary = await generate_writings(step.client, items, out, settings=gen, concurrency=step.in_flight,
                                           progress=step_execution.progress,
                                           max_failed_rate=step_execution.max_failed_rate)
-    return summary, generated_writings(out, items)
+    return summary, load_generated_writings(out, items)
 
 
 async def _judge(
@@ -271,8 +271,8 @@ async def _judge(
     # judging one writing at a time keeps its leaf prompts (which share a long prefix) back to back.
     execution = _execution(settings, parallel=1 if settings.needs_local_judge else settings.execution.parallel)
     if settings.panel is not None:
-        async with panel_judge(settings.panel, settings.method, _judge_options(settings), execution,
-                               run_id=settings.run_id, items=len(pairs), check=False) as (judge, in_flight):
+        async with open_panel_judge(settings.panel, settings.method, _judge_options(settings), execution,
+                                    run_id=settings.run_id, items=len(pairs), check=False) as (judge, in_flight):
             return await run_judge(guarded(judge, Guard(settings.guard)), pairs, out, concurrency=in_flight,
                                    progress=settings.execution.progress,
                                    max_failed_rate=settings.execution.max_failed_rate)

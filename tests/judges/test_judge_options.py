@@ -12,7 +12,7 @@ from howtobench.cli.judge_flags import Judging
 from howtobench.data.models import Item, Writing
 from howtobench.errors import JudgeError
 from howtobench.judges.base import build_judge, method_info
-from howtobench.judges.job import parse_judge_options, with_judge_options
+from howtobench.judges.options import parse_judge_options, with_judge_options
 from howtobench.judges.runner import failed_judgment
 
 ITEM = Item(infer_id="i1", task_type="guide", basic_instruction="写", reference="春天来了。")

@@ -15,7 +15,7 @@ from howtobench.config import EndpointConfig
 from howtobench.data.models import Item, Writing
 from howtobench.errors import ConfigError
 from howtobench.judges.base import JUDGES, Judgment, register_judge
-from howtobench.judges.job import judge_options, prompt_language_for
+from howtobench.judges.options import judge_options, prompt_language_for
 from howtobench.llm.types import ChatRequest, LLMClient
 from howtobench.run import RunSettings, run_benchmark
 from howtobench.steps.settings import Execution, Selection

@@ -12,7 +12,7 @@ import pytest
 from fake_server import FakeServer, Reply
 from howtobench.data.loader import load_items
 from howtobench.data.models import Writing
-from howtobench.judges.job import judge_options
+from howtobench.judges.options import judge_options
 from howtobench.judges.runner import judge_or_fail
 from howtobench.judges.tree_of_writing import TreeOfWriting
 from howtobench.llm.client import open_client

@@ -1,4 +1,4 @@
-"""One way to open a panel: the judge and run jobs (`steps.judge.panel_judge`) and `serve` (`serve.setup`) open the
+"""One way to open a panel: the judge and run jobs (`steps.judge.open_panel_judge`) and `serve` (`serve.setup`) open the
 members' clients with `steps.client.panel_clients` and assemble the judge with `judges.panel.build_panel`."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from howtobench.judges.panel import PanelJudge, PanelSpec
 from howtobench.serve.setup import PanelClients, ServeSettings, open_service
 from howtobench.steps import client as steps_client
 from howtobench.steps.client import StepClient
-from howtobench.steps.judge import panel_judge
+from howtobench.steps.judge import open_panel_judge
 from howtobench.steps.settings import Execution
 from judge_replies import server_handler
 
@@ -53,7 +53,7 @@ async def test_jobs_and_serve_open_a_panel_the_same_way(tmp_path: Path, bench_ro
         panel = _panel(a, b)
         members = [("judge a", "model-a"), ("judge b", "model-b")]
         execution = Execution(workspace=tmp_path / "jobs", preflight=False)
-        async with panel_judge(panel, "tow", {}, execution, run_id="r", items=3) as (job_panel, in_flight):
+        async with open_panel_judge(panel, "tow", {}, execution, run_id="r", items=3) as (job_panel, in_flight):
             assert isinstance(job_panel, PanelJudge) and list(job_panel.judges) == ["a", "b"]
             assert in_flight >= 1
         assert opened == members

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from howtobench.cli.options import JudgeMaxTokensOpt, PromptLanguageOpt
-from howtobench.judges.job import judge_options, parse_judge_options, prompt_language_for, with_judge_options
+from howtobench.judges.options import judge_options, parse_judge_options, prompt_language_for, with_judge_options
 
 NoReferenceOpt = Annotated[bool, typer.Option("--no-reference", help="Reference-free judging: the prompts carry "
                            "absolute score anchors and no reference text (paper Appendix B.2).")]

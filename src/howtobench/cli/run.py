@@ -19,7 +19,7 @@ from howtobench.errors import ConfigError
 from howtobench.event_loop import run as run_async
 from howtobench.generate import safe_file_stem
 from howtobench.judges.base import calls_a_model
-from howtobench.judges.job import parse_judge_options, prompt_language_for, with_judge_options
+from howtobench.judges.options import parse_judge_options, prompt_language_for, with_judge_options
 from howtobench.llm.budget import spending_limit
 from howtobench.report.headline import headlines
 from howtobench.report.render import board_document

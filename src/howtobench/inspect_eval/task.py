@@ -26,7 +26,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 from howtobench.generate import GenerateSettings
 from howtobench.inspect_eval.dataset import howtobench_dataset, split_arg
 from howtobench.inspect_eval.scorers import judge_model_check, scorer_for
-from howtobench.judges.job import judge_options, parse_judge_options, prompt_language_for, with_judge_options
+from howtobench.judges.options import judge_options, parse_judge_options, prompt_language_for, with_judge_options
 
 
 @solver(name="howtobench_judge_check")

@@ -231,5 +231,5 @@ def build_panel(panel: PanelSpec, method: str, clients: Mapping[str, LLMClient |
                 options: Mapping[str, Any]) -> PanelJudge:
     """The panel's judge: one `method` judge with `options` per member, on that member's client (`clients`, by
     member name, as `steps.client.panel_clients` opens them). The one way a panel is assembled: by the judge and
-    run jobs (`steps.judge.panel_judge`) and by `serve` (`serve.judging.JudgeSet`)."""
+    run jobs (`steps.judge.open_panel_judge`) and by `serve` (`serve.judging.JudgeSet`)."""
     return PanelJudge(panel, {m.name: build_judge(method, clients[m.name], options) for m in panel.judges})

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from howtobench.config import EndpointConfig, resolve_workspace
 from howtobench.errors import ConfigError
 from howtobench.guard.guard import GUARD_KEYS, adapter_guard
-from howtobench.judges.job import judge_options, parse_judge_options, prompt_language_for, with_judge_options
+from howtobench.judges.options import judge_options, parse_judge_options, prompt_language_for, with_judge_options
 from howtobench.llm.wire import provider_defaults
 from howtobench.serve.contract import describe
 from howtobench.serve.service import DEFAULT_DEADLINE_S, DEFAULT_MAX_QUEUED

@@ -62,14 +62,14 @@ class JudgeJob:
         return {f"judge {m.name}": m.endpoint for m in self.panel.judges}
 
 
-def select_pairs(job: JudgeJob) -> list[tuple[Item, Writing]]:
+def pairs_to_judge(job: JudgeJob) -> list[tuple[Item, Writing]]:
     """The (item, writing) pairs to judge (those of `job.shard`'s items with a shard), in item order then writing
     order."""
-    pairs = selected_pairs(job)
+    pairs = pairs_of_selection(job)
     return pairs if job.shard is None else job.shard.pick(pairs, lambda pair: pair[0].id)
 
 
-def selected_pairs(job: JudgeJob) -> list[tuple[Item, Writing]]:
+def pairs_of_selection(job: JudgeJob) -> list[tuple[Item, Writing]]:
     """The (item, writing) pairs of the whole selection, in item order then writing order.
 
     A writing row that is bad in itself, or names no benchmark item, is skipped and counted with its file:line
@@ -152,7 +152,7 @@ def judge_run_id(job: JudgeJob) -> str:
 async def judge_job(job: JudgeJob) -> list[Judgment]:
     """Judge every selected pair not yet in `job.out_path`; returns all their judgments."""
     with output_lock(output_file(job.out_path)):  # before the file is read back: one process per output
-        every = selected_pairs(job)
+        every = pairs_of_selection(job)
         pairs = every if job.shard is None else job.shard.pick(every, lambda pair: pair[0].id)
         settings = shard_settings(job, every)
         if job.shard is not None:
@@ -163,14 +163,14 @@ async def judge_job(job: JudgeJob) -> list[Judgment]:
             raise JudgeError("nothing to judge: no writing matches the filters" + (
                 f" among the ToW judgments of {job.options['tow_results']} (judgments of your own writings "
                 "also need their file: --writings)" if stored_tow_pairs(job) is not None else ""))
-        async with job_judge(job, len(pairs)) as (judge, in_flight):
+        async with open_job_judge(job, len(pairs)) as (judge, in_flight):
             return await run_judge(guarded(judge, Guard(job.guard)), pairs, job.out_path, concurrency=in_flight,
                                    progress=job.execution.progress,
                                    redo_failed=job.redo_failed, max_failed_rate=job.execution.max_failed_rate)
 
 
 @asynccontextmanager
-async def job_judge(job: JudgeJob, items: int) -> AsyncIterator[tuple[Judge, int]]:
+async def open_job_judge(job: JudgeJob, items: int) -> AsyncIterator[tuple[Judge, int]]:
     """The job's judge on its step client and the writings in flight; for a panel a `PanelJudge` of every judge's,
     each on its own step client (its own preflight), as many writings in flight as the narrowest judge takes."""
     if job.panel is None:
@@ -178,14 +178,14 @@ async def job_judge(job: JudgeJob, items: int) -> AsyncIterator[tuple[Judge, int
                                items=items, calls_model=calls_a_model(job.method)) as step:
             yield build_judge(job.method, step.client, job.options), step.in_flight
         return
-    async with panel_judge(job.panel, job.method, job.options, job.execution, run_id=judge_run_id(job),
-                           items=items) as found:
+    async with open_panel_judge(job.panel, job.method, job.options, job.execution, run_id=judge_run_id(job),
+                                items=items) as found:
         yield found
 
 
 @asynccontextmanager
-async def panel_judge(panel: PanelSpec, method: str, options: dict[str, Any], execution: Execution, *,
-                      run_id: str, items: int, check: bool = True) -> AsyncIterator[tuple[Judge, int]]:
+async def open_panel_judge(panel: PanelSpec, method: str, options: dict[str, Any], execution: Execution, *,
+                           run_id: str, items: int, check: bool = True) -> AsyncIterator[tuple[Judge, int]]:
     """A `PanelJudge` of one `method` judge per panel member, each on its own step client (`check`: its own
     preflight), and the writings in flight: as many as the narrowest judge takes. Shared by `judge` and `run`."""
     async with panel_clients(panel, execution, run_id=run_id, items=items, calls_model=calls_a_model(method),
