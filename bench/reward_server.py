@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sqlite3
 import statistics
@@ -195,6 +196,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             serve_side(base_url, args, groups, Path(tmp) / "serve-ws", data, samples, capacity)
             direct_side(base_url, args, groups, Path(tmp) / "direct-ws", samples, capacity)
+            bare_side(base_url, args, Path(tmp) / "direct-ws", samples, capacity)
     finally:
         judge.terminate()
         judge.wait(10)
@@ -223,7 +225,7 @@ def serve_side(base_url: str, args: argparse.Namespace, groups: list[tuple[Item,
     print(f"through serve : {calls} judge calls ({weights} weights, {leaves} leaves), {per_group} per group; "
           f"judge busy {calls / window / capacity:.3f} of capacity ({calls / window:.0f} calls/s); request "
           f"latency p50 {statistics.median(latencies):.2f} s, p99 {percentile(latencies, 0.99):.2f} s; server CPU "
-          f"{cpu / samples * 1000:.2f} ms/sample; null rewards {nulls}")
+          f"{cpu / samples * 1000:.2f} ms/sample, {cpu / calls * 1000:.3f} ms/judge call; null rewards {nulls}")
 
 
 def direct_side(base_url: str, args: argparse.Namespace, groups: list[tuple[Item, list[str]]], workspace: Path,
@@ -233,6 +235,32 @@ def direct_side(base_url: str, args: argparse.Namespace, groups: list[tuple[Item
     print(f"judge layer   : {calls} judge calls ({weights} weights, {leaves} leaves), {calls / args.groups:g} per "
           f"group; judge busy {calls / window / capacity:.3f} of capacity ({calls / window:.0f} calls/s); "
           f"CPU {cpu / samples * 1000:.2f} ms/sample, {cpu / calls * 1000:.3f} ms/judge call (this process)")
+
+
+async def bare_replay(base_url: str, bodies: list[bytes], concurrency: int) -> tuple[float, float]:
+    """The judge calls' own bodies posted again over one bare aiohttp session, `concurrency` at once, each reply
+    read as JSON down to the judge's JSON: the floor of this machine's CPU per call (HTTP alone, no client layer).
+    Returns (CPU seconds, wall seconds)."""
+    left, url = list(bodies), base_url + "/chat/completions"
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http:
+        async def worker() -> None:
+            while left:
+                async with http.post(url, data=left.pop(), headers={"Content-Type": "application/json"}) as resp:
+                    json.loads(json.loads(await resp.read())["choices"][0]["message"]["content"])
+
+        cpu, wall = time.process_time(), time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        return time.process_time() - cpu, time.perf_counter() - wall
+
+
+def bare_side(base_url: str, args: argparse.Namespace, workspace: Path, samples: int, capacity: float) -> None:
+    with sqlite3.connect(workspace / DB_NAME) as db:
+        bodies = [row[0].encode() for row in db.execute(
+            "SELECT request_json FROM calls WHERE from_cache = 0 AND purpose != 'preflight' ORDER BY id")]
+    cpu, wall = run(bare_replay(base_url, bodies, args.slots))
+    print(f"bare aiohttp  : the same {len(bodies)} bodies, {args.slots} at once; judge busy "
+          f"{len(bodies) / wall / capacity:.3f} of capacity; CPU {cpu / samples * 1000:.2f} ms/sample, "
+          f"{cpu / len(bodies) * 1000:.3f} ms/judge call (this process: the floor)")
 
 
 if __name__ == "__main__":
