@@ -62,6 +62,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from judge_emulator import BLOCK_TOKENS, blocks_of, prompt_text  # noqa: E402
 from prefix_cache import RubricFirstPrompts  # noqa: E402
 from reward_server import PROMPT, start, wait_healthy  # noqa: E402
 
@@ -70,7 +71,9 @@ from howtobench.data.loader import load_items, load_release_writings  # noqa: E4
 from howtobench.data.models import Item, Writing  # noqa: E402
 from howtobench.event_loop import run  # noqa: E402
 from howtobench.judges.negotiator import Negotiator  # noqa: E402
+from howtobench.judges.prompts import LEAF_LAYOUTS, Messages, Prompts  # noqa: E402
 from howtobench.judges.runner import judge_or_fail  # noqa: E402
+from howtobench.judges.tree import default_tree  # noqa: E402
 from howtobench.judges.tree_of_writing import TreeOfWriting  # noqa: E402
 from howtobench.llm.client import open_client  # noqa: E402
 
@@ -122,13 +125,54 @@ async def through_openrlhf(url: str, groups: list[Group]) -> int:
     return sum(r is None for r in rewards)
 
 
+def step_prompts(prompts: Prompts, groups: list[Group], weights_per_sample: bool) -> list[Messages]:
+    """Every prompt of one step's reward phase: per group its weights call (per sample for the naive function)
+    and per rollout its LLM leaves."""
+    tree, out = prompts.tree, []
+    for item, texts in groups:
+        weights = prompts.weights_messages(item, tree.negotiated_nodes(item.task))
+        out += [] if weights_per_sample else [weights]
+        for text in texts:
+            out += [weights] if weights_per_sample else []
+            out += [prompts.leaf_messages(item, text, leaf) for leaf in tree.leaves_for(item.task) if leaf.is_llm]
+    return out
+
+
+def ideal_computed(prompts: list[Messages]) -> int:
+    """Prompt tokens an unbounded prefix cache computes for these prompts (the emulator's tokens and blocks, each
+    prompt's longest cached run of blocks from its start reused, its last token always computed): the floor the
+    layout allows, whatever the order and the concurrency."""
+    seen: set[str] = set()
+    computed = 0
+    for messages in prompts:
+        blocks, tokens = blocks_of(prompt_text({"messages": list(messages)}))
+        hit = next((k for k, block in enumerate(blocks) if block not in seen), len(blocks))
+        computed += tokens - min(hit * BLOCK_TOKENS, tokens - 1)
+        seen.update(blocks)
+    return computed
+
+
+def theory(groups: list[Group]) -> dict[str, float]:
+    """Prompt tokens computed per sample on an unbounded prefix cache, per side, from the prompts themselves."""
+    tree, samples = default_tree(), sum(len(texts) for _, texts in groups)
+    sides = {f"serve {layout}": ideal_computed(step_prompts(Prompts(tree, leaf_layout=layout), groups, False))
+             for layout in LEAF_LAYOUTS}
+    sides["naive"] = ideal_computed(step_prompts(RubricFirstPrompts(tree), groups, True))
+    per_sample = {side: tokens / samples for side, tokens in sides.items()}
+    print("theory, unbounded prefix cache: prompt tokens computed per sample " + ", ".join(
+        f"{side} {tokens:,.0f}" for side, tokens in per_sample.items()) + "; naive / serve: " + ", ".join(
+        f"{per_sample['naive'] / per_sample[f'serve {layout}']:.2f}x ({layout})" for layout in LEAF_LAYOUTS))
+    return per_sample
+
+
 def serve_side(base_url: str, groups: list[Group], warmup: list[Group], data: Path, workspace: Path,
-               concurrency: str) -> float:
+               concurrency: str, layout: str = "writing-first") -> float:
     """The step's reward phase through serve, after a warm-up step on other items (a trainer's server has scored
     earlier steps: its calls in flight are found by then); returns its wall time."""
     cmd = [sys.executable, "-m", "howtobench", "serve", "--port", "0", "--judge-base-url", base_url,
            "--judge-model", "emulated-judge", "--judge-timeout", "600", "--workspace", str(workspace),
-           "--data", str(data), *(["--judge-concurrency", concurrency] if concurrency != "default" else [])]
+           "--data", str(data), *(["--judge-concurrency", concurrency] if concurrency != "default" else []),
+           *(["--judge-option", f"leaf_layout={layout}"] if layout != "writing-first" else [])]
     server, url = start(cmd, "http://")
     try:
         wait_healthy(url)
@@ -187,7 +231,7 @@ async def naive(base_url: str, groups: list[Group], workspace: Path, serial: boo
 def line(label: str, stats: dict[str, Any], samples: int, wall: float, speedup: float) -> dict[str, float]:
     computed, reused = stats["computed"] / samples, stats["reused"] / samples
     phase = wall * speedup
-    print(f"{label:<7}: {stats['calls'] / samples:5.2f} calls/sample; prompt tokens computed {computed:8,.0f}/sample "
+    print(f"{label:<20}: {stats['calls'] / samples:5.2f} calls/sample; prompt tokens computed {computed:8,.0f}/sample "
           f"(reused from the prefix cache {reused:7,.0f}); reward phase {phase:7.1f} s emulated "
           f"({phase / samples:6.2f} s/sample; the judge saw {stats['window_s']:.1f} s); "
           f"judge busy {stats['busy_share']:.3f}")
@@ -203,6 +247,9 @@ def main() -> None:
     parser.add_argument("--speedup", type=float, default=10.0, help="the emulator's time divisor")
     parser.add_argument("--serve-concurrency", default="default",
                         help="--judge-concurrency given to serve (default: none given, i.e. auto)")
+    parser.add_argument("--layouts", default=",".join(LEAF_LAYOUTS),
+                        help="serve's leaf layouts, each a side of its own (default: both; writing-last is "
+                        "`--judge-option leaf_layout=writing-last`)")
     args = parser.parse_args()
     data = Path(os.environ.get("HOWTOBENCH_DATA", Path(__file__).resolve().parents[2] / "shared" / "howtobench-data"))
     groups, warmup = release_groups(data, args.rollouts, args.groups, args.warmup)
@@ -213,10 +260,15 @@ def main() -> None:
                              "--speedup", str(args.speedup)], "PORT ")
     root = f"http://127.0.0.1:{first.split()[1]}"
     base_url = root + "/v1"
+    ideal = theory(groups)
+    served: dict[str, dict[str, float]] = {}
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            wall = serve_side(base_url, groups, warmup, data, Path(tmp) / "serve", args.serve_concurrency)
-            served = line("serve", emulator_stats(root), samples, wall, args.speedup)
+            for layout in args.layouts.split(","):
+                emulator_stats(root, reset=True)
+                wall = serve_side(base_url, groups, warmup, data, Path(tmp) / f"serve-{layout}",
+                                  args.serve_concurrency, layout)
+                served[layout] = line(f"serve {layout}", emulator_stats(root), samples, wall, args.speedup)
             emulator_stats(root, reset=True)
             wall = run(naive(base_url, groups, Path(tmp) / "naive", serial=False))
             naive_side = line("naive", emulator_stats(root), samples, wall, args.speedup)
@@ -228,8 +280,10 @@ def main() -> None:
     finally:
         emulator.terminate()
         emulator.wait(10)
-    print(f"naive / serve: prompt tokens computed {naive_side['computed'] / served['computed']:.2f}x, "
-          f"reward phase {naive_side['phase'] / served['phase']:.2f}x")
+    for layout, side in served.items():
+        print(f"naive / serve {layout}: prompt tokens computed {naive_side['computed'] / side['computed']:.2f}x "
+              f"(theory {ideal['naive'] / ideal[f'serve {layout}']:.2f}x), reward phase "
+              f"{naive_side['phase'] / side['phase']:.2f}x")
     load = os.getloadavg()
     print(f"load average: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
 

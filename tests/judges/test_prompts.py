@@ -216,26 +216,24 @@ def test_english_and_chinese_prompts_carry_the_same_criteria_and_bands() -> None
 
 @pytest.mark.parametrize("language", ["zh", "en"])
 def test_writing_last_layout_shares_the_rubric_across_writings_and_asks_the_same(language: str) -> None:
-    """The named layout "writing-last": instructions, reference, the leaf's rubric, THEN the writing and the reply
-    format; one leaf's prompts for two writings of one instruction (a GRPO group) share everything before the
-    writing, the words asked are the default layout's, and the hash (so the cache keys) differ from the default's
-    while the default's stays what it was."""
+    """The named layout "writing-last": instructions, reference, the leaf's whole rubric (the default layout's words,
+    reply format included), THEN the writing and one closing line; one leaf's prompts for two writings of one
+    instruction (a GRPO group) share everything before the writing, and the hash (so the cache keys) differs from
+    the default's while the default's stays what it was."""
     first = Prompts(default_tree(), language)
     last = Prompts(default_tree(), language, leaf_layout="writing-last")
     other = "另一篇游记，完全不同。"
     for leaf in llm_leaves():
-        _, user = last.leaf_messages(ITEM, WRITING, leaf)
-        _, user2 = last.leaf_messages(ITEM, other, leaf)
-        text, text2 = user["content"], user2["content"]
-        cut = text.index("<<<WRITING>>>")
-        assert text2[: text2.index("<<<WRITING>>>")] == text[:cut]  # shared up to the writing
-        assert leaf.label.get(language) in text[:cut] and defuse(WRITING) in text[cut:]  # the rubric before it
-        assert (REFERENCE in text) == (leaf.reference != "hidden")
-        default_user = first.leaf_messages(ITEM, WRITING, leaf)[1]["content"]
+        text = last.leaf_messages(ITEM, WRITING, leaf)[1]["content"]
+        text2 = last.leaf_messages(ITEM, other, leaf)[1]["content"]
+        cut = text.rindex("<<<WRITING>>>")  # the note before the rubric names the markers too
+        assert text2[: text2.rindex("<<<WRITING>>>")] == text[:cut]  # shared up to the writing
         rubric = first.rubric(leaf, has_reference=leaf.reference != "hidden")
-        reply = first.templates.render("reply", score_first=first.tree.reply_of(leaf) == "score-first")
-        assert rubric.endswith(reply) and rubric in default_user
-        assert rubric.removesuffix(reply) in text[:cut] and text.endswith(reply)
+        assert rubric in first.leaf_messages(ITEM, WRITING, leaf)[1]["content"]
+        closing = text[text.rindex("<<<END WRITING>>>"):]
+        assert rubric in text[:cut] and defuse(WRITING) in text[cut:] and "JSON" in closing
+        assert (REFERENCE in text) == (leaf.reference != "hidden")
+        assert len(closing) < 90 and "<<<END WRITING>>>" in text[:cut]  # one closing line; the note before
     assert first.hash == Prompts(default_tree(), language, leaf_layout="writing-first").hash != last.hash
     with pytest.raises(JudgeError, match="leaf_layout must be one of writing-first, writing-last"):
         Prompts(default_tree(), language, leaf_layout="sideways")  # type: ignore[arg-type]

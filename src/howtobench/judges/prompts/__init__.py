@@ -46,8 +46,8 @@ LEAF_LAYOUTS: tuple[LeafLayout, ...] = ("writing-first", "writing-last")
 DEFAULT_LEAF_LAYOUT: LeafLayout = "writing-first"
 """How a leaf call's user message is laid out. "writing-first" (the default): instructions, reference, writing, then
 the leaf's criteria, bands and reply format, so a writing's leaves share everything up to the criteria. The named
-option "writing-last": instructions, reference, the leaf's criteria and bands, then the writing and the reply
-format (`WRITING_LAST_TEMPLATES`), so the leaf calls of every rollout of one instruction (a GRPO group) share
+option "writing-last": instructions, reference, the leaf's criteria, bands and reply format, then the writing and
+one closing line (`WRITING_LAST_TEMPLATES`), so the leaf calls of every rollout of one instruction (a GRPO group) share
 everything up to the writing. Per sample, with W the writing's tokens, R a leaf's criteria and bands, n rollouts
 and 7 LLM leaves, a shared prefix cache computes about W + 7R (writing-first) or 7W + 7R/n (writing-last):
 writing-last computes fewer when 6W < 7R(1 - 1/n), i.e. for writings shorter than about 1,900 characters with
@@ -282,9 +282,11 @@ class Prompts:
         return ({"role": "system", "content": self.system()}, {"role": "user", "content": user})
 
     def _writing_last(self, item: Item, writing: str, leaf: Leaf, shown: bool) -> str:
-        """The "writing-last" layout (`LEAF_LAYOUTS`): the instructions and reference, the leaf's rubric without its
-        reply format, then the writing and the reply format. The rubric is the default layout's, cut before its
-        reply format (the same words; the rubric templates end with it), so both layouts ask the same."""
+        """The "writing-last" layout (`LEAF_LAYOUTS`): the instructions, the reference and the note on the writing's
+        markers (`materials.j2`), the leaf's rubric (the default layout's words, reply format included), then the
+        writing and one short closing line (`writing_last.j2`). Why everything but the writing before it: what
+        follows the writing is computed again for every leaf call (~600 prompt tokens per sample less than the
+        note and the format repeated after it)."""
         instruction, reference = item.task_prompt, item.reference if shown else None
         head = self._materials.get((instruction, reference))
         if head is None:
@@ -292,13 +294,7 @@ class Prompts:
             if len(self._materials) >= PREFIXES_KEPT:
                 self._materials.pop(next(iter(self._materials)), None)
             self._materials[(instruction, reference)] = head
-        score_first = self.tree.reply_of(leaf) == "score-first"
-        rubric, reply = self.rubric(leaf, has_reference=shown), self._render("reply", score_first=score_first)
-        if not rubric.endswith(reply):
-            raise JudgeError(f"leaf {leaf.id}: its rubric template does not end with reply.j2, which the "
-                             "writing-last layout moves after the writing")
-        tail = self._render("writing_last", writing=defuse(writing), score_first=score_first)
-        return head + rubric[: len(rubric) - len(reply)] + tail
+        return head + self.rubric(leaf, has_reference=shown) + self._render("writing_last", writing=defuse(writing))
 
     def weights_messages(self, item: Item, nodes: tuple[Node, ...]) -> Messages:
         """The negotiator's prompt: rules, the writing instructions, each negotiated node's leaves, the reply shape."""
