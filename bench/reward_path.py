@@ -9,38 +9,48 @@ caching), each side starting with the emulator's prefix cache cold:
   own client code (`SingleTurnAgentExecutor._fetch_rewards_via_http`, openrlhf 0.11.2), all at once as its
   agent executor sends them;
 - naive: the reward function a verl user writes: per sample its own weights call and its 7 leaf calls, the leaf
-  rubric first and the writing after it (no shared prefix to cache), every sample at once as verl's Reward Loop
-  runs them; no call cache, `NAIVE_IN_FLIGHT` calls in flight;
+  rubric first and the writing after it (close to the authors' layout, criteria first: a writing's leaves share
+  nothing past the system prompt, but one leaf's prompts share the rubric and instructions across a group), every
+  sample at once as verl's Reward Loop runs them; no call cache, `NAIVE_IN_FLIGHT` calls in flight;
 - serial: the same function, one sample after another (`--serial` samples; its figures are per sample).
 
 Printed per side: judge calls and prompt tokens computed per sample (reused ones from the prefix cache apart),
 the reward phase's wall time in emulated seconds, and the judge's busy share over it (bench/judge_emulator.py).
-What the shared prefix allows: a group's 7 x n leaf prompts share the item's instructions, reference and, per
-writing, the writing; only the rubric (and the first of each writing's leaves) is computed afresh, and the weights
-are asked once per group instead of once per sample.
-
     python bench/reward_path.py [--groups 40] [--rollouts 8] [--serial 4] [--speedup 10] [--serve-concurrency auto]
+                                [--layouts writing-first,writing-last]
 
-The figures of record are ratios (serve vs naive), taken side by side in one run; the load average is printed.
+serve runs once per leaf layout (`--layouts`; writing-last is `--judge-option leaf_layout=writing-last`). Before
+the runs a "theory" line gives the prompt tokens an unbounded prefix cache computes per sample for each side, from
+the prompts themselves: what the shared prefix allows, whatever the concurrency. The figures of record are ratios
+(naive vs serve), taken side by side in one run; the load average is printed.
 
-Measured 2026-12-03 on the shared 2-core machine (load average 3.9-5.9, other agents' jobs running), defaults
-(40 x 8, auto concurrency, release writings), two runs:
+What the shared prefix allows (W: a writing's tokens, R: a leaf's rubric, P: the instructions and reference, n
+rollouts, 7 LLM leaves). A prefix is linear: a leaf prompt can share its writing with the writing's other leaves
+(serve's default layout, writing-first: about P/n + W + 7R per sample) or its rubric with the group's other
+rollouts (the naive function's rubric-first prompts, and the named layout writing-last: about 7W + 7(P + R)/n),
+never both. Writing-first computes fewer when 6W > 7R(1 - 1/n): writings over ~1,900 characters at n = 8 with the
+default tree. The release's Guide writings are shorter (median ~1,000 characters), so there the default layout is
+behind the naive function and writing-last is what puts serve ahead; its remaining edge over the naive function is
+its weights call, asked once per group (7.12 calls per sample against 8: 11 % fewer decode tokens; the naive
+function's 8 identical weights prompts per group cost little prompt compute, they are cached).
 
-    serve : 7.12 calls/sample, prompt tokens computed 6,264 / 6,278 per sample, judge busy 0.741 / 0.751
-    naive : 8.00 calls/sample, prompt tokens computed 5,336 / 5,336 per sample, judge busy 0.828 / 0.778
-    naive / serve reward phase: 0.98x / 1.12x;  serial: 17-18 s/sample against 1.1 s/sample in a batch
+Measured 2026-12-03 on the shared 2-core machine (load average 6-7.7, other agents' jobs running), defaults (40 x 8
+release writings, auto concurrency), one run:
 
-So on a vLLM-like prefix cache, serve is NOT ahead in prompt tokens: the naive function computes 0.85x ours.
-Why: the cache is shared across the whole group. With our layout (instructions, reference, writing, THEN the
-leaf's rubric) a sample computes its writing once and its 7 rubric tails afresh (they follow the writing, so no
-other rollout shares them): W + 7R. With the rubric first, each leaf's rubric + instructions + reference is
-shared by the group's n rollouts and only the writing is computed per leaf: 7W + 7R/n. Ours wins only when the
-writing is longer than the rubric tail (W > ~1.02 R at n = 8); the release's Guide writings (median ~990
-characters) are shorter than the rubrics. Serve's remaining advantage is the weights asked once per group (1/8 of
-a call per sample instead of 1: 11 % fewer calls and decode tokens). Busy share: neither side reaches 0.9 here:
-the emulated batch (256) empties at the tail of the phase (~9 generations of calls, the last one draining), and
-serve's auto level ended at 234-239 of a cap of 256, just under the batch (fixed 512: 0.85 on an earlier
-emulator version, with worse prefix reuse).
+    theory (unbounded cache): serve writing-first 6,049, serve writing-last 4,896, naive 5,336 tokens per sample
+    serve writing-first: 7.12 calls/sample, prompt tokens computed 6,308 per sample, judge busy 0.785
+    serve writing-last : 7.12 calls/sample, prompt tokens computed 4,909 per sample, judge busy 0.705
+    naive              : 8.00 calls/sample, prompt tokens computed 5,336 per sample, judge busy 0.735
+    naive / serve writing-first: tokens 0.85x (theory 0.88x), reward phase 1.13x
+    naive / serve writing-last : tokens 1.09x (theory 1.09x), reward phase 1.12x
+    serial: 18.8 s/sample against 1.15 s/sample in a batch
+
+With writings of 1,900 / 3,000 characters (each release writing repeated to that length) the theory line gives
+naive / serve writing-first 1.21x / 1.52x and writing-last 1.02x / 1.01x. Writing-first's measured figure is
+above its theory (6,308 against 6,049): a writing's 7 leaves start together, and a prefix still being computed is
+not yet cached for the others (as in vLLM); writing-last's shared part is mostly cached from the group's earlier
+rollouts. Busy share: no side reaches 0.9 on this loaded machine (the emulator's batch empties at the phase's tail;
+serve's auto level ended at the cap of 256).
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import sqlite3
@@ -246,17 +247,24 @@ async def bare_replay(base_url: str, bodies: list[bytes], concurrency: int) -> t
         async def worker() -> None:
             while left:
                 async with http.post(url, data=left.pop(), headers={"Content-Type": "application/json"}) as resp:
-                    json.loads(json.loads(await resp.read())["choices"][0]["message"]["content"])
+                    content = json.loads(await resp.read())["choices"][0]["message"]["content"]
+                    with contextlib.suppress(ValueError):  # a judge's reply is JSON; read it as the client does
+                        json.loads(content)
 
         cpu, wall = time.process_time(), time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
         return time.process_time() - cpu, time.perf_counter() - wall
 
 
-def bare_side(base_url: str, args: argparse.Namespace, workspace: Path, samples: int, capacity: float) -> None:
+def logged_bodies(workspace: Path) -> list[bytes]:
+    """The bodies of the fresh judge calls of a workspace's call log (not the preflight), in the order made."""
     with sqlite3.connect(workspace / DB_NAME) as db:
-        bodies = [row[0].encode() for row in db.execute(
+        return [row[0].encode() for row in db.execute(
             "SELECT request_json FROM calls WHERE from_cache = 0 AND purpose != 'preflight' ORDER BY id")]
+
+
+def bare_side(base_url: str, args: argparse.Namespace, workspace: Path, samples: int, capacity: float) -> None:
+    bodies = logged_bodies(workspace)
     cpu, wall = run(bare_replay(base_url, bodies, args.slots))
     print(f"bare aiohttp  : the same {len(bodies)} bodies, {args.slots} at once; judge busy "
           f"{len(bodies) / wall / capacity:.3f} of capacity; CPU {cpu / samples * 1000:.2f} ms/sample, "
