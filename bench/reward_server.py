@@ -17,6 +17,16 @@ own processes included), defaults: through serve 0.926 / 0.910 / 0.919 of capaci
 2,280 calls (exactly 1 + 7n per group); with --groups 160: 0.948 / 0.934 through serve, 0.940 / 0.932 directly.
 The loss is the first ~0.1 s (a trainer's 320 requests read, 64 new connections to the judge), the first round's
 replies, which all come back together, and the last round.
+
+Last, the judge calls' own bodies (from the judge layer's call log) are posted again over one bare aiohttp session,
+`--slots` at once: the floor of CPU per call on this machine, and the busy share HTTP alone reaches at the same
+load. Issue 37, defaults, no concurrency flag, the machine loaded (load average 3.9-4.8 on 2 cores): serve 0.788 of
+capacity, 8.34 ms CPU per sample (1.171 ms per judge call); judge layer 0.568, 8.79 ms (1.233 ms); bare aiohttp
+0.807, 2.68 ms per sample (0.376 ms per call). Serve reaches 0.98 of what bare HTTP reaches at that load; its CPU
+per call is 3.1x bare aiohttp's. Where the rest goes (profiled against an in-memory transport, ~0.45-0.55 ms per
+call): the call log ~half (the loop's cache lookup, ~20 us once the writer's commits have reset its page cache,
+and the writer thread's insert of the ~12 KB request body, ~0.1 ms), the rest spread over the client and judge
+layers at 3-20 us a step (messages JSON, key hash, body assembly, reply parse and validation, usage sums, tasks).
 """
 
 from __future__ import annotations
