@@ -46,6 +46,7 @@ import howtobench
 from howtobench.calibration.route import check_paper_rows
 from howtobench.data.genres import GENRES, TABLE4_GENRES
 from howtobench.data.models import TASKS, Item
+from howtobench.data.paper import ALL_ROW, PaperTable
 from howtobench.data.rows import read_model_rows
 from howtobench.errors import ConfigError, DataError
 from howtobench.guard.guard import guard_counts
@@ -53,7 +54,6 @@ from howtobench.judges.base import EmptyConvention, Judgment, check_empty, count
 from howtobench.judges.negotiator import REPAIR_KINDS, RepairKind, repair_kinds
 from howtobench.report.length_anchor import measured_slope
 from howtobench.report.length_control import LengthControl, LengthSources, length_control, log_ratios
-from howtobench.report.paper import ALL_ROW, PaperTable
 from howtobench.report.reference import Source, display_order, paper_use
 from howtobench.stats import FloatArray, PairedResult, bootstrap_ci, paired_compare, rng_for
 from howtobench.suggest import unknown_name
