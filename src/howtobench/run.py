@@ -29,7 +29,6 @@ from typing import Any
 
 import yaml
 
-import howtobench
 from howtobench.config import EndpointConfig
 from howtobench.data.loader import load_items, load_release_writings, load_writings_file, select_items
 from howtobench.data.models import TASKS, Item, Writing
@@ -67,6 +66,7 @@ from howtobench.steps.client import step_client
 from howtobench.steps.job_identity import JobIdentity, data_digest, digest_of, files_digest
 from howtobench.steps.judge import panel_judge
 from howtobench.steps.settings import Execution
+from howtobench.version import __version__
 
 log = logging.getLogger(__name__)
 
@@ -473,7 +473,7 @@ def build_manifest(
     languages = sorted({it.language for it in items})
     data_dir = settings.selection.data_dir
     return {
-        "toolkit": howtobench.__version__,
+        "toolkit": __version__,
         "written_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "name": settings.name,
         "method": settings.method,

@@ -26,7 +26,6 @@ from typing import Any
 
 import jinja2
 
-import howtobench
 from howtobench.data.genres import GENRES
 from howtobench.data.models import Item, Writing
 from howtobench.data.paper import paper_table4
@@ -52,6 +51,7 @@ from howtobench.report.html_panel import panel_view
 from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions, load_judgments
 from howtobench.report.length_control import LENGTH_CONTROLLED, LengthSources, needs_sources
 from howtobench.report.render import paper_lines
+from howtobench.version import __version__
 
 SMOKE_BANNER = (
     "Smoke run: the scores below come from the small embedded local model and only show that the pipeline "
@@ -109,7 +109,7 @@ def render_report(
         "lb": lb,
         "title": lb.title,
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "toolkit": howtobench.__version__,
+        "toolkit": __version__,
         "sources": list(sources),
         "smoke_banner": SMOKE_BANNER if manifest and manifest.get("smoke") and not lb.notes else "",
         "bars": views.all_bars(lb),

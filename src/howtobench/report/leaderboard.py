@@ -42,7 +42,6 @@ from typing import Literal
 
 import numpy as np
 
-import howtobench
 from howtobench.calibration.route import check_paper_rows
 from howtobench.data.genres import GENRES, TABLE4_GENRES
 from howtobench.data.models import TASKS, Item
@@ -57,6 +56,7 @@ from howtobench.report.length_control import LengthControl, LengthSources, lengt
 from howtobench.report.reference import Source, display_order, paper_use
 from howtobench.stats import FloatArray, PairedResult, bootstrap_ci, paired_compare, rng_for
 from howtobench.suggest import unknown_name
+from howtobench.version import __version__
 
 By = Literal["both", "task", "genre"]
 Order = Literal["means", "shared"]
@@ -202,7 +202,7 @@ class Leaderboard:
         """A reproducibility line in the manner of sacrebleu: what produced these numbers."""
         judges = ",".join(self.judge_models) or "unknown"
         return (
-            f"howtobench:{howtobench.__version__}|method:{'+'.join(self.methods)}|judge:{judges}"
+            f"howtobench:{__version__}|method:{'+'.join(self.methods)}|judge:{judges}"
             f"|ci:percentile-bootstrap-items-{self.n_boot}|seed:{self.seed}|paired:wilcoxon|empty:{self.empty}"
             f"|order:{self.order if self.order_items is None else f'shared-{self.order_items}'}"
             + ("|length-control:ols-model+item-logratio" if self.length_control else "")
