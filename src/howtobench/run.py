@@ -421,11 +421,17 @@ def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Se
         title=f"{'SMOKE · ' if smoke else ''}HoWToBench run {settings.name} ({len(items)} items)",
         notes=[SMOKE_NOTE] if smoke else [],
         empty=settings.empty,
-        length_controlled=settings.length_control or bool(anchor),
-        lengths=sources_from(items, writings) if settings.length_control or anchor else None,
+        length_controlled=_controlled(settings) or bool(anchor),
+        lengths=sources_from(items, writings) if _controlled(settings) or anchor else None,
         length_anchor=anchor,
+        length_slopes=settings.length_slopes,
         under_test=under_test,
     ), settings.calibration)
+
+
+def _controlled(settings: RunSettings) -> bool:
+    """--length-control, or --length-slopes per-model (which implies it)."""
+    return settings.length_control or settings.length_slopes != "pooled"
 
 
 def _write_outputs(settings: RunSettings, board: Leaderboard, manifest: dict[str, Any]) -> None:
@@ -434,7 +440,8 @@ def _write_outputs(settings: RunSettings, board: Leaderboard, manifest: dict[str
         write_text_atomic(d / f"leaderboard.{suffix}", board_text(board, format_name))
     write_text_atomic(d / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
     options = ReportOptions(empty=settings.empty, calibration=settings.calibration,
-                            length_control=settings.length_control or settings.length_anchor > 0)
+                            length_slopes=settings.length_slopes,
+                            length_control=_controlled(settings) or settings.length_anchor > 0)
     write_report([d], d / "report.html", options)  # as `howtobench report RUN_DIR`
 
 

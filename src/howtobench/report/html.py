@@ -149,6 +149,7 @@ class ReportOptions:
     writings: tuple[Path, ...] = ()  # the user's writings files, whose texts the explorer shows first
     calibration: Path | None = None  # a calibration file: calibrated tables beside the raw ones (report.calibrated)
     length_anchor: Path | None = None  # pad/truncate judgments: the judge's length slope (report.length_anchor)
+    length_slopes: str | None = None  # pooled / per-model (report.length_per_model); None: as the run recorded it
 
 
 def _run_items(items: list[Item] | None, manifest: Mapping[str, Any] | None) -> list[Item] | None:
@@ -184,6 +185,7 @@ def _leaderboard_for(
     empty = check_empty(options.empty or (sources.run_config or {}).get("empty") or "exclude")
     anchor = options.length_anchor or _recorded_anchor(sources.run_dir, sources.run_config)
     calibration = options.calibration or _recorded_path((sources.run_config or {}).get("calibration"))
+    slopes = str(options.length_slopes or (sources.run_config or {}).get("length_slopes") or "pooled")
     return calibrated_leaderboard(judgments, LeaderboardOptions(
         nodes=True,
         seed=seed,
@@ -193,9 +195,10 @@ def _leaderboard_for(
         title=_title(sources, items, options),
         notes=[SMOKE_BANNER] if m.get("smoke") else [],
         empty=empty,
-        length_controlled=options.length_control or anchor is not None,
+        length_controlled=options.length_control or anchor is not None or slopes != "pooled",
         lengths=lengths,
         length_anchor=load_judgments([anchor]) if anchor is not None else (),
+        length_slopes=slopes,
         under_test=[str(name) for name in m.get("under_test") or ()],
     ), calibration)
 

@@ -206,6 +206,7 @@ class Leaderboard:
             f"|ci:percentile-bootstrap-items-{self.n_boot}|seed:{self.seed}|paired:wilcoxon|empty:{self.empty}"
             f"|order:{self.order if self.order_items is None else f'shared-{self.order_items}'}"
             + ("|length-control:ols-model+item-logratio" if self.length_control else "")
+            + ("+per-model-slopes" if self.length_control and self.length_control.slopes == "per-model" else "")
             + (f"|calibration:{self.calibration_id}" if self.calibration_id else "")
         )
 
@@ -556,6 +557,9 @@ class LeaderboardOptions:
     length_anchor: Sequence[Judgment] = ()
     """Judgments of pad / truncate variants (--length-anchor): the judge's own length slope, measured on them, sets
     the length-controlled values (report.length_anchor); without, the observational fit, labelled an association."""
+    length_slopes: str = "pooled"
+    """--length-slopes: "pooled" (default: one slope pair per task) or "per-model" (the root's slope per model, shrunk
+    toward the pooled one; report.length_per_model)."""
     under_test: Sequence[str] = ()
     """The models under test (those not among the columns are ignored: a model whose every writing failed)."""
 
@@ -634,7 +638,8 @@ def _length_control(latest: dict[tuple[str, str, str], Judgment], mx: _Matrix, o
             raise DataError(f"--length-anchor: the anchor judgments are of {', '.join(other)}, the leaderboard of "
                             f"{', '.join(methods)}: a judge's length slope is its own")
         anchor = measured_slope(latest.values(), o.length_anchor, empty=o.empty, seed=o.seed, n_boot=o.n_boot)
-    return length_control(mx.values, x, mx.tasks, mx.columns, seed=o.seed, n_boot=o.n_boot, anchor=anchor)
+    return length_control(mx.values, x, mx.tasks, mx.columns, seed=o.seed, n_boot=o.n_boot, anchor=anchor,
+                          slopes=o.length_slopes)
 
 
 def _controlled_cells(lc: LengthControl, mx: _Matrix, rows: Sequence[Row]) -> dict[tuple[str, str, str], Cell]:
