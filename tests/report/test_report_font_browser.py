@@ -8,10 +8,12 @@ Screenshots go to $HOWTOBENCH_SCREENS (else the test's temporary folder) for a p
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
 from collections.abc import Iterator
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ pytest.importorskip("selenium", reason="the [dev] extra installs selenium (the b
 
 from chromium import start_chromium
 from howtobench.judges.base import Judgment, LeafResult
+from howtobench.report.font import ASSET
 from howtobench.report.html import ReportOptions, build_report
 
 pytestmark = pytest.mark.browser
@@ -140,3 +143,15 @@ def test_at_390_px_the_bars_show_and_wide_tables_scroll_in_their_box(chromium: A
     assert leaves and all(leaves)
     _shot(chromium, "#leaderboard", "report-390-leaderboard", tmp_path)
     _shot(chromium, "table.leaves", "report-390-leaves", tmp_path)
+
+
+def test_the_whole_shipped_font_loads_as_the_rating_app_serves_it(chromium: Any, pages: tuple[Path, Path]) -> None:
+    """The rating app serves assets/cjk-sc-subset.woff whole: Chromium's font sanitizer accepts it."""
+    data = base64.b64encode(resources.files("howtobench").joinpath(ASSET).read_bytes()).decode("ascii")
+    _open(chromium, pages[0], 1280)
+    status = chromium.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        const bytes = Uint8Array.from(atob(arguments[0]), c => c.charCodeAt(0));
+        new FontFace("Whole", bytes).load().then(f => done([f.status, document.fonts.add(f).check("16px Whole", "春")]),
+                                                 e => done(["error", String(e)]));""", data)
+    assert status == ["loaded", True], status
