@@ -3,9 +3,11 @@
     python bench/length_control.py [--models 10] [--items 434] [--bootstrap 1000] [--repeat 3]
 
 Builds one task's table (models × items, every writing scored, log length ratios drawn at random, a seeded
-judge that rewards length), then times `report.length_fit.fit` and `bootstrap` (the per-item sums turn a
+judge that rewards length), then times `stats.length_fit.fit` and `bootstrap` (the per-item sums turn a
 replicate into a weighted sum), and, for scale, one dense least-squares solve with an indicator column per item
-(what a naive refit would pay per replicate). Prints best and median wall times.
+(what a naive refit would pay per replicate); then the whole task's controlled cells with pooled and with
+per-model slopes (`--length-slopes per-model`: own slopes, shrinkage and charges refitted in every replicate,
+report.length_per_model), with the peak memory numpy allocated. Prints best and median wall times.
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+import tracemalloc
+from collections.abc import Callable
 
 import numpy as np
 
-from howtobench.report.length_fit import Observations, bootstrap, fit
+from howtobench.report.length_control import length_control
+from howtobench.stats.length_fit import Observations, bootstrap, fit
 
 
 def table(models: int, items: int, seed: int = 0) -> Observations:
@@ -28,11 +33,11 @@ def table(models: int, items: int, seed: int = 0) -> Observations:
     return Observations(m, i, x, y, models, items)
 
 
-def timed(run: object, repeat: int) -> tuple[float, float]:
+def timed(run: Callable[[], object], repeat: int) -> tuple[float, float]:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        run()  # type: ignore[operator]
+        run()
         times.append(time.perf_counter() - start)
     return min(times), statistics.median(times)
 
@@ -45,16 +50,28 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     obs = table(args.models, args.items)
-    rows = [("fit (point estimate, with and without length)", lambda: fit(obs)),
+    rows: list[tuple[str, Callable[[], object]]] = [("fit (point estimate, with and without length)", lambda: fit(obs)),
             (f"bootstrap, {args.bootstrap} replicates", lambda: bootstrap(obs, args.bootstrap,
                                                                           np.random.default_rng(0)))]
     dense = np.column_stack([(obs.model[:, None] == np.arange(1, obs.n_models)).astype(float), obs.x,
                              (obs.item[:, None] == np.arange(obs.n_items)).astype(float)])
     rows.append(("one dense lstsq with item indicator columns", lambda: np.linalg.lstsq(dense, obs.y, rcond=None)))
+    y, x = obs.y.reshape(args.models, args.items), obs.x.reshape(args.models, args.items)
+    tasks, columns = np.full(args.items, "open"), [f"m{k}" for k in range(args.models)]
+
+    def cells(slopes: str) -> Callable[[], object]:
+        return lambda: length_control({"score": y}, x, tasks, columns, seed=0, n_boot=args.bootstrap, slopes=slopes)
+
+    rows += [(f"controlled cells, {s}, {args.bootstrap} replicates", cells(s)) for s in ("pooled", "per-model")]
     print(f"{args.models} models × {args.items} items = {obs.y.size} writings")
     for label, run in rows:
         best, median = timed(run, args.repeat)
-        print(f"  {label:<48} best {best * 1000:8.1f} ms   median {median * 1000:8.1f} ms")
+        tracemalloc.start()
+        run()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        print(f"  {label:<56} best {best * 1000:8.1f} ms   median {median * 1000:8.1f} ms   "
+              f"peak {peak / 2**20:6.0f} MiB")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@
 Writes the file into a temporary directory, then runs each command as a user would (`python -m howtobench ...`
 in a child process) and prints its wall time and peak resident memory (the child's ru_maxrss). The
 `krippendorff` package builds a (units × V × V) array with V the distinct values: on continuous roots 1,000
-writings ask it for 60 GiB; `meta.alpha` keeps O(judges × writings).
+writings ask it for 60 GiB; `stats.alpha` keeps O(judges × writings).
 """
 
 from __future__ import annotations

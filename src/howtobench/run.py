@@ -29,11 +29,10 @@ from typing import Any
 
 import yaml
 
-import howtobench
-from howtobench.calibration.board import calibrated_leaderboard
 from howtobench.config import EndpointConfig
 from howtobench.data.loader import load_items, load_release_writings, load_writings_file, select_items
 from howtobench.data.models import TASKS, Item, Writing
+from howtobench.data.paper import paper_table4
 from howtobench.data.reference_source import load_reference_source, swap_references
 from howtobench.errors import ConfigError, DataError
 from howtobench.generate import (
@@ -54,10 +53,10 @@ from howtobench.llm.types import SamplingParams, Usage
 from howtobench.locks import output_lock
 from howtobench.outputs import output_dir, undone_if_empty, write_text_atomic
 from howtobench.progress import step
+from howtobench.report.calibrated import calibrated_leaderboard
 from howtobench.report.html import ReportOptions, write_report
 from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions
 from howtobench.report.length_control import sources_from
-from howtobench.report.paper import paper_table4
 from howtobench.report.render import board_text
 from howtobench.robustness.anchor import anchor_file, anchor_sample, anchor_variants
 from howtobench.run_settings import RunSettings, run_config
@@ -67,6 +66,7 @@ from howtobench.steps.client import step_client
 from howtobench.steps.job_identity import JobIdentity, data_digest, digest_of, files_digest
 from howtobench.steps.judge import panel_judge
 from howtobench.steps.settings import Execution
+from howtobench.version import __version__
 
 log = logging.getLogger(__name__)
 
@@ -421,11 +421,17 @@ def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Se
         title=f"{'SMOKE · ' if smoke else ''}HoWToBench run {settings.name} ({len(items)} items)",
         notes=[SMOKE_NOTE] if smoke else [],
         empty=settings.empty,
-        length_controlled=settings.length_control or bool(anchor),
-        lengths=sources_from(items, writings) if settings.length_control or anchor else None,
+        length_controlled=_controlled(settings) or bool(anchor),
+        lengths=sources_from(items, writings) if _controlled(settings) or anchor else None,
         length_anchor=anchor,
+        length_slopes=settings.length_slopes,
         under_test=under_test,
     ), settings.calibration)
+
+
+def _controlled(settings: RunSettings) -> bool:
+    """--length-control, or --length-slopes per-model (which implies it)."""
+    return settings.length_control or settings.length_slopes != "pooled"
 
 
 def _write_outputs(settings: RunSettings, board: Leaderboard, manifest: dict[str, Any]) -> None:
@@ -434,7 +440,8 @@ def _write_outputs(settings: RunSettings, board: Leaderboard, manifest: dict[str
         write_text_atomic(d / f"leaderboard.{suffix}", board_text(board, format_name))
     write_text_atomic(d / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
     options = ReportOptions(empty=settings.empty, calibration=settings.calibration,
-                            length_control=settings.length_control or settings.length_anchor > 0)
+                            length_slopes=settings.length_slopes,
+                            length_control=_controlled(settings) or settings.length_anchor > 0)
     write_report([d], d / "report.html", options)  # as `howtobench report RUN_DIR`
 
 
@@ -473,7 +480,7 @@ def build_manifest(
     languages = sorted({it.language for it in items})
     data_dir = settings.selection.data_dir
     return {
-        "toolkit": howtobench.__version__,
+        "toolkit": __version__,
         "written_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "name": settings.name,
         "method": settings.method,

@@ -58,7 +58,8 @@ class RunSettings(BaseModel):
     reference_from: str | None = None  # a shipped model or a writings file as the reference (Appendix B.3)
     length_control: bool = False  # add length-controlled tables to the leaderboard and report (report.length_control)
     length_anchor: int = 0  # judge pad/truncate variants of N writings: the judge's length slope (robustness.anchor)
-    calibration: Path | None = None  # a calibration file: calibrated tables beside the raw ones (calibration.board)
+    length_slopes: str = "pooled"  # or "per-model": the root's length slope per model, shrunk (report.length_per_model)
+    calibration: Path | None = None  # a calibration file: calibrated tables beside the raw ones (report.calibrated)
     panel: PanelSpec | None = None  # judge with a panel of judges instead of `judge` (judges/panel.py)
     panel_file: Path | None = None  # where the panel came from (written to config.yaml, so the run repeats)
     guard: GuardSettings = Field(default_factory=GuardSettings)  # --guard flag|skip (guard/): off by default
@@ -187,6 +188,8 @@ RUN_OPTIONS: tuple[RunOption, ...] = (  # in config.yaml's order
     RunOption("parallel", ("execution.parallel",)),
     RunOption("length_control", ("length_control",), lambda on: True if on else None),
     RunOption("length_anchor", ("length_anchor",), lambda n: n or None),
+    RunOption("length_slopes", ("length_slopes",), lambda v: None if v == "pooled" else v,
+              lambda v: str(v or "pooled")),
     RunOption("calibration", ("calibration",), _text, _path),
     RunOption("judge_max_tokens", ("judge_options.max_tokens",)),
     RunOption("prompt_language", ("judge_options.prompt_language",)),

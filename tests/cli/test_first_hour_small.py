@@ -3,30 +3,12 @@ as a method name, `perturb --kind trunc` with a did-you-mean."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from howtobench.cli.main import main
+from cli_invoke import Invoke
 from howtobench.judges.base import Judgment
-
-Invoke = Callable[[list[str]], tuple[int, str]]
-
-
-@pytest.fixture
-def invoke(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Invoke:
-    """`howtobench ARGS` as a user runs it: (exit status, stdout + stderr)."""
-    monkeypatch.setenv("COLUMNS", "100")
-
-    def call(args: list[str]) -> tuple[int, str]:
-        monkeypatch.setattr("sys.argv", ["howtobench", *args])
-        with pytest.raises(SystemExit) as info:
-            main()
-        printed = capsys.readouterr()
-        return int(info.value.code or 0), printed.out + printed.err
-
-    return call
 
 
 def _judgment(model: str, item: str, score: float) -> Judgment:

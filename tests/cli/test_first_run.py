@@ -8,37 +8,18 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
+from cli_invoke import Invoke
 from fake_server import FakeServer, default_handler
-from howtobench.cli.main import main
 from howtobench.report.headline import headlines
 from howtobench.report.leaderboard import LeaderboardOptions, build_leaderboard, load_judgments
 
-Invoke = Callable[[list[str]], tuple[int, str]]
 DEAD = "http://127.0.0.1:9/v1"  # nothing answers there: a stop must come before any call
 NO_JUDGE_HINT = ("give the judge with --judge-base-url URL --judge-model NAME (its key with --judge-api-key-env VAR), "
                  "a metric that calls no model with --method bleu|rouge|sacrebleu, or --local-judge to let the "
                  "embedded 270M model judge (a smoke test whose scores mean nothing)")
 
-
-@pytest.fixture
-def invoke(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Invoke:
-    """`howtobench ARGS` as a user runs it (errors turned into their line and status by `main`), at 80 columns:
-    (exit status, stdout + stderr)."""
-    monkeypatch.setenv("COLUMNS", "80")
-
-    def call(args: list[str]) -> tuple[int, str]:
-        monkeypatch.setattr("sys.argv", ["howtobench", *args])
-        with pytest.raises(SystemExit) as info:
-            main()
-        printed = capsys.readouterr()
-        return int(info.value.code or 0), printed.out + printed.err
-
-    return call
 
 
 def test_a_writer_without_a_judge_stops_in_seconds_naming_what_to_give(invoke: Invoke, tmp_path: Path,

@@ -11,8 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from howtobench.cli.main import app
-from howtobench.meta.agreement import KAPPAS, agreement, cohen_kappa, fleiss_kappa, krippendorff_alpha, round_half_up
+from howtobench.meta.agreement import KAPPAS, agreement, fleiss_kappa, krippendorff_alpha
 from howtobench.meta.human import HumanRating
+from howtobench.stats.agreement import cohen_kappa, round_half_up
 
 
 def _ratings(units: list[list[float]]) -> list[HumanRating]:

@@ -21,7 +21,8 @@ from howtobench.cli.main import app
 from howtobench.judges.base import Judgment, LeafResult, PanelRecord, SampleResult
 from howtobench.llm.types import Usage
 from howtobench.meta.judge_card import cards, cost_per_thousand, run_spread, sample_spread, separability
-from howtobench.meta.panel_agreement import agreement, disagreements_table, icc2k, interval_alpha, panel_data
+from howtobench.meta.panel_agreement import agreement, disagreements_table, panel_data
+from howtobench.stats.agreement import icc2k, interval_alpha
 from judge_replies import first_user, judge_reply, leaf_score, schema_of, server_handler
 
 

@@ -17,8 +17,8 @@ from howtobench.errors import DataError
 from howtobench.judges.base import Judgment
 from howtobench.report.leaderboard import LeaderboardOptions, build_leaderboard
 from howtobench.report.length_control import ITEM_ADJUSTED, LENGTH_CONTROLLED, sources_from
-from howtobench.report.length_fit import Observations, fit
 from howtobench.report.render import board_text, to_json_data
+from howtobench.stats.length_fit import Observations, fit
 
 
 def _j(model: str, item: str, score: float, chars: int | None, ref: int | None = 100, task: str = "guide",

@@ -264,3 +264,21 @@ async def test_run_length_anchor_judges_variants_and_the_report_uses_them(fake_s
     fake_server.reset()
     await run_benchmark(settings)
     assert fake_server.requests == []
+
+
+async def test_run_length_slopes_per_model_reaches_the_leaderboard_config_and_report(
+        fake_server: FakeServer, tmp_path: Path, bench_root: Path) -> None:
+    """`run --length-slopes per-model` (implies --length-control): the run's tables use per-model slopes, config.yaml
+    records the mode, leaderboard.json and report.html (made as `report RUN_DIR`) name it and show the slopes."""
+    fake_server.handler = default_handler
+    settings = _settings(tmp_path, fake_server, bench_root, {"limit": 6, "tasks": ("open",)},
+                         length_slopes="per-model")
+    result = await run_benchmark(settings)
+    lc = result.leaderboard.length_control
+    assert lc is not None and lc.slopes == "per-model"
+    assert set(lc.fits[0].per_model) == set(result.leaderboard.columns)
+    assert yaml.safe_load((settings.run_dir / "config.yaml").read_text("utf-8"))["length_slopes"] == "per-model"
+    saved = json.loads((settings.run_dir / "leaderboard.json").read_text("utf-8"))["length_control"]
+    assert saved["slopes"] == "per-model" and saved["fits"][0]["per_model"] is not None
+    page = (settings.run_dir / "report.html").read_text(encoding="utf-8")
+    assert "Length slopes: per-model" in page and "<h3>Per-model length slopes</h3>" in page

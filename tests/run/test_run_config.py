@@ -77,7 +77,8 @@ def test_every_option_of_the_table_round_trips_through_config_yaml(tmp_path: Pat
         "--genre", "fiction", "--limit", "2", "--subset", "5", "--ids", "a1,b2", "--writings", str(mine),
         "--generate", "--release", "--models", "deepseek-r1", "--prices", str(prices), "--temperature", "0.3",
         "--max-tokens", "100", "--system-prompt", "Be brief.", "--seed", "3", "--bootstrap", "50", "--no-paper",
-        "--empty", "lowest", "--parallel", "4", "--length-control", "--length-anchor", "3", "--judge-max-tokens", "64",
+        "--empty", "lowest", "--parallel", "4", "--length-control", "--length-anchor", "3",
+        "--length-slopes", "per-model", "--judge-max-tokens", "64",
         "--prompt-language", "zh", "--reference-from", "deepseek-r1", "--judge-base-url", "http://127.0.0.1:9/v1",
         "--judge-model", "judge", "--judge-rpm", "60", "--judge-timeout", "30", "--judge-response-format",
         "json_object", "--calibration", str(calibration), "--guard", "skip", "--guard-reward", "null",
@@ -86,6 +87,7 @@ def test_every_option_of_the_table_round_trips_through_config_yaml(tmp_path: Pat
     settings = built[-1]
     assert settings.judge is not None and (settings.judge.concurrency, settings.judge.max_concurrency) == (None, 40)
     assert settings.calibration == calibration and settings.length_anchor == 3
+    assert settings.length_slopes == "per-model"
     assert settings.guard == GuardSettings(mode="skip", thresholds={"stub": 0.05}, actions={"echo": "skip"},
                                            reward=None, cliches=prices)
     assert settings.selection == Selection(data_dir=bench_root, tasks=("guide", "open"), genres=("fiction",),

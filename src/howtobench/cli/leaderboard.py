@@ -9,20 +9,27 @@ from typing import Annotated
 
 import typer
 
-from howtobench.calibration.board import calibrated_leaderboard
 from howtobench.cli.calibration_options import CalibrationOpt
-from howtobench.cli.length_options import LengthAnchorOpt, LengthControlOpt, WritingsOpt, length_sources
+from howtobench.cli.length_options import (
+    LengthAnchorOpt,
+    LengthControlOpt,
+    LengthSlopes,
+    LengthSlopesOpt,
+    WritingsOpt,
+    length_sources,
+)
 from howtobench.cli.options import EmptyOpt, FormatOpt, NoProgressOpt
 from howtobench.cli.params import bundled
 from howtobench.config import optional_data_dir
 from howtobench.data.loader import load_items
 from howtobench.data.models import Item
+from howtobench.data.paper import paper_table4
 from howtobench.judges.base import Judgment
 from howtobench.outputs import output_file, write_text_atomic
 from howtobench.progress import step
+from howtobench.report.calibrated import calibrated_leaderboard
 from howtobench.report.html_inputs import find_sources
 from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions, load_judgments
-from howtobench.report.paper import paper_table4
 from howtobench.report.render import board_document
 from howtobench.report.tables import render, show
 
@@ -90,6 +97,7 @@ class Board:
     empty: EmptyOpt = "exclude"
     length_control: LengthControlOpt = False
     length_anchor: LengthAnchorOpt = None
+    length_slopes: LengthSlopesOpt = LengthSlopes.pooled
     writings: WritingsOpt = None
     compare: Annotated[
         tuple[str, str] | None,
@@ -109,14 +117,16 @@ class Board:
 
     def build(self, judgments: list[Judgment]) -> Leaderboard:
         """The leaderboard of `judgments` these flags ask for."""
-        controlled = self.length_control or self.length_anchor is not None
+        slopes = (self.length_slopes or LengthSlopes.pooled).value
+        controlled = self.length_control or self.length_anchor is not None or slopes != LengthSlopes.pooled
         lengths = length_sources(judgments, self.data, self.writings) if controlled else None
         anchor = load_judgments([self.length_anchor]) if self.length_anchor is not None else ()
         return calibrated_leaderboard(judgments, LeaderboardOptions(
             by=self.by.value, nodes=self.nodes, seed=self.seed, n_boot=self.bootstrap,
             items=_items_for(self.data, judgments), paper=paper_table4() if self.paper else None, title=self.title,
             order=self.order.value, empty=self.empty, length_controlled=controlled, lengths=lengths,
-            compare=self.compare, baseline=self.baseline, length_anchor=anchor), self.calibration)
+            compare=self.compare, baseline=self.baseline, length_anchor=anchor, length_slopes=slopes),
+            self.calibration)
 
     def publish(self, board: Leaderboard) -> None:
         """Print the leaderboard in --format, or write it to --out."""

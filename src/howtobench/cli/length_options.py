@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -42,6 +43,25 @@ AnchorCountOpt = Annotated[
         help="Also judge a pad and a truncate variant of N writings drawn across tasks and models (content fixed, "
         "length varied; their cost is on its own line of the estimate): the judge's own length slope, measured on "
         "those pairs, sets the length-controlled tables (implies --length-control). 0: none.",
+    ),
+]
+class LengthSlopes(StrEnum):
+    """--length-slopes: report.length_per_model.MODES."""
+
+    pooled = "pooled"
+    per_model = "per-model"
+
+
+LengthSlopesOpt = Annotated[
+    LengthSlopes | None,
+    typer.Option(
+        "--length-slopes",
+        help="pooled (default): one length slope pair per task shared by its models; a model's own slope is "
+        "confounded with its quality and noisy on a run's items. per-model: each model's slope (the root score), "
+        "shrunk toward the pooled one by empirical Bayes, for a judge that rewards length for some models only; "
+        "bounded and flagged like the pooled correction, slopes printed per model (docs/length-control.md). "
+        "per-model implies --length-control; `report` of a run takes the run's by default.",
+        case_sensitive=False,
     ),
 ]
 WritingsOpt = Annotated[

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 from howtobench.cli.calibration_options import CalibrationOpt
-from howtobench.cli.length_options import LengthAnchorOpt, LengthControlOpt
+from howtobench.cli.length_options import LengthAnchorOpt, LengthControlOpt, LengthSlopes, LengthSlopesOpt
 from howtobench.cli.options import EMPTY_HELP
 from howtobench.cli.params import bundled
 from howtobench.config import resolve_data_dir
@@ -90,6 +90,7 @@ class Page:
     ] = None
     length_control: LengthControlOpt = False
     length_anchor: LengthAnchorOpt = None
+    length_slopes: LengthSlopesOpt = None
     calibration: CalibrationOpt = None
 
     def options(self) -> ReportOptions:
@@ -97,8 +98,10 @@ class Page:
         return ReportOptions(
             data_dir=resolve_data_dir(self.data) if self.data is not None else None, seed=self.seed,
             n_boot=self.bootstrap, paper=self.paper, explorer_limit=self.explorer, title=self.title,
-            empty=self.empty, length_control=self.length_control or self.length_anchor is not None,
-            writings=tuple(self.writings or ()), calibration=self.calibration, length_anchor=self.length_anchor)
+            empty=self.empty, length_control=self.length_control or self.length_anchor is not None
+            or self.length_slopes == LengthSlopes.per_model,
+            writings=tuple(self.writings or ()), calibration=self.calibration, length_anchor=self.length_anchor,
+            length_slopes=self.length_slopes.value if self.length_slopes else None)
 
 
 AS_RECORDED = Page()

@@ -12,7 +12,7 @@ from howtobench.cli import params
 from howtobench.cli.calibration_options import CalibrationOpt, check_run_calibration
 from howtobench.cli.guard_options import NO_GUARD, GuardFlags
 from howtobench.cli.help_groups import GroupedCommand
-from howtobench.cli.length_options import AnchorCountOpt, LengthControlOpt
+from howtobench.cli.length_options import AnchorCountOpt, LengthControlOpt, LengthSlopes, LengthSlopesOpt
 from howtobench.config import EndpointConfig, resolve_data_dir
 from howtobench.dry_run import plan_run
 from howtobench.errors import ConfigError
@@ -190,6 +190,7 @@ def run(
     empty: EmptyOpt = "exclude",
     length_control: LengthControlOpt = False,
     length_anchor: AnchorCountOpt = 0,
+    length_slopes: LengthSlopesOpt = LengthSlopes.pooled,
     calibration: CalibrationOpt = None,
     panel: PanelOpt = None,
     judging: Judging = AS_JUDGED,

@@ -9,7 +9,7 @@
     length        input / output length vs scores, pooled fits, Figure 5 (section 6.1, Table 6)
     weights       edge-weight distributions per genre and leaf (Figures 3 and 6)
     judges        judge vs judge (and human) Pearson matrix and heatmap (Appendix B.1, Figure 4)
-    stats         vectorised Pearson / Spearman / Kendall-b, tie rounding, percentile and BCa intervals
+    (statistics on plain arrays — correlations, intervals, α, κ, ICC — live in `howtobench.stats`)
     plots         matplotlib set-up: Agg, bundled CJK font, PNG + SVG
 
 Commands: `howtobench meta correlate | agreement | ablation | inconsistency` and

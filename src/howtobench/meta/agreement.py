@@ -11,7 +11,7 @@ Named options, because unweighted κ treats 4 vs 5 like 1 vs 10 and pairs are a 
     raters of each writing at once; writings may have different numbers of raters: P_i = (Σ_j n_ij² − n_i) /
     (n_i (n_i − 1)), P_e = Σ_j p_j² with p_j the share of all ratings in category j);
   * α (`ALPHAS`): the `krippendorff` package's levels of measurement: interval, ordinal, nominal, ratio
-    (computed in closed form by `meta.alpha`, equal to the package, without its units × V × V arrays).
+    (computed in closed form by `stats.alpha`, equal to the package, without its units × V × V arrays).
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
-from howtobench.meta.alpha import alpha
 from howtobench.meta.human import HumanRating, WritingKey
+from howtobench.stats.agreement import cohen_kappa, round_half_up
+from howtobench.stats.alpha import alpha
 
 KAPPAS: dict[str, str] = {
     "cohen": "unweighted; rater pairs in name order; scores rounded to integers",
@@ -80,26 +81,6 @@ def rater_pairs(ratings: list[HumanRating]) -> np.ndarray:
         for a, b in itertools.combinations(sorted(group, key=lambda r: r.rater), 2)
     ]
     return np.asarray(pairs, dtype=float).reshape(-1, 2)
-
-
-def round_half_up(x: np.ndarray) -> np.ndarray:
-    """Round to the nearest integer with .5 going up (3.5 -> 4), as a rater would read the scale."""
-    return np.floor(x + 0.5)
-
-
-def cohen_kappa(a: np.ndarray, b: np.ndarray, power: int = 0) -> float:
-    """Cohen's κ of two label vectors: unweighted (power 0) or with disagreement weights |x − y|^power.
-
-    NaN when the expected disagreement is zero (both raters always give one and the same label)."""
-    labels = np.unique(np.concatenate([a, b]))
-    confusion = np.zeros((labels.size, labels.size))
-    np.add.at(confusion, (np.searchsorted(labels, a), np.searchsorted(labels, b)), 1.0)
-    confusion /= confusion.sum()
-    expected = np.outer(confusion.sum(axis=1), confusion.sum(axis=0))
-    gap = np.abs(labels[:, None] - labels[None, :])
-    weights = (gap > 0).astype(float) if power == 0 else gap**power
-    disagreement = float((weights * expected).sum())
-    return float("nan") if disagreement == 0 else 1.0 - float((weights * confusion).sum()) / disagreement
 
 
 def fleiss_kappa(ratings: list[HumanRating]) -> tuple[float, int]:

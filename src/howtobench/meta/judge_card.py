@@ -11,7 +11,7 @@ itself. A label met in several files is one judge judged several times: its runs
   two runs or more) — "-" when the files hold no such repeats;
 - separability: the models ordered by mean root; how many adjacent pairs differ at 95% (a paired bootstrap
   interval over shared items excluding 0, `howtobench.stats.paired_compare`);
-- length sensitivity: β of `report.length_fit` (score on ln(writing / reference chars) with model and item
+- length sensitivity: β of `stats.length_fit` (score on ln(writing / reference chars) with model and item
   effects) over all its writings, with a bootstrap interval — "-" when the judgments record no lengths;
 - agreement: Pearson r with every other judge, and with the mean human rating when `--human` is given, over
   the writings both scored. A panel's members are not "other judges" of the panel, nor the panel of its members
@@ -31,13 +31,13 @@ from pathlib import Path
 
 import numpy as np
 
+from howtobench.document import Table
 from howtobench.judges.base import Judgment, counted_score
 from howtobench.meta.human import WritingKey
 from howtobench.meta.length import pair_stat
 from howtobench.meta.plots import new_figure, save_figure
-from howtobench.report.length_fit import Observations, bootstrap, fit, identified, interval
-from howtobench.report.tables import Table
 from howtobench.stats import paired_compare, rng_for
+from howtobench.stats.length_fit import Observations, bootstrap, fit, identified, interval
 
 Runs = dict[str, list[list[Judgment]]]
 

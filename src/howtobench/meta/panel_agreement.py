@@ -3,7 +3,7 @@ and every leaf, and the writings the judges disagree on most, with each judge's 
 
 Each panel judgment holds every judge's own judgment (`Judgment.panel.members`); a judge's value for a writing
 is its root (or a leaf's score), missing when that judge failed it. α uses every writing with at least two
-judges' values (interval level, in closed form: `meta.alpha`, equal to the `krippendorff` package but O(judges ×
+judges' values (interval level, in closed form: `stats.alpha`, equal to the `krippendorff` package but O(judges ×
 writings) in memory, so a Guide-sized panel runs in seconds); ICC(2,k) — two-way random effects, absolute
 agreement, the reliability of the k judges' mean (Shrout & Fleiss 1979), which is what the panel's `mean` score
 is — needs every judge's value, so it uses the complete writings only, and says how many:
@@ -25,36 +25,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from howtobench.data.models import TASKS
+from howtobench.document import Table
 from howtobench.errors import DataError
 from howtobench.judges.base import EmptyConvention, Judgment, check_empty, left_out_as_empty
-from howtobench.meta.alpha import alpha
-from howtobench.report.tables import Table
+from howtobench.stats.agreement import icc2k, interval_alpha
 
 ROOT = "root"
 TASK_NAMES = {"completion": "Completion", "guide": "Guide", "open": "Open", "all": "All"}
 REASON_CHARS = 160
-
-
-def icc2k(matrix: np.ndarray) -> float:
-    """ICC(2,k) of a complete (writings × judges) matrix; NaN with fewer than 2 of either or no variance."""
-    n, k = matrix.shape
-    if n < 2 or k < 2:
-        return float("nan")
-    grand = matrix.mean()
-    rows, cols = matrix.mean(axis=1), matrix.mean(axis=0)
-    ms_r = k * ((rows - grand) ** 2).sum() / (n - 1)
-    ms_c = n * ((cols - grand) ** 2).sum() / (k - 1)
-    ms_e = ((matrix - rows[:, None] - cols[None, :] + grand) ** 2).sum() / ((n - 1) * (k - 1))
-    denominator = ms_r + (ms_c - ms_e) / n
-    return float((ms_r - ms_e) / denominator) if denominator > 0 else float("nan")
-
-
-def interval_alpha(matrix: np.ndarray) -> float:
-    """Krippendorff's α, interval level, of a (judges × writings) matrix with NaN gaps; NaN when undefined."""
-    pairable = (np.isfinite(matrix).sum(axis=0) >= 2)
-    if pairable.sum() < 2:
-        return float("nan")
-    return alpha(matrix[:, pairable], "interval")
 
 
 @dataclass(frozen=True)

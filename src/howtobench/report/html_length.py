@@ -9,7 +9,7 @@ import numpy as np
 
 from howtobench.report.leaderboard import SCORE, Leaderboard
 from howtobench.report.length_control import ITEM_ADJUSTED, LENGTH_CONTROLLED, LengthControl
-from howtobench.report.length_render import TASK_LABELS, fits_grid, support_line
+from howtobench.report.length_render import TASK_LABELS, fits_grid, slopes_grid, slopes_line, support_line
 from howtobench.report.render import EXTRAPOLATED, fmt
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
@@ -43,6 +43,9 @@ class LengthView:
     fits_body: list[list[str]]
     plots: list[Plot]
     support_note: str | None = None
+    slopes_note: str = ""
+    slopes_header: list[str] | None = None
+    slopes_body: list[list[str]] | None = None
     width: float = WIDTH
     height: float = HEIGHT
 
@@ -100,4 +103,6 @@ def length_view(lb: Leaderboard) -> LengthView | None:
     if lc is None:
         return None
     plots = [p for task in TASK_LABELS if (p := _plot(lc, task, lb.columns)) is not None]
-    return LengthView(*_side_by_side(lb), *fits_grid(lc), plots, support_line(lc))
+    per_model = slopes_grid(lc)
+    return LengthView(*_side_by_side(lb), *fits_grid(lc), plots, support_line(lc), slopes_line(lc),
+                      per_model[0] if per_model else None, per_model[1] if per_model else None)

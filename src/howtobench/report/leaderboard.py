@@ -42,10 +42,10 @@ from typing import Literal
 
 import numpy as np
 
-import howtobench
 from howtobench.calibration.route import check_paper_rows
 from howtobench.data.genres import GENRES, TABLE4_GENRES
 from howtobench.data.models import TASKS, Item
+from howtobench.data.paper import ALL_ROW, PaperTable
 from howtobench.data.rows import read_model_rows
 from howtobench.errors import ConfigError, DataError
 from howtobench.guard.guard import guard_counts
@@ -53,10 +53,10 @@ from howtobench.judges.base import EmptyConvention, Judgment, check_empty, count
 from howtobench.judges.negotiator import REPAIR_KINDS, RepairKind, repair_kinds
 from howtobench.report.length_anchor import measured_slope
 from howtobench.report.length_control import LengthControl, LengthSources, length_control, log_ratios
-from howtobench.report.paper import ALL_ROW, PaperTable
 from howtobench.report.reference import Source, display_order, paper_use
 from howtobench.stats import FloatArray, PairedResult, bootstrap_ci, paired_compare, rng_for
 from howtobench.suggest import unknown_name
+from howtobench.version import __version__
 
 By = Literal["both", "task", "genre"]
 Order = Literal["means", "shared"]
@@ -202,10 +202,11 @@ class Leaderboard:
         """A reproducibility line in the manner of sacrebleu: what produced these numbers."""
         judges = ",".join(self.judge_models) or "unknown"
         return (
-            f"howtobench:{howtobench.__version__}|method:{'+'.join(self.methods)}|judge:{judges}"
+            f"howtobench:{__version__}|method:{'+'.join(self.methods)}|judge:{judges}"
             f"|ci:percentile-bootstrap-items-{self.n_boot}|seed:{self.seed}|paired:wilcoxon|empty:{self.empty}"
             f"|order:{self.order if self.order_items is None else f'shared-{self.order_items}'}"
             + ("|length-control:ols-model+item-logratio" if self.length_control else "")
+            + ("+per-model-slopes" if self.length_control and self.length_control.slopes == "per-model" else "")
             + (f"|calibration:{self.calibration_id}" if self.calibration_id else "")
         )
 
@@ -556,6 +557,9 @@ class LeaderboardOptions:
     length_anchor: Sequence[Judgment] = ()
     """Judgments of pad / truncate variants (--length-anchor): the judge's own length slope, measured on them, sets
     the length-controlled values (report.length_anchor); without, the observational fit, labelled an association."""
+    length_slopes: str = "pooled"
+    """--length-slopes: "pooled" (default: one slope pair per task) or "per-model" (the root's slope per model, shrunk
+    toward the pooled one; report.length_per_model)."""
     under_test: Sequence[str] = ()
     """The models under test (those not among the columns are ignored: a model whose every writing failed)."""
 
@@ -634,7 +638,8 @@ def _length_control(latest: dict[tuple[str, str, str], Judgment], mx: _Matrix, o
             raise DataError(f"--length-anchor: the anchor judgments are of {', '.join(other)}, the leaderboard of "
                             f"{', '.join(methods)}: a judge's length slope is its own")
         anchor = measured_slope(latest.values(), o.length_anchor, empty=o.empty, seed=o.seed, n_boot=o.n_boot)
-    return length_control(mx.values, x, mx.tasks, mx.columns, seed=o.seed, n_boot=o.n_boot, anchor=anchor)
+    return length_control(mx.values, x, mx.tasks, mx.columns, seed=o.seed, n_boot=o.n_boot, anchor=anchor,
+                          slopes=o.length_slopes)
 
 
 def _controlled_cells(lc: LengthControl, mx: _Matrix, rows: Sequence[Row]) -> dict[tuple[str, str, str], Cell]:

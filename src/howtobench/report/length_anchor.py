@@ -1,7 +1,7 @@
 """The judge's own length response, measured on pairs: one writing judged as written and as a padded or trimmed
 variant (content fixed, length varied), so the slope is the judge's length bias, not an association.
 
-The leaderboard's length fit (`report.length_fit`) learns β from which writings are long and which score well:
+The leaderboard's length fit (`stats.length_fit`) learns β from which writings are long and which score well:
 when longer writings are also better, "control" removes real quality, and a judge that rewards length only above
 the reference (where 80% of the release's writings never go) is learnt with a fraction of its reward. A pair has
 one writing's content at two lengths: the score change over the length change is what the judge pays for length.

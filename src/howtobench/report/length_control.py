@@ -1,6 +1,6 @@
 """Length-controlled leaderboard cells: each model's score predicted at its item's reference length.
 
-`report.length_fit` holds the model (y = α_model + δ_item + β·ln(writing/reference chars)); this module feeds it
+`stats.length_fit` holds the model (y = α_model + δ_item + β·ln(writing/reference chars)); this module feeds it
 the leaderboard's per-item matrices, one fit per task and metric, and turns the fits into cells:
 
 - a task row's controlled cell is α_m + mean δ over the task's items, with a 95% percentile interval from
@@ -29,8 +29,27 @@ from howtobench.data.models import TASKS, Item, Writing
 from howtobench.errors import DataError
 from howtobench.judges.base import Judgment
 from howtobench.report.length_anchor import PairSlope, pair_features
-from howtobench.report.length_fit import FitQuality, Observations, bootstrap, fit, identified, interval
+from howtobench.report.length_per_model import (
+    MODES,
+    ModelSlope,
+    ModelSlopes,
+    PooledLine,
+    anchored_line,
+    by_column,
+    model_slopes,
+    observational_line,
+)
 from howtobench.stats import FloatArray, rng_for
+from howtobench.stats.length_fit import (
+    FitQuality,
+    FitResult,
+    Observations,
+    Replicates,
+    bootstrap,
+    fit,
+    identified,
+    interval,
+)
 
 LENGTH_CONTROLLED = "length_controlled"
 ITEM_ADJUSTED = "item_adjusted"
@@ -95,6 +114,11 @@ class FitSummary:
     anchor: PairSlope | None = None
     """The judge's slopes measured on pad / trim pairs (--length-anchor): when given, the controlled values use
     them, and `beta` / `beta_above` (the association) are the check."""
+    per_model: dict[str, ModelSlope] = field(default_factory=dict)
+    """With --length-slopes per-model (root score): each column's slopes, shrunk toward the pooled ones
+    (report.length_per_model); empty when the slopes are pooled."""
+    tau2: float | None = None
+    """The between-model variance of the own slopes the shrinkage estimated (per-model only)."""
 
     @property
     def disagrees(self) -> bool:
@@ -118,6 +142,8 @@ class LengthControl:
     """Scored writings per column left out of the fits for want of a positive length (empty, no reference)."""
     points: dict[tuple[str, str], tuple[FloatArray, FloatArray]]
     """Root score against log length ratio per (task, column): the report's plot."""
+    slopes: str = "pooled"
+    """--length-slopes: "pooled" (one slope pair per task) or "per-model" (the root's slopes per model, shrunk)."""
 
     @property
     def warnings(self) -> list[str]:
@@ -267,6 +293,8 @@ class _TaskFit:
     n_items: int
     n_obs: FloatArray  # (columns,)
     n_outside: FloatArray  # (columns,)
+    per_model: ModelSlopes | None = None  # the fit's models are `cols`
+    cols: np.ndarray | None = None
 
 
 def _fitted(obs: Observations) -> tuple[Observations, Features] | None:
@@ -308,8 +336,25 @@ def _anchored(obs: Observations, clipped: Observations, f: Features, anchor: Pai
     return point, reps
 
 
+def _per_model(obs: Observations, f: Features, point: FitResult, reps: Replicates | None, anchor: PairSlope | None,
+               weights: FloatArray | None) -> tuple[FloatArray, FloatArray, ModelSlopes]:
+    """Controlled values and replicates with per-model slopes (report.length_per_model) added to the pooled fit's
+    slopes, or to the anchor's; the replicates on the pooled bootstrap's item draws (`weights`)."""
+
+    def pooled(betas: FloatArray) -> PooledLine:
+        if anchor is not None:
+            return anchored_line(obs.x, f.own, anchor, betas.shape[0])
+        return observational_line(f.x, f.corrected, betas, f.bent)
+
+    first = np.array([point.betas])
+    drawn = None
+    if reps is not None and reps.betas is not None and weights is not None:
+        drawn = (weights, reps.betas[:, 0], pooled(reps.betas))
+    return model_slopes(obs, f.own, f.bent, (first[:, 0], pooled(first)), drawn)
+
+
 def _fit_task(metric: str, task: str, y: FloatArray, x: FloatArray, seed: int, n_boot: int,
-              anchor: PairSlope | None = None) -> _TaskFit | None:
+              anchor: PairSlope | None = None, per_model: bool = False) -> _TaskFit | None:
     obs, cols, _ = _observations(y, x)
     if obs.n_models < 2 or obs.x.size == 0 or not identified(obs):
         return None  # one model, or lengths that do not vary within items apart from the models: no β to fit
@@ -335,6 +380,13 @@ def _fit_task(metric: str, task: str, y: FloatArray, x: FloatArray, seed: int, n
         controlled = np.clip(_spread(anchored, cols, n_cols), lo, hi)
         replicates = (np.clip(_spread(anchored_reps, cols, n_cols, k), lo, hi) if anchored_reps is not None
                       else np.full((k, n_cols), np.nan))
+    slopes = None
+    if per_model:
+        weights = _weights(obs, n_boot, rng_for(seed, label)) if reps is not None else None
+        point_pm, reps_pm, slopes = _per_model(obs, f, point, reps, anchor, weights)
+        controlled = np.clip(_spread(point_pm, cols, n_cols), lo, hi)
+        replicates = (np.clip(_spread(reps_pm, cols, n_cols, k), lo, hi) if reps is not None
+                      else np.full((k, n_cols), np.nan))
     adjusted_reps = (np.clip(_spread(reps.item_adjusted, cols, n_cols, k), lo, hi)  # type: ignore[arg-type]
                      if reps else np.full((k, n_cols), np.nan))
     n_obs = _spread(np.bincount(obs.model, minlength=obs.n_models).astype(float), cols, n_cols)
@@ -347,7 +399,8 @@ def _fit_task(metric: str, task: str, y: FloatArray, x: FloatArray, seed: int, n
         quality=point.quality, n_models=obs.n_models, beta_above=point.betas[1] if f.bent else None,
         beta_above_ci=interval(betas[:, 1]) if f.bent and betas is not None else None, support=f.support,
         score_range=(lo, hi), anchor=anchor)
-    return _TaskFit(summary, controlled, replicates, adjusted, adjusted_reps, point.quality.n_items, n_obs, n_outside)
+    return _TaskFit(summary, controlled, replicates, adjusted, adjusted_reps, point.quality.n_items, n_obs, n_outside,
+                    slopes, cols)
 
 
 def _cell(value: float, replicates: FloatArray, n: float, outside: float = 0.0) -> ControlledCell:
@@ -374,10 +427,14 @@ def _all_row(fits: Sequence[_TaskFit], adjusted: bool = False) -> tuple[FloatArr
 
 
 def length_control(values: Mapping[str, FloatArray], x: FloatArray, tasks: np.ndarray, columns: Sequence[str],
-                   *, seed: int, n_boot: int, anchor: PairSlope | None = None) -> LengthControl:
+                   *, seed: int, n_boot: int, anchor: PairSlope | None = None, slopes: str = "pooled") -> LengthControl:
     """Item-adjusted and length-controlled cells for every metric in `values` (metric → columns × items, NaN = no
     score), task rows and All; `tasks` gives each item's task, `x` each writing's log length ratio; `anchor` the
-    judge's slopes measured on pairs (used for the controlled values instead of the association)."""
+    judge's slopes measured on pairs (used for the controlled values instead of the association); `slopes`
+    "per-model" gives the root score's fits a slope per model shrunk toward the pooled one (report.length_per_model;
+    nodes keep the pooled slopes)."""
+    if slopes not in MODES:
+        raise ValueError(f"length slopes must be one of {', '.join(MODES)}, not {slopes!r}")
     cells: dict[tuple[str, str, str], ControlledCell] = {}
     summaries: list[FitSummary] = []
     metrics: list[str] = []
@@ -385,14 +442,19 @@ def length_control(values: Mapping[str, FloatArray], x: FloatArray, tasks: np.nd
         fits = []
         for task in [t for t in TASKS if (tasks == t).any()]:
             mask = tasks == task
-            task_fit = _fit_task(metric, task, y[:, mask], x[:, mask], seed, n_boot,
-                                 anchor if metric == "score" else None)
+            root = metric == "score"
+            task_fit = _fit_task(metric, task, y[:, mask], x[:, mask], seed, n_boot, anchor if root else None,
+                                 per_model=root and slopes == "per-model")
             if task_fit is None:
                 continue
             fits.append(task_fit)
             shares = {col: float(task_fit.n_outside[c] / task_fit.n_obs[c]) for c, col in enumerate(columns)
                       if task_fit.n_obs[c]}
-            summaries.append(replace(task_fit.summary, outside=shares))
+            summary = replace(task_fit.summary, outside=shares)
+            if task_fit.per_model is not None and task_fit.cols is not None:
+                summary = replace(summary, per_model=by_column(task_fit.per_model, [columns[c] for c in task_fit.cols]),
+                                  tau2=task_fit.per_model.tau2)
+            summaries.append(summary)
             for c, col in enumerate(columns):
                 if task_fit.n_obs[c] or math.isfinite(task_fit.controlled[c]):
                     cells[(controlled_metric(metric), task, col)] = _cell(
@@ -418,7 +480,7 @@ def length_control(values: Mapping[str, FloatArray], x: FloatArray, tasks: np.nd
                 ok = (tasks == task) & np.isfinite(y[c]) & np.isfinite(x[c])
                 if ok.any():
                     points[(task, col)] = (x[c, ok], y[c, ok])
-    return LengthControl(cells, tuple(summaries), tuple(metrics), excluded, points)
+    return LengthControl(cells, tuple(summaries), tuple(metrics), excluded, points, slopes)
 
 
 def sources_from(items: Sequence[Item] | None, writings: Sequence[Writing]) -> LengthSources:

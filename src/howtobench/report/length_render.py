@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from howtobench.report.length_control import ITEM_ADJUSTED, LENGTH_CONTROLLED, SUPPORT_SHARE, FitSummary, LengthControl
+from howtobench.report.length_per_model import ModelSlope
 
 TASK_LABELS = {"completion": "Completion", "guide": "Guide", "open": "Open"}
 
@@ -63,14 +64,44 @@ def support_grid(lc: LengthControl) -> tuple[list[str], list[list[str]]]:
     return header, body
 
 
+def slopes_line(lc: LengthControl) -> str:
+    """Which slope mode the controlled values used (--length-slopes), said under every format's tables."""
+    if lc.slopes == "per-model":
+        return ("Length slopes: per-model — each model's root-score slope shrunk toward the pooled one (empirical "
+                "Bayes; the bend at the reference shared; nodes pooled), table below.")
+    return ("Length slopes: pooled — one slope pair per task, shared by its models (--length-slopes per-model: one "
+            "each).")
+
+
+def slopes_grid(lc: LengthControl) -> tuple[list[str], list[list[str]]] | None:
+    """One line per (task, model) of the per-model slopes (root score): the model's own slope below the reference
+    with its standard error, the shrinkage weight, the slopes used below (with its bootstrap interval) and above;
+    None when the slopes are pooled."""
+    fits = [f for f in lc.fits if f.per_model]
+    if not fits:
+        return None
+    header = ["task", "model", "own slope below ± SE", "weight on own", "slope used below [95% CI]",
+              "slope used above", "pooled below", "τ²"]
+    body = []
+    for f in fits:
+        for model, s in f.per_model.items():
+            own = "-" if s.own != s.own else f"{s.own:+.3f} ± {s.own_se:.3f}"
+            body.append([TASK_LABELS.get(f.task, f.task), model, own, f"{s.weight:.2f}", _beta(s.below, s.below_ci),
+                         "-" if s.above is None else f"{s.above:+.3f}", f"{f.beta:+.3f}",
+                         f"{f.tau2:.4f}" if f.tau2 is not None else "-"])
+    return header, body
+
+
 def _used(f: FitSummary) -> str:
     """Which slope set the controlled values: the judge's, measured on pad/trim pairs, or the association."""
     a = f.anchor
+    per_model = " + each model's shrunk deviation (per-model slopes table)" if f.per_model else ""
     if a is None:
-        return "this fit (an association, not the judge's measured bias)"
+        return "this fit (an association, not the judge's measured bias)" + per_model
     text = f"measured on {a.n} pad/trim pairs: {_beta(a.beta, a.beta_ci)}"
     text += "" if a.beta_above is None else f", above {_beta(a.beta_above, a.beta_above_ci)}"
-    return text + (" — DISAGREES with this fit" if f.disagrees else "")
+    text += " — DISAGREES with this fit" if f.disagrees else ""
+    return text + per_model
 
 
 def _beta(value: float, ci: tuple[float, float] | None) -> str:
@@ -90,6 +121,9 @@ def _fit_json(f: FitSummary) -> dict[str, Any]:
         "score_range": [round(v, 6) for v in f.score_range],
         "outside_support": {c: round(float(v), 4) for c, v in f.outside.items()},
         "slope_used": "association" if f.anchor is None else "anchor",
+        "slopes": "per-model" if f.per_model else "pooled",
+        "per_model": {m: _slope_json(s) for m, s in f.per_model.items()} or None,
+        "tau2": None if f.tau2 is None else round(f.tau2, 6),
         "anchor": None if f.anchor is None else {
             "pairs": f.anchor.n, "beta": round(f.anchor.beta, 6),
             "beta_ci": [round(v, 6) for v in f.anchor.beta_ci] if f.anchor.beta_ci else None,
@@ -106,8 +140,18 @@ def _fit_json(f: FitSummary) -> dict[str, Any]:
     }
 
 
+def _slope_json(s: ModelSlope) -> dict[str, Any]:
+    def r(v: float) -> float | None:
+        return None if v != v else round(v, 6)
+
+    return {"own": r(s.own), "own_se": r(s.own_se), "weight": r(s.weight), "below": r(s.below),
+            "below_ci": [round(v, 6) for v in s.below_ci] if s.below_ci else None,
+            "above": None if s.above is None else r(s.above)}
+
+
 def fits_json(lc: LengthControl) -> dict[str, Any]:
     return {
+        "slopes": lc.slopes,
         "model": "score = alpha_model + delta_item + beta_below * min(x, 0) + beta_above * max(x, 0), x = "
                  "ln(writing_chars / reference_chars), least squares, one fit per task (one slope when either side "
                  "of the reference has fewer than 10 writings); controlled = alpha_model + mean(delta_item) with each "

@@ -16,7 +16,15 @@ from howtobench.calibration.labels import calibrated_title
 from howtobench.judges.base import EMPTY_TREATMENT
 from howtobench.report.headline import headlines
 from howtobench.report.leaderboard import SCORE, Cell, Leaderboard
-from howtobench.report.length_render import controlled_title, fits_grid, fits_json, support_grid, support_line
+from howtobench.report.length_render import (
+    controlled_title,
+    fits_grid,
+    fits_json,
+    slopes_grid,
+    slopes_line,
+    support_grid,
+    support_line,
+)
 from howtobench.report.tables import Block, Document, Paragraph, Table, Turn, render
 from howtobench.stats import PairedResult
 
@@ -296,6 +304,10 @@ def board_blocks(lb: Leaderboard) -> list[Block]:
     blocks.append(Paragraph([order_line(lb), lb.empty_label + "."]))
     if lb.length_control is not None:
         blocks.append(_board_table("Length model fits", fits_grid(lb.length_control), labels=2))
+        blocks.append(Paragraph([slopes_line(lb.length_control)]))
+        if (per_model := slopes_grid(lb.length_control)) is not None:
+            blocks.append(_board_table("Per-model length slopes (root score, shrunk toward the pooled slope)",
+                                       per_model, labels=2))
         blocks.append(_board_table("Writings outside the length support (ln ratio range of the others' central 95%)",
                                    support_grid(lb.length_control)))
         if (line := support_line(lb.length_control)) is not None:

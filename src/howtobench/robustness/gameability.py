@@ -9,7 +9,7 @@ for the change of length:
 
 with the slopes measured on the suite's own pairs (`report.length_anchor`: content fixed, length varied — the
 judge's length response, not an association), pooled over the padding kinds of the method. The observational β
-of `report.length_fit` on the original writings (item effects when identified, else task effects: the sample
+of `stats.length_fit` on the original writings (item effects when identified, else task effects: the sample
 draws writings per model, so items are seldom shared) is printed beside it as a check: with task effects it
 under-corrected a true slope of 1.0 (0.35, or −0.11), which is why it no longer sets the controlled cell.
 Both cells carry seeded 95% bootstrap intervals over the pairs; ▲ marks a mean rise (▲* the whole interval above
@@ -24,11 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from howtobench.document import Table
 from howtobench.judges.base import EmptyConvention, Judgment, counted_score
 from howtobench.report.length_anchor import Pair, PairSlope, judgment_pairs, length_change, pair_slope
-from howtobench.report.length_fit import Observations, fit, identified
-from howtobench.report.tables import Table
 from howtobench.stats import bootstrap_ci, rng_for
+from howtobench.stats.length_fit import Observations, fit, identified
 
 PADDING_KINDS: tuple[str, ...] = ("pad", "repeat")
 ORIGINAL = "original"

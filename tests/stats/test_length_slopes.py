@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import statsmodels.api as sm
 
-from howtobench.report.length_fit import Observations
-from howtobench.report.length_slopes import shrunk_slopes
+from howtobench.stats.length_fit import Observations
+from howtobench.stats.length_slopes import shrunk_slopes
 
 PLANTED = np.array([0.5, 1.0, 2.0, 3.0])
 

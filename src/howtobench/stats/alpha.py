@@ -14,7 +14,7 @@ P. Nominal α counts unequal pairs: within a unit by looping over judge pairs (k
 overall from the value counts. Ratio α, δ = ((a − b)/(a + b))², has no such reduction: its expected term loops
 over the V distinct values in chunks and refuses, in one line and before allocating, above `RATIO_MAX_VALUES`.
 
-Every level equals the package to 1e-9 on small data (tests/meta/test_alpha.py); `bench/panel_agreement.py`
+Every level equals the package to 1e-9 on small data (tests/stats/test_alpha.py); `bench/panel_agreement.py`
 times 13,020 writings × 3 judges and prints the peak memory.
 """
 
@@ -24,7 +24,7 @@ from typing import Literal
 
 import numpy as np
 
-from howtobench.stats import FloatArray
+from howtobench.stats.resampling import FloatArray
 
 Level = Literal["interval", "ordinal", "nominal", "ratio"]
 LEVELS: tuple[str, ...] = ("interval", "ordinal", "nominal", "ratio")

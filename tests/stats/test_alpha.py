@@ -1,4 +1,4 @@
-"""Closed-form Krippendorff's α (meta.alpha) against the `krippendorff` package, the reference implementation, on
+"""Closed-form Krippendorff's α (stats.alpha) against the `krippendorff` package, the reference implementation, on
 small data where the package's (units × V × V) arrays fit: every level, gaps, ties, unpairable units."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ pytest.importorskip("krippendorff", reason="the [dev] extra installs krippendorf
 
 import krippendorff
 
-from howtobench.meta import alpha as alpha_module
-from howtobench.meta.alpha import LEVELS, alpha
+from howtobench.stats import alpha as alpha_module
+from howtobench.stats.alpha import LEVELS, alpha
 
 
 def _reference(matrix: np.ndarray, level: str) -> float:

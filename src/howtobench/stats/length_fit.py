@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from howtobench.errors import DataError
-from howtobench.stats import FloatArray, percentile_ci
+from howtobench.stats.resampling import FloatArray, percentile_ci
 
 
 @dataclass(frozen=True)
