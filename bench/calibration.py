@@ -32,8 +32,8 @@ from howtobench.calibration.apply import Mapper, mean_estimate  # noqa: E402
 from howtobench.calibration.fit import fit_calibration  # noqa: E402
 from howtobench.calibration.paper import cell_means, fit_to_paper, place  # noqa: E402
 from howtobench.calibration.record import ROOT  # noqa: E402
+from howtobench.data.paper import ALL_ROW, paper_table4  # noqa: E402
 from howtobench.judges.base import Judgment  # noqa: E402
-from howtobench.report.paper import ALL_ROW, paper_table4  # noqa: E402
 from howtobench.stats import percentile_ci, rng_for  # noqa: E402
 
 

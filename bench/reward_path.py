@@ -9,38 +9,48 @@ caching), each side starting with the emulator's prefix cache cold:
   own client code (`SingleTurnAgentExecutor._fetch_rewards_via_http`, openrlhf 0.11.2), all at once as its
   agent executor sends them;
 - naive: the reward function a verl user writes: per sample its own weights call and its 7 leaf calls, the leaf
-  rubric first and the writing after it (no shared prefix to cache), every sample at once as verl's Reward Loop
-  runs them; no call cache, `NAIVE_IN_FLIGHT` calls in flight;
+  rubric first and the writing after it (close to the authors' layout, criteria first: a writing's leaves share
+  nothing past the system prompt, but one leaf's prompts share the rubric and instructions across a group), every
+  sample at once as verl's Reward Loop runs them; no call cache, `NAIVE_IN_FLIGHT` calls in flight;
 - serial: the same function, one sample after another (`--serial` samples; its figures are per sample).
 
 Printed per side: judge calls and prompt tokens computed per sample (reused ones from the prefix cache apart),
 the reward phase's wall time in emulated seconds, and the judge's busy share over it (bench/judge_emulator.py).
-What the shared prefix allows: a group's 7 x n leaf prompts share the item's instructions, reference and, per
-writing, the writing; only the rubric (and the first of each writing's leaves) is computed afresh, and the weights
-are asked once per group instead of once per sample.
-
     python bench/reward_path.py [--groups 40] [--rollouts 8] [--serial 4] [--speedup 10] [--serve-concurrency auto]
+                                [--layouts writing-first,writing-last]
 
-The figures of record are ratios (serve vs naive), taken side by side in one run; the load average is printed.
+serve runs once per leaf layout (`--layouts`; writing-last is `--judge-option leaf_layout=writing-last`). Before
+the runs a "theory" line gives the prompt tokens an unbounded prefix cache computes per sample for each side, from
+the prompts themselves: what the shared prefix allows, whatever the concurrency. The figures of record are ratios
+(naive vs serve), taken side by side in one run; the load average is printed.
 
-Measured 2026-12-03 on the shared 2-core machine (load average 3.9-5.9, other agents' jobs running), defaults
-(40 x 8, auto concurrency, release writings), two runs:
+What the shared prefix allows (W: a writing's tokens, R: a leaf's rubric, P: the instructions and reference, n
+rollouts, 7 LLM leaves). A prefix is linear: a leaf prompt can share its writing with the writing's other leaves
+(serve's default layout, writing-first: about P/n + W + 7R per sample) or its rubric with the group's other
+rollouts (the naive function's rubric-first prompts, and the named layout writing-last: about 7W + 7(P + R)/n),
+never both. Writing-first computes fewer when 6W > 7R(1 - 1/n): writings over ~1,900 characters at n = 8 with the
+default tree. The release's Guide writings are shorter (median ~1,000 characters), so there the default layout is
+behind the naive function and writing-last is what puts serve ahead; its remaining edge over the naive function is
+its weights call, asked once per group (7.12 calls per sample against 8: 11 % fewer decode tokens; the naive
+function's 8 identical weights prompts per group cost little prompt compute, they are cached).
 
-    serve : 7.12 calls/sample, prompt tokens computed 6,264 / 6,278 per sample, judge busy 0.741 / 0.751
-    naive : 8.00 calls/sample, prompt tokens computed 5,336 / 5,336 per sample, judge busy 0.828 / 0.778
-    naive / serve reward phase: 0.98x / 1.12x;  serial: 17-18 s/sample against 1.1 s/sample in a batch
+Measured 2026-12-03 on the shared 2-core machine (load average 6-7.7, other agents' jobs running), defaults (40 x 8
+release writings, auto concurrency), one run:
 
-So on a vLLM-like prefix cache, serve is NOT ahead in prompt tokens: the naive function computes 0.85x ours.
-Why: the cache is shared across the whole group. With our layout (instructions, reference, writing, THEN the
-leaf's rubric) a sample computes its writing once and its 7 rubric tails afresh (they follow the writing, so no
-other rollout shares them): W + 7R. With the rubric first, each leaf's rubric + instructions + reference is
-shared by the group's n rollouts and only the writing is computed per leaf: 7W + 7R/n. Ours wins only when the
-writing is longer than the rubric tail (W > ~1.02 R at n = 8); the release's Guide writings (median ~990
-characters) are shorter than the rubrics. Serve's remaining advantage is the weights asked once per group (1/8 of
-a call per sample instead of 1: 11 % fewer calls and decode tokens). Busy share: neither side reaches 0.9 here:
-the emulated batch (256) empties at the tail of the phase (~9 generations of calls, the last one draining), and
-serve's auto level ended at 234-239 of a cap of 256, just under the batch (fixed 512: 0.85 on an earlier
-emulator version, with worse prefix reuse).
+    theory (unbounded cache): serve writing-first 6,049, serve writing-last 4,896, naive 5,336 tokens per sample
+    serve writing-first: 7.12 calls/sample, prompt tokens computed 6,308 per sample, judge busy 0.785
+    serve writing-last : 7.12 calls/sample, prompt tokens computed 4,909 per sample, judge busy 0.705
+    naive              : 8.00 calls/sample, prompt tokens computed 5,336 per sample, judge busy 0.735
+    naive / serve writing-first: tokens 0.85x (theory 0.88x), reward phase 1.13x
+    naive / serve writing-last : tokens 1.09x (theory 1.09x), reward phase 1.12x
+    serial: 18.8 s/sample against 1.15 s/sample in a batch
+
+With writings of 1,900 / 3,000 characters (each release writing repeated to that length) the theory line gives
+naive / serve writing-first 1.21x / 1.52x and writing-last 1.02x / 1.01x. Writing-first's measured figure is
+above its theory (6,308 against 6,049): a writing's 7 leaves start together, and a prefix still being computed is
+not yet cached for the others (as in vLLM); writing-last's shared part is mostly cached from the group's earlier
+rollouts. Busy share: no side reaches 0.9 on this loaded machine (the emulator's batch empties at the phase's tail;
+serve's auto level ended at the cap of 256).
 """
 
 from __future__ import annotations
@@ -62,6 +72,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from judge_emulator import BLOCK_TOKENS, blocks_of, prompt_text  # noqa: E402
 from prefix_cache import RubricFirstPrompts  # noqa: E402
 from reward_server import PROMPT, start, wait_healthy  # noqa: E402
 
@@ -70,7 +81,9 @@ from howtobench.data.loader import load_items, load_release_writings  # noqa: E4
 from howtobench.data.models import Item, Writing  # noqa: E402
 from howtobench.event_loop import run  # noqa: E402
 from howtobench.judges.negotiator import Negotiator  # noqa: E402
+from howtobench.judges.prompts import LEAF_LAYOUTS, Messages, Prompts  # noqa: E402
 from howtobench.judges.runner import judge_or_fail  # noqa: E402
+from howtobench.judges.tree import default_tree  # noqa: E402
 from howtobench.judges.tree_of_writing import TreeOfWriting  # noqa: E402
 from howtobench.llm.client import open_client  # noqa: E402
 
@@ -122,13 +135,54 @@ async def through_openrlhf(url: str, groups: list[Group]) -> int:
     return sum(r is None for r in rewards)
 
 
+def step_prompts(prompts: Prompts, groups: list[Group], weights_per_sample: bool) -> list[Messages]:
+    """Every prompt of one step's reward phase: per group its weights call (per sample for the naive function)
+    and per rollout its LLM leaves."""
+    tree, out = prompts.tree, []
+    for item, texts in groups:
+        weights = prompts.weights_messages(item, tree.negotiated_nodes(item.task))
+        out += [] if weights_per_sample else [weights]
+        for text in texts:
+            out += [weights] if weights_per_sample else []
+            out += [prompts.leaf_messages(item, text, leaf) for leaf in tree.leaves_for(item.task) if leaf.is_llm]
+    return out
+
+
+def ideal_computed(prompts: list[Messages]) -> int:
+    """Prompt tokens an unbounded prefix cache computes for these prompts (the emulator's tokens and blocks, each
+    prompt's longest cached run of blocks from its start reused, its last token always computed): the floor the
+    layout allows, whatever the order and the concurrency."""
+    seen: set[str] = set()
+    computed = 0
+    for messages in prompts:
+        blocks, tokens = blocks_of(prompt_text({"messages": list(messages)}))
+        hit = next((k for k, block in enumerate(blocks) if block not in seen), len(blocks))
+        computed += tokens - min(hit * BLOCK_TOKENS, tokens - 1)
+        seen.update(blocks)
+    return computed
+
+
+def theory(groups: list[Group]) -> dict[str, float]:
+    """Prompt tokens computed per sample on an unbounded prefix cache, per side, from the prompts themselves."""
+    tree, samples = default_tree(), sum(len(texts) for _, texts in groups)
+    sides = {f"serve {layout}": ideal_computed(step_prompts(Prompts(tree, leaf_layout=layout), groups, False))
+             for layout in LEAF_LAYOUTS}
+    sides["naive"] = ideal_computed(step_prompts(RubricFirstPrompts(tree), groups, True))
+    per_sample = {side: tokens / samples for side, tokens in sides.items()}
+    print("theory, unbounded prefix cache: prompt tokens computed per sample " + ", ".join(
+        f"{side} {tokens:,.0f}" for side, tokens in per_sample.items()) + "; naive / serve: " + ", ".join(
+        f"{per_sample['naive'] / per_sample[f'serve {layout}']:.2f}x ({layout})" for layout in LEAF_LAYOUTS))
+    return per_sample
+
+
 def serve_side(base_url: str, groups: list[Group], warmup: list[Group], data: Path, workspace: Path,
-               concurrency: str) -> float:
+               concurrency: str, layout: str = "writing-first") -> float:
     """The step's reward phase through serve, after a warm-up step on other items (a trainer's server has scored
     earlier steps: its calls in flight are found by then); returns its wall time."""
     cmd = [sys.executable, "-m", "howtobench", "serve", "--port", "0", "--judge-base-url", base_url,
            "--judge-model", "emulated-judge", "--judge-timeout", "600", "--workspace", str(workspace),
-           "--data", str(data), *(["--judge-concurrency", concurrency] if concurrency != "default" else [])]
+           "--data", str(data), *(["--judge-concurrency", concurrency] if concurrency != "default" else []),
+           *(["--judge-option", f"leaf_layout={layout}"] if layout != "writing-first" else [])]
     server, url = start(cmd, "http://")
     try:
         wait_healthy(url)
@@ -187,7 +241,7 @@ async def naive(base_url: str, groups: list[Group], workspace: Path, serial: boo
 def line(label: str, stats: dict[str, Any], samples: int, wall: float, speedup: float) -> dict[str, float]:
     computed, reused = stats["computed"] / samples, stats["reused"] / samples
     phase = wall * speedup
-    print(f"{label:<7}: {stats['calls'] / samples:5.2f} calls/sample; prompt tokens computed {computed:8,.0f}/sample "
+    print(f"{label:<20}: {stats['calls'] / samples:5.2f} calls/sample; prompt tokens computed {computed:8,.0f}/sample "
           f"(reused from the prefix cache {reused:7,.0f}); reward phase {phase:7.1f} s emulated "
           f"({phase / samples:6.2f} s/sample; the judge saw {stats['window_s']:.1f} s); "
           f"judge busy {stats['busy_share']:.3f}")
@@ -203,6 +257,9 @@ def main() -> None:
     parser.add_argument("--speedup", type=float, default=10.0, help="the emulator's time divisor")
     parser.add_argument("--serve-concurrency", default="default",
                         help="--judge-concurrency given to serve (default: none given, i.e. auto)")
+    parser.add_argument("--layouts", default=",".join(LEAF_LAYOUTS),
+                        help="serve's leaf layouts, each a side of its own (default: both; writing-last is "
+                        "`--judge-option leaf_layout=writing-last`)")
     args = parser.parse_args()
     data = Path(os.environ.get("HOWTOBENCH_DATA", Path(__file__).resolve().parents[2] / "shared" / "howtobench-data"))
     groups, warmup = release_groups(data, args.rollouts, args.groups, args.warmup)
@@ -213,10 +270,15 @@ def main() -> None:
                              "--speedup", str(args.speedup)], "PORT ")
     root = f"http://127.0.0.1:{first.split()[1]}"
     base_url = root + "/v1"
+    ideal = theory(groups)
+    served: dict[str, dict[str, float]] = {}
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            wall = serve_side(base_url, groups, warmup, data, Path(tmp) / "serve", args.serve_concurrency)
-            served = line("serve", emulator_stats(root), samples, wall, args.speedup)
+            for layout in args.layouts.split(","):
+                emulator_stats(root, reset=True)
+                wall = serve_side(base_url, groups, warmup, data, Path(tmp) / f"serve-{layout}",
+                                  args.serve_concurrency, layout)
+                served[layout] = line(f"serve {layout}", emulator_stats(root), samples, wall, args.speedup)
             emulator_stats(root, reset=True)
             wall = run(naive(base_url, groups, Path(tmp) / "naive", serial=False))
             naive_side = line("naive", emulator_stats(root), samples, wall, args.speedup)
@@ -228,8 +290,10 @@ def main() -> None:
     finally:
         emulator.terminate()
         emulator.wait(10)
-    print(f"naive / serve: prompt tokens computed {naive_side['computed'] / served['computed']:.2f}x, "
-          f"reward phase {naive_side['phase'] / served['phase']:.2f}x")
+    for layout, side in served.items():
+        print(f"naive / serve {layout}: prompt tokens computed {naive_side['computed'] / side['computed']:.2f}x "
+              f"(theory {ideal['naive'] / ideal[f'serve {layout}']:.2f}x), reward phase "
+              f"{naive_side['phase'] / side['phase']:.2f}x")
     load = os.getloadavg()
     print(f"load average: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
 

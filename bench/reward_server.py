@@ -17,12 +17,24 @@ own processes included), defaults: through serve 0.926 / 0.910 / 0.919 of capaci
 2,280 calls (exactly 1 + 7n per group); with --groups 160: 0.948 / 0.934 through serve, 0.940 / 0.932 directly.
 The loss is the first ~0.1 s (a trainer's 320 requests read, 64 new connections to the judge), the first round's
 replies, which all come back together, and the last round.
+
+Last, the judge calls' own bodies (from the judge layer's call log) are posted again over one bare aiohttp session,
+`--slots` at once: the floor of CPU per call on this machine, and the busy share HTTP alone reaches at the same
+load. Issue 37, defaults, no concurrency flag, the machine loaded (load average 3.9-4.8 on 2 cores): serve 0.788 of
+capacity, 8.34 ms CPU per sample (1.171 ms per judge call); judge layer 0.568, 8.79 ms (1.233 ms); bare aiohttp
+0.807, 2.68 ms per sample (0.376 ms per call). Serve reaches 0.98 of what bare HTTP reaches at that load; its CPU
+per call is 3.1x bare aiohttp's. Where the rest goes (profiled against an in-memory transport, ~0.45-0.55 ms per
+call): the call log ~half (the loop's cache lookup, ~20 us once the writer's commits have reset its page cache,
+and the writer thread's insert of the ~12 KB request body, ~0.1 ms), the rest spread over the client and judge
+layers at 3-20 us a step (messages JSON, key hash, body assembly, reply parse and validation, usage sums, tasks).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import json
 import os
 import sqlite3
 import statistics
@@ -195,6 +207,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             serve_side(base_url, args, groups, Path(tmp) / "serve-ws", data, samples, capacity)
             direct_side(base_url, args, groups, Path(tmp) / "direct-ws", samples, capacity)
+            bare_side(base_url, args, Path(tmp) / "direct-ws", samples, capacity)
     finally:
         judge.terminate()
         judge.wait(10)
@@ -223,7 +236,7 @@ def serve_side(base_url: str, args: argparse.Namespace, groups: list[tuple[Item,
     print(f"through serve : {calls} judge calls ({weights} weights, {leaves} leaves), {per_group} per group; "
           f"judge busy {calls / window / capacity:.3f} of capacity ({calls / window:.0f} calls/s); request "
           f"latency p50 {statistics.median(latencies):.2f} s, p99 {percentile(latencies, 0.99):.2f} s; server CPU "
-          f"{cpu / samples * 1000:.2f} ms/sample; null rewards {nulls}")
+          f"{cpu / samples * 1000:.2f} ms/sample, {cpu / calls * 1000:.3f} ms/judge call; null rewards {nulls}")
 
 
 def direct_side(base_url: str, args: argparse.Namespace, groups: list[tuple[Item, list[str]]], workspace: Path,
@@ -233,6 +246,39 @@ def direct_side(base_url: str, args: argparse.Namespace, groups: list[tuple[Item
     print(f"judge layer   : {calls} judge calls ({weights} weights, {leaves} leaves), {calls / args.groups:g} per "
           f"group; judge busy {calls / window / capacity:.3f} of capacity ({calls / window:.0f} calls/s); "
           f"CPU {cpu / samples * 1000:.2f} ms/sample, {cpu / calls * 1000:.3f} ms/judge call (this process)")
+
+
+async def bare_replay(base_url: str, bodies: list[bytes], concurrency: int) -> tuple[float, float]:
+    """The judge calls' own bodies posted again over one bare aiohttp session, `concurrency` at once, each reply
+    read as JSON down to the judge's JSON: the floor of this machine's CPU per call (HTTP alone, no client layer).
+    Returns (CPU seconds, wall seconds)."""
+    left, url = list(bodies), base_url + "/chat/completions"
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http:
+        async def worker() -> None:
+            while left:
+                async with http.post(url, data=left.pop(), headers={"Content-Type": "application/json"}) as resp:
+                    content = json.loads(await resp.read())["choices"][0]["message"]["content"]
+                    with contextlib.suppress(ValueError):  # a judge's reply is JSON; read it as the client does
+                        json.loads(content)
+
+        cpu, wall = time.process_time(), time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        return time.process_time() - cpu, time.perf_counter() - wall
+
+
+def logged_bodies(workspace: Path) -> list[bytes]:
+    """The bodies of the fresh judge calls of a workspace's call log (not the preflight), in the order made."""
+    with sqlite3.connect(workspace / DB_NAME) as db:
+        return [row[0].encode() for row in db.execute(
+            "SELECT request_json FROM calls WHERE from_cache = 0 AND purpose != 'preflight' ORDER BY id")]
+
+
+def bare_side(base_url: str, args: argparse.Namespace, workspace: Path, samples: int, capacity: float) -> None:
+    bodies = logged_bodies(workspace)
+    cpu, wall = run(bare_replay(base_url, bodies, args.slots))
+    print(f"bare aiohttp  : the same {len(bodies)} bodies, {args.slots} at once; judge busy "
+          f"{len(bodies) / wall / capacity:.3f} of capacity; CPU {cpu / samples * 1000:.2f} ms/sample, "
+          f"{cpu / len(bodies) * 1000:.3f} ms/judge call (this process: the floor)")
 
 
 if __name__ == "__main__":

@@ -16,8 +16,13 @@ other jobs), so compare it when the machine is busy.
 
 Issue 37, no concurrency flag (auto) against --judge-concurrency 64, in turn, 300 items, the machine loaded (load
 average ~6 on 2 cores, other agents' jobs; CPU-bound at ~1.5 ms/call): auto 0.422 / 0.402 of capacity, 64 fixed
-0.466 / 0.455, so auto gives 0.88-0.91 of the fixed setting here (the old fixed default of 8 gave 0.12). Not
-measured: the 13,020 release writings on an idle machine (the issue's figure of record).
+0.466 / 0.455, so auto gives 0.88-0.91 of the fixed setting here (the old fixed default of 8 gave 0.12).
+
+Then the same bodies are posted again over one bare aiohttp session, `--concurrency` at once: the share of
+capacity HTTP alone reaches at this load, and its CPU per call. The whole release (`--items 0`, 13,020 writings:
+12,968 calls, the empty ones need none), no flag, the machine loaded (load average 3.3 on 2 cores): 67 s wall in
+all; judge 0.691 of capacity at 1.40 ms CPU per call while calling, bare aiohttp 0.931 at 0.362 ms: CPU-bound here,
+judge reaches 0.74 of what bare HTTP reaches. The figure of record is for an idle machine.
 """
 
 from __future__ import annotations
@@ -33,12 +38,15 @@ from bisect import bisect_left
 from datetime import UTC, datetime
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from reward_server import bare_replay, logged_bodies  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from fake_server import FakeServerProcess  # noqa: E402
 from howtobench.cli.main import app  # noqa: E402
+from howtobench.event_loop import run  # noqa: E402
 from howtobench.llm.cache import DB_NAME  # noqa: E402
 
 
@@ -84,10 +92,11 @@ def call_window(workspace: Path) -> tuple[int, float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=300, help="items (--subset); 10 shipped writings each")
+    parser.add_argument("--items", type=int, default=300,
+                        help="items (--subset); 10 shipped writings each; 0: every item (13,020 writings)")
     parser.add_argument("--concurrency", type=int, default=64, help="the fake server's slots")
-    parser.add_argument("--judge-concurrency", default=None,
-                        help="given to judge (default: the server's slots; none: no flag, i.e. auto)")
+    parser.add_argument("--judge-concurrency", default="none",
+                        help="given to judge (default none: no flag, i.e. auto, as a user runs it; e.g. 64)")
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--parallel", type=int, default=None)
     parser.add_argument("--progress", action="store_true", help="draw the progress bar (default: --no-progress)")
@@ -95,7 +104,8 @@ def main() -> None:
     capacity = args.concurrency / args.latency
     with FakeServerProcess(latency=args.latency, capacity=args.concurrency) as server, \
             tempfile.TemporaryDirectory() as tmp:
-        cli = ["judge", "--method", "single", "--subset", str(args.items), "--judge-base-url", server.base_url,
+        subset = ["--subset", str(args.items)] if args.items else []
+        cli = ["judge", "--method", "single", *subset, "--judge-base-url", server.base_url,
                "--judge-model", "fake-judge", "--workspace", f"{tmp}/ws", "-o", f"{tmp}/out.jsonl"]
         given = args.judge_concurrency or str(args.concurrency)
         cli += [] if given == "none" else ["--judge-concurrency", given]
@@ -111,6 +121,8 @@ def main() -> None:
         if result.exit_code != 0:
             raise SystemExit(f"judge failed: {result.output}{result.exception!r}")
         calls, first, last = call_window(Path(tmp) / "ws")
+        bodies = logged_bodies(Path(tmp) / "ws")
+        bare_cpu, bare_wall = run(bare_replay(server.base_url, bodies, args.concurrency))
     rate, window_cpu = calls / (last - first), sampler.cpu_at(last) - sampler.cpu_at(first)
     label = f"--parallel {args.parallel}" if args.parallel else "default --parallel"
     flag = "no --judge-concurrency (auto)" if given == "none" else f"--judge-concurrency {given}"
@@ -118,6 +130,9 @@ def main() -> None:
           f"ratio to capacity ({capacity:.0f} calls/s): {rate / capacity:.3f}  "
           f"client CPU: {window_cpu / calls * 1000:.3f} ms/call while calling, "
           f"{cpu / calls * 1000:.3f} ms/call for the whole command")
+    print(f"bare aiohttp, the same {len(bodies)} bodies {args.concurrency} at once: ratio to capacity "
+          f"{len(bodies) / bare_wall / capacity:.3f}  CPU: {bare_cpu / len(bodies) * 1000:.3f} ms/call (what this "
+          f"machine allows at this load: judge's ratio / this ratio = {rate * bare_wall / len(bodies):.2f})")
     print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
 

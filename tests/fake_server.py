@@ -277,6 +277,7 @@ class FakeServer:
         self._stop: asyncio.Event | None = None
         self._slots: asyncio.Semaphore | None = None
         self._ids = 0
+        self._open: dict[asyncio.Task[None], asyncio.StreamWriter] = {}  # accepted connections not yet closed
 
     @property
     def base_url(self) -> str:
@@ -310,7 +311,14 @@ class FakeServer:
         self.stop()
 
     def _run(self) -> None:
-        asyncio.run(self.serve(self._wanted_port))
+        """The server's own loop, closed when it stops. Not `asyncio.run`: a library may have replaced it for the
+        whole process — inspect_ai's `eval_async` applies nest_asyncio2, whose `run` neither cancels what is left
+        nor closes the loop — and a stopped server must not depend on it (see `serve`)."""
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(self.serve(self._wanted_port))
+        finally:
+            loop.close()
 
     async def serve(self, port: int = 0, on_ready: Callable[[int], None] | None = None) -> None:
         """Serve until stopped (usable directly in a process's main loop)."""
@@ -326,11 +334,29 @@ class FakeServer:
         async with server:
             await self._stop.wait()
             server.close()
-            for task in [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]:
-                task.cancel()
+            await self._drop_connections()
+
+    async def _drop_connections(self) -> None:
+        """Cut every accepted connection and wait until its socket is closed, before `stop()` returns.
+
+        Why here and not by the loop's shutdown: a stopped server whose keep-alive connections stay open is not
+        dead to its clients — a pooled connection then takes the next request and nobody answers it (the client
+        waits out its timeout, not a refusal). That happened once a test earlier in the process had made
+        `asyncio.run` nest_asyncio2's (issue 33: the judge-outage tests timed out after tests/inspect_eval)."""
+        cut = list(self._open.items())
+        for task, writer in cut:
+            writer.transport.abort()  # the socket is closed on the loop's next turn (connection_lost)
+            task.cancel()
+        await asyncio.gather(*(task for task, _ in cut), return_exceptions=True)
+        for _, writer in cut:
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
 
     # ---- connection handling
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._open[task] = writer
         try:
             while True:
                 request = await _read_request(reader)
@@ -342,6 +368,7 @@ class FakeServer:
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError, ValueError):
             pass
         finally:
+            self._open.pop(task, None)
             with contextlib.suppress(Exception):
                 writer.close()
 

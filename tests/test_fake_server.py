@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
+import subprocess
+import sys
+import threading
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -71,3 +76,75 @@ def test_models_health_and_process() -> None:
             assert json.loads(resp.read())["data"][0]["id"] == "fake-model"
         with urllib.request.urlopen(f"http://127.0.0.1:{srv.port}/health", timeout=5) as resp:
             assert json.loads(resp.read()) == {"status": "ok"}
+
+
+# ---- a stopped server is dead to its clients (issue 33)
+# The judge-outage tests stop a FakeServer and restart it on its port. After tests/inspect_eval had run in the same
+# process, the stopped server's keep-alive connections stayed open: inspect_ai's `eval_async` applies nest_asyncio2
+# to the whole process, whose `asyncio.run` neither cancels what is left on the loop nor closes it, and the server
+# relied on that to close its connections. The serve client's pooled connections then took the step's calls and
+# nobody answered them (the 300 s call timeout, past the 60 s deadline), while new connections were refused.
+
+def _pooled_connection(port: int) -> socket.socket:
+    """A client connection that has had one answer and is kept alive, as an HTTP client's pool keeps it."""
+    conn = socket.create_connection(("127.0.0.1", port), timeout=5)
+    conn.sendall(b"GET /health HTTP/1.1\r\nHost: fake\r\n\r\n")
+    assert conn.recv(65536).startswith(b"HTTP/1.1 200")
+    return conn
+
+
+def _closed_by_server(conn: socket.socket) -> bool:
+    conn.settimeout(2.0)
+    try:
+        return conn.recv(100) == b""  # EOF: the server's end is closed
+    except TimeoutError:
+        return False  # still open: the next request sent on it would wait for nobody
+
+
+def test_a_stopped_server_closes_its_connections_whatever_runs_its_loop() -> None:
+    """`serve` itself closes what it accepted: its loop may stop with it and never run again (nest_asyncio2's
+    `asyncio.run`), so nothing may be left for the loop's shutdown to do."""
+    server = FakeServer()
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_until_complete, args=(server.serve(),), daemon=True)
+    thread.start()
+    assert server._ready.wait(10)
+    conn = _pooled_connection(server.port)
+    try:
+        server.stop()
+        thread.join(10)
+        assert _closed_by_server(conn)
+    finally:
+        conn.close()
+        loop.close()
+
+
+_UNDER_NEST_ASYNCIO = """
+import socket, sys
+import nest_asyncio2
+nest_asyncio2.apply()  # what inspect_ai's eval_async does to the process (inspect_ai/_util/_async.py)
+sys.path.insert(0, sys.argv[1])
+from fake_server import FakeServer, hold_port
+from test_fake_server import _closed_by_server, _pooled_connection
+holder = hold_port()
+port = holder.getsockname()[1]
+server = FakeServer(port=port, reuse_port=True).start()
+conn = _pooled_connection(port)
+server.stop()
+print("closed" if _closed_by_server(conn) else "open")
+try:
+    socket.create_connection(("127.0.0.1", port), timeout=2)
+    print("accepted")
+except ConnectionRefusedError:
+    print("refused")
+"""
+
+
+def test_a_judge_stopped_under_nest_asyncio_is_dead_to_a_pooled_connection() -> None:
+    """The condition of the outage tests after tests/inspect_eval, in a process of its own (nest_asyncio2 cannot be
+    taken back): the stopped judge's kept-alive connection ends and its held port refuses new ones."""
+    pytest.importorskip("nest_asyncio2", reason="comes with inspect-ai (the dev extra)")
+    done = subprocess.run([sys.executable, "-c", _UNDER_NEST_ASYNCIO, str(Path(__file__).parent)],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["closed", "refused"]

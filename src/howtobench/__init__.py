@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from howtobench.version import __version__
+
 __all__ = ["EndpointConfig", "__version__", "ascore", "score"]
 
 if TYPE_CHECKING:

@@ -11,11 +11,11 @@ from collections.abc import Callable
 
 from howtobench.data.genres import GENRES
 from howtobench.data.models import TASKS
+from howtobench.data.paper import ALL_ROW, paper_table4
 from howtobench.data.release import EXPECTED_ROWS
+from howtobench.document import Table
 from howtobench.judges.base import METHODS, import_judges
 from howtobench.judges.tree import TREES_DIR, load_tree
-from howtobench.report.paper import ALL_ROW, paper_table4
-from howtobench.report.tables import Table
 
 TASK_NOTES: dict[str, str] = {
     "completion": "fill the [fill in the blank] gaps of a text (no Format node in ToW)",

@@ -1,7 +1,6 @@
-"""The CJK font the package ships (through its `mplfonts` dependency: Noto Sans CJK SC), for the places that draw
-Chinese on a machine that may have no CJK font: the figures of `meta`/`analyze`, and the rating app, which serves it
-to the rater's browser. The HTML report does not use it: it embeds the glyphs of its page from the core package's own
-subset (howtobench.report.font)."""
+"""The CJK font the [plots] extra ships (through its `mplfonts` dependency: Noto Sans CJK SC), for the figures of
+`meta`/`analyze` on a machine that may have no CJK font. The HTML report and the rating app do not use it: they use the
+core package's own subset (assets/cjk-sc-subset.woff; howtobench.report.font, howtobench.rate.app)."""
 
 from __future__ import annotations
 

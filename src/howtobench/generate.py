@@ -40,7 +40,6 @@ from typing import Any, Literal
 
 import jinja2
 
-import howtobench
 from howtobench.data.models import Item
 from howtobench.data.rows import read_appended_rows
 from howtobench.errors import DataError
@@ -48,6 +47,7 @@ from howtobench.llm.replies import finish_problem, is_truncated, split_reasoning
 from howtobench.llm.types import ChatRequest, ChatResult, LLMClient, SamplingParams, Usage
 from howtobench.outputs import output_file, write_text_atomic, writing
 from howtobench.runloop import DurableLines, LoopSettings, run_loop
+from howtobench.version import __version__
 
 PromptLanguage = Literal["zh", "en"]
 PromptStyle = Literal["release", "framed"]
@@ -154,7 +154,7 @@ def writing_record(
         "truncated": is_truncated(result),
         "reasoning": reasoning,
         "generation": {
-            "toolkit": howtobench.__version__,
+            "toolkit": __version__,
             "sampling": settings.sampling.model_dump(mode="json"),
             "system_prompt": settings.system_prompt,
             "prompt_style": settings.prompt_style,

@@ -29,11 +29,10 @@ from typing import Any
 
 import yaml
 
-import howtobench
-from howtobench.calibration.board import calibrated_leaderboard
 from howtobench.config import EndpointConfig
 from howtobench.data.loader import load_items, load_release_writings, load_writings_file, select_items
 from howtobench.data.models import TASKS, Item, Writing
+from howtobench.data.paper import paper_table4
 from howtobench.data.reference_source import load_reference_source, swap_references
 from howtobench.errors import ConfigError, DataError
 from howtobench.generate import (
@@ -54,10 +53,10 @@ from howtobench.llm.types import SamplingParams, Usage
 from howtobench.locks import output_lock
 from howtobench.outputs import output_dir, undone_if_empty, write_text_atomic
 from howtobench.progress import step
+from howtobench.report.calibrated import calibrated_leaderboard
 from howtobench.report.html import ReportOptions, write_report
 from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions
 from howtobench.report.length_control import sources_from
-from howtobench.report.paper import paper_table4
 from howtobench.report.render import board_text
 from howtobench.robustness.anchor import anchor_file, anchor_sample, anchor_variants
 from howtobench.run_settings import RunSettings, run_config
@@ -66,6 +65,7 @@ from howtobench.steps.client import endpoint_or_local, step_client
 from howtobench.steps.job_identity import JobIdentity, data_digest, digest_of, files_digest
 from howtobench.steps.judge import open_panel_judge
 from howtobench.steps.settings import Execution
+from howtobench.version import __version__
 
 log = logging.getLogger(__name__)
 
@@ -479,7 +479,7 @@ def build_manifest(
     languages = sorted({it.language for it in items})
     data_dir = settings.selection.data_dir
     return {
-        "toolkit": howtobench.__version__,
+        "toolkit": __version__,
         "written_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "name": settings.name,
         "method": settings.method,

@@ -59,7 +59,7 @@ class RunSettings(BaseModel):
     length_control: bool = False  # add length-controlled tables to the leaderboard and report (report.length_control)
     length_anchor: int = 0  # judge pad/truncate variants of N writings: the judge's length slope (robustness.anchor)
     length_slopes: str = "pooled"  # or "per-model": the root's length slope per model, shrunk (report.length_per_model)
-    calibration: Path | None = None  # a calibration file: calibrated tables beside the raw ones (calibration.board)
+    calibration: Path | None = None  # a calibration file: calibrated tables beside the raw ones (report.calibrated)
     panel: PanelSpec | None = None  # judge with a panel of judges instead of `judge` (judges/panel.py)
     panel_file: Path | None = None  # where the panel came from (written to config.yaml, so the run repeats)
     guard: GuardSettings = Field(default_factory=GuardSettings)  # --guard flag|skip (guard/): off by default

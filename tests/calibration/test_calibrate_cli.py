@@ -128,7 +128,7 @@ def test_to_paper_against_an_endpoint_that_agrees_with_the_paper(
         capsys: pytest.CaptureFixture[str]) -> None:
     """A fake judge keyed by the writing it reads: every leaf of a paper model's writing answers by the model's
     rank in the paper's All, so the judge orders the paper's models as the paper does, and the line is fitted."""
-    from howtobench.report.paper import paper_table4
+    from howtobench.data.paper import paper_table4
 
     paper = paper_table4()
     rank = {m: k for k, m in enumerate(sorted(paper.models, key=lambda m: -(paper.get("all", m) or 0.0)))}

@@ -14,7 +14,7 @@ from test_calibrate_cli import run_main, write
 from test_paper import agreeing, crafted
 
 from howtobench.calibration.record import load_calibration
-from howtobench.report.paper import paper_table4
+from howtobench.data.paper import paper_table4
 
 
 @pytest.fixture(scope="module")

@@ -16,9 +16,9 @@ import statsmodels.api as sm
 from scipy import stats
 
 from howtobench.calibration.paper import cell_means, fit_line, fit_to_paper, place, refuse_unsupported
+from howtobench.data.paper import ALL_ROW, paper_table4
 from howtobench.errors import DataError
 from howtobench.judges.base import Judgment
-from howtobench.report.paper import ALL_ROW, paper_table4
 
 ITEMS = {"completion": 38, "guide": 46, "open": 47}  # the paper's 379 / 456 / 467, a tenth
 UNRELATED = [6.0, 4.5, 5.5, 4.0, 6.5, 5.0, 5.8, 4.2, 5.2, 4.8]  # model means in the paper's model order

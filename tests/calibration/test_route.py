@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from howtobench.calibration.route import paper_model, paper_route
+from howtobench.data.paper import paper_table4
 from howtobench.judges.base import Judgment
 from howtobench.llm.types import Usage
-from howtobench.report.paper import paper_table4
 
 
 def mine(n: int, cost: float | None) -> list[Judgment]:

@@ -11,11 +11,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from fake_server import FakeServer
+from howtobench.data.paper import paper_table4
 from howtobench.judges.base import Judgment
 from howtobench.report.headline import headlines
 from howtobench.report.html import render_report
 from howtobench.report.leaderboard import LeaderboardOptions, build_leaderboard
-from howtobench.report.paper import paper_table4
 from judge_replies import server_handler
 
 

@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from howtobench.cli.main import app
-from howtobench.report.paper import paper_table4
+from howtobench.data.paper import paper_table4
 from table_text import NUMBER, label_cells
 
 MODELS = sorted(paper_table4().models)

@@ -212,3 +212,44 @@ def test_english_and_chinese_prompts_carry_the_same_criteria_and_bands() -> None
             chinese = zh.leaf_messages(ITEM, WRITING, leaf)[1]["content"].splitlines()
             assert len(english) == len(chinese), leaf.id
             assert [line == "" for line in english] == [line == "" for line in chinese], leaf.id
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_writing_last_layout_shares_the_rubric_across_writings_and_asks_the_same(language: str) -> None:
+    """The named layout "writing-last": instructions, reference, the leaf's whole rubric (the default layout's words,
+    reply format included), THEN the writing and one closing line; one leaf's prompts for two writings of one
+    instruction (a GRPO group) share everything before the writing, and the hash (so the cache keys) differs from
+    the default's while the default's stays what it was."""
+    first = Prompts(default_tree(), language)
+    last = Prompts(default_tree(), language, leaf_layout="writing-last")
+    other = "另一篇游记，完全不同。"
+    for leaf in llm_leaves():
+        text = last.leaf_messages(ITEM, WRITING, leaf)[1]["content"]
+        text2 = last.leaf_messages(ITEM, other, leaf)[1]["content"]
+        cut = text.rindex("<<<WRITING>>>")  # the note before the rubric names the markers too
+        assert text2[: text2.rindex("<<<WRITING>>>")] == text[:cut]  # shared up to the writing
+        rubric = first.rubric(leaf, has_reference=leaf.reference != "hidden")
+        assert rubric in first.leaf_messages(ITEM, WRITING, leaf)[1]["content"]
+        closing = text[text.rindex("<<<END WRITING>>>"):]
+        assert rubric in text[:cut] and defuse(WRITING) in text[cut:] and "JSON" in closing
+        assert (REFERENCE in text) == (leaf.reference != "hidden")
+        assert len(closing) < 90 and "<<<END WRITING>>>" in text[:cut]  # one closing line; the note before
+    assert first.hash == Prompts(default_tree(), language, leaf_layout="writing-first").hash != last.hash
+    with pytest.raises(JudgeError, match="leaf_layout must be one of writing-first, writing-last"):
+        Prompts(default_tree(), language, leaf_layout="sideways")  # type: ignore[arg-type]
+
+
+def test_the_layout_is_a_judge_option_of_tow() -> None:
+    """`--judge-option leaf_layout=writing-last` (judge, run, serve) reaches the prompts; a wrong value names it."""
+    from howtobench.judges.base import method_info
+    from howtobench.judges.tree_of_writing import TreeOfWriting
+
+    tow = method_info("tow")
+    assert tow.convert_options({"leaf_layout": "writing-last"}) == {"leaf_layout": "writing-last"}
+    with pytest.raises(JudgeError, match="leaf_layout=sideways"):
+        tow.convert_options({"leaf_layout": "sideways"})
+
+    class Client:
+        model = "m"
+
+    assert TreeOfWriting(Client(), leaf_layout="writing-last").prompts.leaf_layout == "writing-last"  # type: ignore[arg-type]

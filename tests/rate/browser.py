@@ -1,13 +1,11 @@
 """A real `howtobench rate serve` process and Debian's headless Chromium driving it, for the rater's-path tests.
 
-The browser is the system one (/usr/bin/chromium through /usr/bin/chromedriver, installed by
-scripts/setup-env); nothing is downloaded. Without them the tests are skipped, except on CI (CI=true),
-where a missing browser is a failure.
+The browser is started by tests/chromium.py (shared with the report's font test): Debian's, nothing downloaded;
+the tests are skipped without it, except on CI, where a missing browser is a failure.
 """
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -15,39 +13,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-from selenium import webdriver
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
-CHROMIUM_FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1280,1000",
-)
 WAIT = 15.0
-
-
-def need_browser() -> None:
-    if CHROMIUM.is_file() and CHROMEDRIVER.exists():
-        return
-    message = "Debian's chromium and chromium-driver are not installed (scripts/setup-env installs them as root)"
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip(message)
-
-
-def start_chromium(profile: Path) -> Any:
-    """A headless Chromium with a fresh profile (in `profile`, an empty folder) on this closed network."""
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={profile}")
-    return webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
 
 
 class ServeProcess:

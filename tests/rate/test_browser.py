@@ -18,13 +18,14 @@ import pytest
 
 pytest.importorskip("selenium", reason="the [dev] extra installs selenium (the browser tests)")
 
-from browser import Rater, ServeProcess, need_browser, start_chromium
+from browser import Rater, ServeProcess
 from rate_helpers import SCRIPT, write_writings
 from scipy import stats
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.by import By
 from typer.testing import CliRunner
 
+from chromium import start_chromium
 from howtobench.cli.main import app
 from howtobench.rate.study import open_study
 
@@ -33,8 +34,7 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    need_browser()
-    chromium = start_chromium(tmp_path_factory.mktemp("chromium-profile"))
+    chromium = start_chromium(tmp_path_factory.mktemp("chromium-profile"), ("--window-size=1280,1000",))
     yield chromium
     chromium.quit()
 

@@ -11,11 +11,11 @@ from collections import Counter
 from rich.console import Console
 
 from howtobench.data.genres import TABLE4_GENRES
+from howtobench.data.paper import paper_table4
 from howtobench.judges.base import Judgment
 from howtobench.report.fit import Grid, arrange, share, wrap
 from howtobench.report.formats.table import document_view
 from howtobench.report.leaderboard import LeaderboardOptions, build_leaderboard
-from howtobench.report.paper import paper_table4
 from howtobench.report.render import board_document
 from howtobench.report.tables import Table, label_columns, numeric_column, print_tables
 from table_text import NUMBER

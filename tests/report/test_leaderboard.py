@@ -13,13 +13,13 @@ import pytest
 from typer.testing import CliRunner
 
 from howtobench.cli.main import app, main
+from howtobench.data.paper import PaperTable, paper_table4
 from howtobench.errors import ConfigError, DataError, RowError
 from howtobench.judges.base import Judgment
 from howtobench.judges.negotiator import repair_weights, rescale
 from howtobench.judges.tree import default_tree
 from howtobench.report.headline import headlines
 from howtobench.report.leaderboard import LeaderboardOptions, build_leaderboard, load_judgments
-from howtobench.report.paper import PaperTable, paper_table4
 from howtobench.report.reference import is_paper_judge
 from howtobench.report.render import board_text, fmt, to_json_data
 from howtobench.stats import bootstrap_ci, rng_for

@@ -1,16 +1,21 @@
 """The report's embedded CJK font (issue 40, 5): the page carries exactly the glyphs it uses, from package data,
-with the licence's names; characters the font lacks are named; model text cannot move the font's slots."""
+with the licence's names; characters the font lacks are named; model text cannot move the font's slots. Cut in pure
+Python since issue 36 (report/woff.py): fontTools, a test dependency, checks the result; the core runs without it."""
 
 from __future__ import annotations
 
 import base64
 import io
 import re
+import subprocess
+import sys
 from importlib import resources
 
-from fontTools.ttLib import TTFont
+import pytest
 
 from howtobench.report.font import ASSET, CSS_SLOT, NOTE_SLOT, cjk_characters, page_font, with_page_font
+
+TTFont = pytest.importorskip("fontTools.ttLib", reason="the [dev] extra installs fontTools (the font checks)").TTFont
 
 
 def _embedded(css: str) -> TTFont:
@@ -21,13 +26,14 @@ def _embedded(css: str) -> TTFont:
 
 def test_the_shipped_subset_is_package_data_with_its_licence() -> None:
     assets = resources.files("howtobench").joinpath("assets")
-    font = TTFont(io.BytesIO(assets.joinpath("cjk-sc-subset.woff2").read_bytes()))
+    font = TTFont(io.BytesIO(assets.joinpath("cjk-sc-subset.woff").read_bytes()))
     cmap = font.getBestCmap()
-    assert font.flavor == "woff2" and len(cmap) > 7000
+    assert font.flavor == "woff" and len(cmap) > 7000 and "glyf" in font and "CFF " not in font
     assert all(ord(ch) in cmap for ch in "的一是了我不人在他有这中大来上国个到说们为子和你地出道也时年得就那要下以生会")
     licence = assets.joinpath("OFL.txt").read_text(encoding="utf-8")
     assert "SIL OPEN FONT LICENSE Version 1.1" in licence and "Adobe Systems Incorporated" in licence
-    assert ASSET == "assets/cjk-sc-subset.woff2"
+    assert ASSET == "assets/cjk-sc-subset.woff"
+    assert len(font.getGlyphOrder()) == len(set(cmap.values())) + 1  # the characters' glyphs and .notdef, no more
 
 
 def test_a_page_embeds_only_the_glyphs_it_uses() -> None:
@@ -42,6 +48,18 @@ def test_a_page_embeds_only_the_glyphs_it_uses() -> None:
     names = {r.nameID: r.toUnicode() for r in embedded["name"].names if r.platformID == 3}
     assert "Adobe" in names[0] and "SIL Open Font License" in names[13]  # OFL condition 2: the notice travels
     assert font.size < 20_000 and "(12 characters, 3 KB; " in font.note
+
+
+def test_the_core_cuts_the_font_without_fonttools() -> None:
+    """A core install has neither fontTools nor brotli (issue 36): the page font is cut with them made unimportable."""
+    code = ("import sys; sys.modules.update(fontTools=None, brotli=None)\n"
+            "from howtobench.report.font import page_font\n"
+            "font = page_font('春眠不觉晓')\n"
+            "assert font is not None and font.characters == 5 and 'data:font/woff;base64,' in font.css\n"
+            "assert 'fontTools' not in {m.split('.')[0] for m in sys.modules if sys.modules[m] is not None}\n"
+            "print('cut', font.size)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and done.stdout.startswith("cut "), done.stderr
 
 
 def test_characters_the_font_lacks_are_named_not_hidden() -> None:

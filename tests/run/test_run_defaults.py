@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from fake_server import FakeServer, default_handler
 from howtobench.cli.main import app
-from howtobench.report.paper import paper_table4
+from howtobench.data.paper import paper_table4
 
 
 def args(server: FakeServer, data: Path, tmp_path: Path, *extra: str) -> list[str]:

@@ -9,8 +9,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from fake_server import FakeServer, Reply, hold_port
 from howtobench.concurrency import gather_or_cancel
 from howtobench.config import EndpointConfig
@@ -19,8 +17,6 @@ from howtobench.llm.client import open_client
 from howtobench.llm.types import ChatRequest
 from judge_replies import server_handler
 from reward_serving import judge_calls, openrlhf_body, running, settings_for
-
-pytestmark = pytest.mark.isolated  # in a process of its own: scripts/test, pyproject markers
 
 PROMPT = "<|im_start|>user\n写一篇文章<|im_end|>\n<|im_start|>assistant\n"
 RESPONSES = [f"# 标题\n\n第{k}段，{'文' * (10 + 7 * k)}。\n\n## 小节\n\n结尾。" for k in range(4)]

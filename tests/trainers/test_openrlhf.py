@@ -39,8 +39,6 @@ with gpu_stubs.installed():
 
 from reward_serving import ServeProcess, serve_args  # noqa: E402
 
-pytestmark = pytest.mark.isolated  # in a process of its own: scripts/test, pyproject markers
-
 N = 8  # rollouts per prompt
 TESTS = Path(__file__).parents[1]
 

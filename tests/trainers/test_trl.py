@@ -22,8 +22,6 @@ from trainer_helpers import judge, tiny_model, tiny_tokenizer  # noqa: E402
 from howtobench.rl.trl import reward_function  # noqa: E402
 from reward_serving import ServeProcess, serve_args  # noqa: E402
 
-pytestmark = pytest.mark.isolated  # in a process of its own: scripts/test, pyproject markers
-
 INSTRUCTIONS = ["写一篇关于春天的文章", "写一首关于山水的诗"]
 N = 4  # num_generations: one GRPO group per step
 

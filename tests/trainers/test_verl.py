@@ -32,8 +32,6 @@ from verl.trainer.ppo.core_algos import compute_grpo_outcome_advantage  # noqa: 
 
 from reward_serving import ServeProcess, serve_args  # noqa: E402
 
-pytestmark = pytest.mark.isolated  # in a process of its own: scripts/test, pyproject markers
-
 N = 8
 DOC = Path(__file__).parents[2] / "docs" / "rl.md"
 SRC = Path(__file__).parents[2] / "src"

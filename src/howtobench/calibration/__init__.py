@@ -7,7 +7,7 @@
     drift.py       how far the judges drift apart (Spearman, Kendall, shifts, rank changes beyond the interval)
     paper.py       the paper as the reference: a system-level line per task, refused unless Kendall τ is significant
     apply.py       scores through a calibration, intervals over items and anchors at once
-    board.py       calibrated leaderboard cells; labels.py their metric names and titles
+    labels.py      the calibrated metrics' names and titles (their leaderboard cells: report/calibrated.py)
     record.py      the calibration file, its loading and the check that judgments fit it
     route.py       what --compare / --baseline say for a model that is only a column of the paper
 

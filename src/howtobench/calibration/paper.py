@@ -26,9 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from howtobench.calibration.record import Calibration, JudgeInfo, LineFit, judge_info
+from howtobench.data.paper import ALL_ROW, PaperTable
 from howtobench.errors import ConfigError, DataError
 from howtobench.judges.base import Judgment
-from howtobench.report.paper import ALL_ROW, PaperTable
 
 ALPHA = 0.05
 MIN_MODELS = 5

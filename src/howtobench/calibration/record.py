@@ -18,10 +18,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-import howtobench
 from howtobench.errors import ConfigError
 from howtobench.judges.base import Judgment
 from howtobench.outputs import write_text_atomic
+from howtobench.version import __version__
 
 FORMAT_VERSION = 1
 ROOT = "score"
@@ -95,7 +95,7 @@ class Calibration(BaseModel):
 
     kind: Literal["anchors", "paper"]
     format_version: int = FORMAT_VERSION
-    howtobench: str = howtobench.__version__
+    howtobench: str = __version__
     reference: JudgeInfo
     new: JudgeInfo
     seed: int = 0

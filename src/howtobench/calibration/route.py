@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+from howtobench.data.paper import PaperTable, paper_table4
 from howtobench.errors import ConfigError
 from howtobench.judges.base import Judgment
-from howtobench.report.paper import PaperTable, paper_table4
 
 
 def paper_model(name: str, paper: PaperTable) -> str | None:

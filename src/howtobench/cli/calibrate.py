@@ -15,11 +15,11 @@ from howtobench.calibration.paper import agreement_lines, fit_to_paper, placemen
 from howtobench.calibration.record import Calibration, check_matches, save_calibration
 from howtobench.cli import params
 from howtobench.cli.help_groups import GroupedCommand
+from howtobench.data.paper import paper_table4
 from howtobench.errors import ConfigError
 from howtobench.judges.base import Judgment
 from howtobench.outputs import output_file
 from howtobench.report.leaderboard import load_judgments
-from howtobench.report.paper import paper_table4
 
 from .judge_flags import AS_JUDGED, Judging
 from .money import Money

@@ -23,11 +23,11 @@ from howtobench.cli.options import ModelFlags, check_judge, preflight_plan
 from howtobench.cli.params import LIVE, Control, Filters, execution
 from howtobench.config import resolve_data_dir
 from howtobench.data.models import Writing
+from howtobench.data.paper import paper_table4
 from howtobench.dry_run import plan_judges
 from howtobench.event_loop import run as run_async
 from howtobench.judges.base import Judgment, calls_a_model
 from howtobench.llm.budget import spending_limit
-from howtobench.report.paper import paper_table4
 from howtobench.steps.judge import JudgeJob, judge_job
 from howtobench.steps.settings import Selection
 from howtobench.steps.spending import spends_money

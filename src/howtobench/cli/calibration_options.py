@@ -1,4 +1,4 @@
-"""--calibration FILE, as `leaderboard`, `report` and `run` take it (applied by `calibration.board.calibrated`)."""
+"""--calibration FILE, as `leaderboard`, `report` and `run` take it (applied by `report.calibrated.calibrated`)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,6 @@ from typing import Annotated
 
 import typer
 
-from howtobench.calibration.board import calibrated_leaderboard
 from howtobench.cli.calibration_options import CalibrationOpt
 from howtobench.cli.length_options import (
     LengthAnchorOpt,
@@ -24,12 +23,13 @@ from howtobench.cli.params import bundled
 from howtobench.config import optional_data_dir
 from howtobench.data.loader import load_items
 from howtobench.data.models import Item
+from howtobench.data.paper import paper_table4
 from howtobench.judges.base import Judgment
 from howtobench.outputs import output_file, write_text_atomic
 from howtobench.progress import step
+from howtobench.report.calibrated import calibrated_leaderboard
 from howtobench.report.html_inputs import find_sources
 from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions, load_judgments
-from howtobench.report.paper import paper_table4
 from howtobench.report.render import board_document
 from howtobench.report.tables import render, show
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from inspect_ai.scorer import Metric, SampleScore, metric
 
+from howtobench.data.paper import ALL_ROW
 from howtobench.errors import DataError
 from howtobench.judges.base import Judgment
 from howtobench.report.leaderboard import SCORE, LeaderboardOptions, build_leaderboard
-from howtobench.report.paper import ALL_ROW
 
 
 def _judgment(sample: SampleScore) -> Judgment | None:

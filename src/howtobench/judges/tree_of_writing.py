@@ -26,7 +26,9 @@ from howtobench.judges.negotiator import Negotiation, Negotiator
 from howtobench.judges.prompts import (
     ANALYSIS,
     AUTHORS_MAX_TOKENS,
+    DEFAULT_LEAF_LAYOUT,
     DEFAULT_PROMPT_LANGUAGE,
+    LeafLayout,
     Prompts,
     capped,
     leaf_schema,
@@ -55,16 +57,20 @@ class TreeOfWriting:
         prompts_dir: Path | None = None,
         analysis_max_chars: int | None = None,
         prompt_language: str = DEFAULT_PROMPT_LANGUAGE,
+        leaf_layout: LeafLayout = DEFAULT_LEAF_LAYOUT,
     ) -> None:
         """`analysis_max_chars` caps the free analysis (and the negotiator's explanation) in the reply schema: not
         the paper's setting (no cap), only for judges too small to stop on their own (the embedded smoke model).
-        `prompt_language` is the language of every prompt, whatever the item's (English: the authors')."""
+        `prompt_language` is the language of every prompt, whatever the item's (English: the authors').
+        `leaf_layout` orders a leaf prompt's parts (`judges/prompts.LEAF_LAYOUTS`; "writing-last" is a named option
+        for RL groups of short rollouts on a prefix-caching judge)."""
         self.client = client
         self.tree = tree if isinstance(tree, Tree) else load_tree(tree)
         self.with_reference, self.renormalize = with_reference, renormalize
         self.samples, self.sample_temperature = max(1, samples), sample_temperature
         self.sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens)
-        self.prompts = Prompts(self.tree, prompt_language, with_reference=with_reference, prompts_dir=prompts_dir)
+        self.prompts = Prompts(self.tree, prompt_language, with_reference=with_reference, prompts_dir=prompts_dir,
+                               leaf_layout=leaf_layout)
         self.analysis_max_chars = analysis_max_chars
         self.negotiator = Negotiator(client, self.tree, self.prompts, sampling=self.sampling, reasks=reasks,
                                      explanation_max_chars=analysis_max_chars)

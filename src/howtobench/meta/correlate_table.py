@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from howtobench.document import Table
 from howtobench.judges.base import EMPTY_TREATMENT
 from howtobench.meta.correlate import ITEM_POLICIES, TASK_LABELS, TASKS, CorrelationRow, CorrelationSettings
-from howtobench.report.tables import Table
 from howtobench.stats import METRICS, SYMBOLS, Estimate
 
 

@@ -16,12 +16,12 @@ from pathlib import Path
 
 from howtobench.data.loader import load_writings_file
 from howtobench.data.models import Item
+from howtobench.document import Table
 from howtobench.errors import DataError
 from howtobench.guard.guard import Guard, guard_record
 from howtobench.guard.rules import Rule
 from howtobench.guard.signals import NAMES, Signals
 from howtobench.meta.judgments import load_judgments
-from howtobench.report.tables import Table
 
 QUANTILES = (0.01, 0.05, 0.5, 0.95, 0.99)
 

@@ -31,11 +31,11 @@ from pathlib import Path
 
 import numpy as np
 
+from howtobench.document import Table
 from howtobench.judges.base import Judgment, counted_score
 from howtobench.meta.human import WritingKey
 from howtobench.meta.length import pair_stat
 from howtobench.meta.plots import new_figure, save_figure
-from howtobench.report.tables import Table
 from howtobench.stats import paired_compare, rng_for
 from howtobench.stats.length_fit import Observations, bootstrap, fit, identified, interval
 

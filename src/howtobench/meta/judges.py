@@ -14,12 +14,12 @@ from typing import TypeVar
 
 import numpy as np
 
+from howtobench.document import Table
 from howtobench.judges.base import EmptyConvention, Judgment
 from howtobench.meta.correlate import final_scores
 from howtobench.meta.human import WritingKey
 from howtobench.meta.length import pair_stat
 from howtobench.meta.plots import new_figure, save_figure
-from howtobench.report.tables import Table
 
 HUMAN = "human"
 T = TypeVar("T")

@@ -21,9 +21,9 @@ import numpy as np
 from scipy import stats
 
 from howtobench.data.models import TASKS, Item, Writing
+from howtobench.document import Table
 from howtobench.judges.base import EmptyConvention, Judgment, counted_score
 from howtobench.meta.plots import new_figure, save_figure
-from howtobench.report.tables import Table
 
 PAPER_SLOPES: dict[str, float] = {"guide": 1.4, "open": 6.1}
 TASK_NAMES: dict[str, str] = {"completion": "Completion", "guide": "Guide", "open": "Open"}

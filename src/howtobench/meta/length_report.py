@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from howtobench.data.loader import load_items, load_release_writings, load_writings_file
+from howtobench.document import Table
 from howtobench.judges.base import Judgment
 from howtobench.meta.length import (
     EmptyLengths,
@@ -16,7 +17,6 @@ from howtobench.meta.length import (
     length_data,
     length_plots,
 )
-from howtobench.report.tables import Table
 
 
 @dataclass

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from howtobench.data.models import TASKS
+from howtobench.document import Table
 from howtobench.errors import DataError
 from howtobench.judges.base import EmptyConvention, Judgment, check_empty, left_out_as_empty
-from howtobench.report.tables import Table
 from howtobench.stats.agreement import icc2k, interval_alpha
 
 ROOT = "root"

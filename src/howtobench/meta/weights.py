@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 
 from howtobench.data.genres import GENRES
+from howtobench.document import Table
 from howtobench.judges.base import Judgment
 from howtobench.judges.tree import default_tree
 from howtobench.meta.plots import new_figure, save_figure
-from howtobench.report.tables import Table
 
 
 def _horizontal() -> dict[str, object]:

@@ -106,9 +106,9 @@ async def no_icon(request: web.Request) -> web.Response:
     return web.Response(status=204)
 
 
-FONT_URL = "/font/cjk.woff2"
-CJK_FONT = "assets/cjk-sc-subset.woff2"
-"""The core package's CJK font (Noto Sans CJK SC cut to GB2312 and the benchmark's characters, WOFF2, ~2 MB; the
+FONT_URL = "/font/cjk.woff"
+CJK_FONT = "assets/cjk-sc-subset.woff"
+"""The core package's CJK font (Noto Sans CJK SC cut to GB2312 and the benchmark's characters, WOFF, 1.4 MiB; the
 HTML report embeds glyphs from the same file): a rater whose machine has no CJK font still reads Chinese, with no
 optional extra installed (the 16 MB font of the [plots] extra is for figures only)."""
 
@@ -116,7 +116,7 @@ optional extra installed (the 16 MB font of the [plots] extra is for figures onl
 async def cjk_font(request: web.Request) -> web.StreamResponse:
     """The CJK font the package ships, for a rater whose machine has none (app.css names it after the system's)."""
     data = resources.files("howtobench").joinpath(CJK_FONT).read_bytes()
-    return web.Response(body=data, headers={"Content-Type": "font/woff2", "Cache-Control": "max-age=86400"})
+    return web.Response(body=data, headers={"Content-Type": "font/woff", "Cache-Control": "max-age=86400"})
 
 
 async def signin_page(request: web.Request) -> web.Response:

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from howtobench.document import Table
 from howtobench.errors import OutputError
 from howtobench.meta.agreement import Agreement, agreement
 from howtobench.meta.human import HumanRating
 from howtobench.rate.assign import progress
 from howtobench.rate.store import StoredRating
 from howtobench.rate.study import Study
-from howtobench.report.tables import Table
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from howtobench import __version__
 from howtobench.data.loader import LoadReport, load_items, load_writings_file
 from howtobench.data.models import Item, Writing
 from howtobench.errors import ConfigError, DataError
@@ -31,6 +30,7 @@ from howtobench.judges.tree import Tree, load_tree
 from howtobench.rate.protocol import MODES, Mode, Protocol
 from howtobench.rate.security import cookie_name
 from howtobench.rate.store import DB_NAME, StoredWriting, StudyStore, now
+from howtobench.version import __version__
 
 MAX_LISTED_ERRORS = 20
 

@@ -1,39 +1,31 @@
-"""The report's own CJK font: the glyphs a page uses, embedded as a WOFF2 web font, so Chinese renders on a
+"""The report's own CJK font: the glyphs a page uses, embedded as a WOFF web font, so Chinese renders on a
 machine without any CJK font and the page stays one self-contained file.
 
-The glyphs come from `howtobench/assets/cjk-sc-subset.woff2` (core package data: Noto Sans CJK SC, cut to GB2312,
+The glyphs come from `howtobench/assets/cjk-sc-subset.woff` (core package data: Noto Sans CJK SC, cut to GB2312,
 CJK punctuation and the benchmark's own characters by `scripts/build-font-subset`; SIL Open Font License, text
-beside it). A page embeds the subset of that subset it needs (fontTools' subsetter): tens to a few hundred KB rather
-than the 16 MB of the whole font. The family comes after the system's CJK fonts in the page's font stacks, so a
-machine that has one uses it, and only characters at U+2E80 and above are taken from it (Latin stays in the
-system's sans-serif). A character the font lacks (a rare hanzi outside its set, Korean) is counted and named in
-the page's font note: it shows in the computer's own fonts, or as a box.
+beside it). A page embeds the subset of that subset it needs, cut in pure Python (`report/woff.py`: no fontTools,
+no brotli in the core install, issue 36): tens to a few hundred KB rather than the 1.5 MB of the shipped file. The
+family comes after the system's CJK fonts in the page's font stacks, so a machine that has one uses it, and only
+characters at U+2E80 and above are taken from it (Latin stays in the system's sans-serif). A character the font
+lacks (a rare hanzi outside its set, Korean) is counted and named in the page's font note: it shows in the
+computer's own fonts, or as a box.
 """
 
 from __future__ import annotations
 
 import base64
 import html
-import io
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any
 
-import brotli
-from fontTools import subset
-from fontTools.ttLib import TTFont, woff2
+from howtobench.report.woff import Font, read_woff, subset
 
 FAMILY = "Howtobench CJK"
-ASSET = "assets/cjk-sc-subset.woff2"
+ASSET = "assets/cjk-sc-subset.woff"
 SILENT = ("Cf", "Cs", "Cc")
 FIRST_CJK = 0x2E80  # CJK radicals; below it the system's fonts draw Latin, Greek, Cyrillic and punctuation
-FEATURES = ["kern"]
-"""Layout features a page's font keeps. Horizontal Chinese needs none of the others, and keeping them all ('*') pulled
-every alternate form (vertical, Japanese, Korean, traditional: `locl`, `vert`, `aalt`) into the closure: a
-full-release report's 4,490 characters kept 8,386 glyphs (1.18 MB) instead of about 4,500."""
-KEEP_NAMES = [0, 1, 2, 3, 4, 5, 6, 13, 14]  # the copyright (0) and licence (13, 14) travel with every copy
 
 
 @dataclass(frozen=True)
@@ -42,7 +34,7 @@ class PageFont:
 
     css: str
     size: int
-    """Bytes of the embedded WOFF2 (before base64)."""
+    """Bytes of the embedded WOFF (before base64)."""
     characters: int
     missing: str
     """The page's CJK characters the font has no glyph for, each once, in order of first use."""
@@ -62,13 +54,9 @@ class PageFont:
 
 
 @lru_cache(maxsize=1)
-def _source() -> bytes:
-    return resources.files("howtobench").joinpath(ASSET).read_bytes()
-
-
-@lru_cache(maxsize=1)
-def _covered() -> frozenset[int]:
-    return frozenset(TTFont(io.BytesIO(_source())).getBestCmap())
+def _font() -> Font:
+    """The shipped font, read once (a missing or broken asset is an error, not a page without a font)."""
+    return Font(read_woff(resources.files("howtobench").joinpath(ASSET).read_bytes()))
 
 
 def cjk_characters(text: str) -> str:
@@ -82,12 +70,12 @@ def page_font(text: str) -> PageFont | None:
     wanted = cjk_characters(text)
     if not wanted:
         return None
-    covered = _covered()
-    have = [ord(ch) for ch in wanted if ord(ch) in covered]
-    missing = "".join(ch for ch in wanted if ord(ch) not in covered)
-    data = _subset(have) if have else b""
+    font = _font()
+    have = [ord(ch) for ch in wanted if ord(ch) in font.cmap]
+    missing = "".join(ch for ch in wanted if ord(ch) not in font.cmap)
+    data = subset(font, have) if have else b""
     css = (f'@font-face {{ font-family: "{FAMILY}"; font-display: block; '
-           f'src: url(data:font/woff2;base64,{base64.b64encode(data).decode("ascii")}) format("woff2"); }}'
+           f'src: url(data:font/woff;base64,{base64.b64encode(data).decode("ascii")}) format("woff"); }}'
            if data else "")
     return PageFont(css=css, size=len(data), characters=len(have), missing=missing)
 
@@ -104,46 +92,3 @@ def with_page_font(page: str) -> str:
     font = page_font(page)
     css, note = (font.css, font.note) if font else ("", NO_CJK)
     return page.replace(CSS_SLOT, css, 1).replace(NOTE_SLOT, html.escape(note), 1)
-
-
-WOFF2_QUALITY = 9
-"""Brotli quality of a page's font. fontTools always compresses WOFF2 at 11: for a full-release report's 4,490
-characters that took 13.5 s on two busy cores; 9 takes 1.2 s for 4 % more bytes (1.39 MB instead of 1.33)."""
-
-
-class _Brotli:
-    """The `brotli` fontTools' woff2 writer calls, compressing at WOFF2_QUALITY (swapped in by `_woff2` only)."""
-
-    MODE_FONT = brotli.MODE_FONT
-    MODE_GENERIC = brotli.MODE_GENERIC
-    decompress = staticmethod(brotli.decompress)
-
-    @staticmethod
-    def compress(data: bytes, mode: int = brotli.MODE_GENERIC, **_: Any) -> bytes:
-        return bytes(brotli.compress(data, mode=mode, quality=WOFF2_QUALITY))
-
-
-def _woff2(font: TTFont) -> bytes:
-    """The font as WOFF2 at WOFF2_QUALITY (reports are written one at a time: the swap is not seen elsewhere)."""
-    out = io.BytesIO()
-    font.flavor = "woff2"
-    saved = woff2.brotli
-    woff2.brotli = _Brotli
-    try:
-        font.save(out)
-    finally:
-        woff2.brotli = saved
-    return out.getvalue()
-
-
-def _subset(unicodes: list[int]) -> bytes:
-    options = subset.Options()
-    options.flavor = "woff2"
-    options.hinting = False
-    options.name_IDs = KEEP_NAMES
-    options.layout_features = FEATURES
-    font = TTFont(io.BytesIO(_source()))
-    subsetter = subset.Subsetter(options)
-    subsetter.populate(unicodes=unicodes)
-    subsetter.subset(font)
-    return _woff2(font)

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from howtobench.data.paper import ALL_ROW
 from howtobench.report.leaderboard import SCORE, Leaderboard
-from howtobench.report.paper import ALL_ROW
 from howtobench.stats import PairedResult
 
 MINUS = "\u2212"
@@ -51,7 +51,7 @@ def _score(lb: Leaderboard, column: str) -> list[str]:
 
 
 def _calibrated(lb: Leaderboard, column: str) -> list[str]:
-    """With --calibration: the All in the reference judge's units, with its interval (calibration.board)."""
+    """With --calibration: the All in the reference judge's units, with its interval (report.calibrated)."""
     cell = lb.cell("calibrated", ALL_ROW, column)
     if lb.calibration is None or cell is None or cell.mean is None:
         return []

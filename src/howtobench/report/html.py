@@ -26,14 +26,14 @@ from typing import Any
 
 import jinja2
 
-import howtobench
-from howtobench.calibration.board import calibrated_leaderboard
 from howtobench.data.genres import GENRES
 from howtobench.data.models import Item, Writing
+from howtobench.data.paper import paper_table4
 from howtobench.errors import DataError
 from howtobench.judges.base import EmptyConvention, Judgment, check_empty
 from howtobench.outputs import output_file, write_text_atomic
 from howtobench.report import html_views as views
+from howtobench.report.calibrated import calibrated_leaderboard
 from howtobench.report.font import with_page_font
 from howtobench.report.headline import closing_order, headlines
 from howtobench.report.html_explorer import DEFAULT_LIMIT, choose_items, explorer
@@ -50,8 +50,8 @@ from howtobench.report.html_manifest import manifest_view, provenance
 from howtobench.report.html_panel import panel_view
 from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions, load_judgments
 from howtobench.report.length_control import LENGTH_CONTROLLED, LengthSources, needs_sources
-from howtobench.report.paper import paper_table4
 from howtobench.report.render import paper_lines
+from howtobench.version import __version__
 
 SMOKE_BANNER = (
     "Smoke run: the scores below come from the small embedded local model and only show that the pipeline "
@@ -109,7 +109,7 @@ def render_report(
         "lb": lb,
         "title": lb.title,
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "toolkit": howtobench.__version__,
+        "toolkit": __version__,
         "sources": list(sources),
         "smoke_banner": SMOKE_BANNER if manifest and manifest.get("smoke") and not lb.notes else "",
         "bars": views.all_bars(lb),
@@ -147,7 +147,7 @@ class ReportOptions:
     empty: EmptyConvention | None = None
     length_control: bool = False  # add the length-controlled section (report.html_length)
     writings: tuple[Path, ...] = ()  # the user's writings files, whose texts the explorer shows first
-    calibration: Path | None = None  # a calibration file: calibrated tables beside the raw ones (calibration.board)
+    calibration: Path | None = None  # a calibration file: calibrated tables beside the raw ones (report.calibrated)
     length_anchor: Path | None = None  # pad/truncate judgments: the judge's length slope (report.length_anchor)
     length_slopes: str | None = None  # pooled / per-model (report.length_per_model); None: as the run recorded it
 

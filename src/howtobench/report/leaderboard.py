@@ -42,10 +42,10 @@ from typing import Literal
 
 import numpy as np
 
-import howtobench
 from howtobench.calibration.route import check_paper_rows
 from howtobench.data.genres import GENRES, TABLE4_GENRES
 from howtobench.data.models import TASKS, Item
+from howtobench.data.paper import ALL_ROW, PaperTable
 from howtobench.data.rows import read_model_rows
 from howtobench.errors import ConfigError, DataError
 from howtobench.guard.guard import guard_counts
@@ -53,10 +53,10 @@ from howtobench.judges.base import EmptyConvention, Judgment, check_empty, count
 from howtobench.judges.negotiator import REPAIR_KINDS, RepairKind, repair_kinds
 from howtobench.report.length_anchor import measured_slope
 from howtobench.report.length_control import LengthControl, LengthSources, length_control, log_ratios
-from howtobench.report.paper import ALL_ROW, PaperTable
 from howtobench.report.reference import Source, display_order, paper_use
 from howtobench.stats import FloatArray, PairedResult, bootstrap_ci, paired_compare, rng_for
 from howtobench.suggest import unknown_name
+from howtobench.version import __version__
 
 By = Literal["both", "task", "genre"]
 Order = Literal["means", "shared"]
@@ -202,7 +202,7 @@ class Leaderboard:
         """A reproducibility line in the manner of sacrebleu: what produced these numbers."""
         judges = ",".join(self.judge_models) or "unknown"
         return (
-            f"howtobench:{howtobench.__version__}|method:{'+'.join(self.methods)}|judge:{judges}"
+            f"howtobench:{__version__}|method:{'+'.join(self.methods)}|judge:{judges}"
             f"|ci:percentile-bootstrap-items-{self.n_boot}|seed:{self.seed}|paired:wilcoxon|empty:{self.empty}"
             f"|order:{self.order if self.order_items is None else f'shared-{self.order_items}'}"
             + ("|length-control:ols-model+item-logratio" if self.length_control else "")

@@ -15,7 +15,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from howtobench.report.paper import ALL_ROW, PaperTable
+from howtobench.data.paper import ALL_ROW, PaperTable
 
 PAPER_METHOD = "tow"
 Source = Literal["ours", "paper"]

@@ -1,14 +1,14 @@
 """Tables and documents as text and on the terminal, in any `--format` (report.formats).
 
-The model itself (`Table`, `Document`, ...) is report.document, which the formats read; it is re-exported here,
-where every analysis has imported it from, so this module is the one an analysis needs.
+The model itself (`Table`, `Document`, ...) is howtobench.document, below every analysis: meta, robustness and
+rate build Tables from it without importing report. It is re-exported here for the commands, which build and print.
 """
 
 from __future__ import annotations
 
 from rich.console import Console
 
-from howtobench.report.document import (
+from howtobench.document import (
     BLANKS,
     NUMBER,
     Block,

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from howtobench.document import Table
 from howtobench.judges.base import EmptyConvention, Judgment, counted_score
 from howtobench.report.length_anchor import Pair, PairSlope, judgment_pairs, length_change, pair_slope
-from howtobench.report.tables import Table
 from howtobench.stats import bootstrap_ci, rng_for
 from howtobench.stats.length_fit import Observations, fit, identified
 

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from howtobench.document import Table
 from howtobench.judges.base import EMPTY_TREATMENT, EmptyConvention, Judgment, counted_score, left_out_as_empty
 from howtobench.report.headline import SEP, signed, signed_interval
-from howtobench.report.tables import Table
 from howtobench.robustness.apply import expectation
 from howtobench.stats import bootstrap_ci, rng_for
 

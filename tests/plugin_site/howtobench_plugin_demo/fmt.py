@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from howtobench.report.document import Document
+from howtobench.document import Document
 from howtobench.report.formats import TextFormat, register
 
 

@@ -41,6 +41,18 @@ DEFAULT_PROMPT_LANGUAGE: PromptLanguage = "en"
 default, as the authors' judge prompts are for the Chinese benchmark (`code/config/prompts.yaml`); `zh` is the
 named option (`--prompt-language zh`). It is part of the prompt hash, so the two never share a cached call."""
 SHARED_TEMPLATES: tuple[str, ...] = ("prefix", "reply", "weights")
+LeafLayout = Literal["writing-first", "writing-last"]
+LEAF_LAYOUTS: tuple[LeafLayout, ...] = ("writing-first", "writing-last")
+DEFAULT_LEAF_LAYOUT: LeafLayout = "writing-first"
+"""How a leaf call's user message is laid out. "writing-first" (the default): instructions, reference, writing, then
+the leaf's criteria, bands and reply format, so a writing's leaves share everything up to the criteria. The named
+option "writing-last": instructions, reference, the leaf's criteria, bands and reply format, then the writing and
+one closing line (`WRITING_LAST_TEMPLATES`), so the leaf calls of every rollout of one instruction (a GRPO group) share
+everything up to the writing. Per sample, with W the writing's tokens, R a leaf's criteria and bands, n rollouts
+and 7 LLM leaves, a shared prefix cache computes about W + 7R (writing-first) or 7W + 7R/n (writing-last):
+writing-last computes fewer when 6W < 7R(1 - 1/n), i.e. for writings shorter than about 1,900 characters with
+the default tree at n = 8 (bench/reward_path.py prints both). Not the paper's: docs/fidelity.md, "Prompt layout"."""
+WRITING_LAST_TEMPLATES: tuple[str, ...] = ("materials", "writing_last")
 Messages = tuple[dict[str, str], ...]
 PREFIXES_KEPT = 256  # writings whose rendered prefix is kept for their other leaves (a few MB at most)
 
@@ -170,8 +182,11 @@ class Prompts:
 
     def __init__(
         self, tree: Tree, language: str = DEFAULT_PROMPT_LANGUAGE, *, with_reference: bool = True,
-        prompts_dir: Path | None = None,
+        prompts_dir: Path | None = None, leaf_layout: LeafLayout = DEFAULT_LEAF_LAYOUT,
     ) -> None:
+        if leaf_layout not in LEAF_LAYOUTS:
+            raise JudgeError(f"leaf_layout must be one of {', '.join(LEAF_LAYOUTS)}, not {leaf_layout!r}")
+        self.leaf_layout = leaf_layout
         folder = (prompts_dir or PROMPTS_DIR) / check_prompt_language(language)
         if not folder.is_dir():
             raise JudgeError(f"no prompt templates for language {language!r} in {folder.parent}")
@@ -181,13 +196,15 @@ class Prompts:
         # rendered once, then reused (see `rubric` and `prefix`): a render is ~15-50 us, seven per writing
         self._rubrics: dict[tuple[int, bool], tuple[Leaf, str]] = {}
         self._prefixes: dict[tuple[str, str | None, str], str] = {}
+        self._materials: dict[tuple[str, str | None], str] = {}  # writing-last: the instructions and reference
         # every template this tree renders, compiled when the judge is built (a server: before its first request)
         self.templates.load(self.template_names)
 
     @cached_property
     def template_names(self) -> tuple[str, ...]:
         leaf_templates = {leaf.template_name for n in self.tree.nodes for leaf in n.leaves if leaf.is_llm}
-        return tuple(sorted({*SHARED_TEMPLATES, self.tree.system} | leaf_templates))
+        layout = WRITING_LAST_TEMPLATES if self.leaf_layout == "writing-last" else ()
+        return tuple(sorted({*SHARED_TEMPLATES, *layout, self.tree.system} | leaf_templates))
 
     @cached_property
     def hash(self) -> str:
@@ -199,6 +216,8 @@ class Prompts:
                 raise JudgeError(f"prompt template {path} is missing")
             digest.update(f"{self.language}/{name}.j2\0".encode())
             digest.update(path.read_bytes())
+        if self.leaf_layout != DEFAULT_LEAF_LAYOUT:  # the default's hash (and so its cached calls) unchanged
+            digest.update(f"leaf_layout={self.leaf_layout}\0".encode())
         return digest.hexdigest()
 
     @cached_property
@@ -256,8 +275,26 @@ class Prompts:
 
     def leaf_messages(self, item: Item, writing: str, leaf: Leaf) -> Messages:
         shown = self.sees_reference(item, leaf)
-        user = self.prefix(item, writing, reference=shown) + self.rubric(leaf, has_reference=shown)
+        if self.leaf_layout == "writing-last":
+            user = self._writing_last(item, writing, leaf, shown)
+        else:
+            user = self.prefix(item, writing, reference=shown) + self.rubric(leaf, has_reference=shown)
         return ({"role": "system", "content": self.system()}, {"role": "user", "content": user})
+
+    def _writing_last(self, item: Item, writing: str, leaf: Leaf, shown: bool) -> str:
+        """The "writing-last" layout (`LEAF_LAYOUTS`): the instructions, the reference and the note on the writing's
+        markers (`materials.j2`), the leaf's rubric (the default layout's words, reply format included), then the
+        writing and one short closing line (`writing_last.j2`). Why everything but the writing before it: what
+        follows the writing is computed again for every leaf call (~600 prompt tokens per sample less than the
+        note and the format repeated after it)."""
+        instruction, reference = item.task_prompt, item.reference if shown else None
+        head = self._materials.get((instruction, reference))
+        if head is None:
+            head = self._render("materials", instruction=instruction, reference=defuse(reference or ""))
+            if len(self._materials) >= PREFIXES_KEPT:
+                self._materials.pop(next(iter(self._materials)), None)
+            self._materials[(instruction, reference)] = head
+        return head + self.rubric(leaf, has_reference=shown) + self._render("writing_last", writing=defuse(writing))
 
     def weights_messages(self, item: Item, nodes: tuple[Node, ...]) -> Messages:
         """The negotiator's prompt: rules, the writing instructions, each negotiated node's leaves, the reply shape."""

@@ -1,10 +1,11 @@
 """The output formats (`--format`): a registry that every command's choices and renderings come from.
 
-Each format is one module of this package that calls `register` at import: it turns a `report.document.Document`
-(tables, lines, notes) into text (`text`, what `-o` writes and `leaderboard.md` holds) and prints it (`show`).
+Each format is one module of this package that calls `register` at import: it turns a
+`howtobench.document.Document` (tables, lines, notes) into text (`text`, what `-o` writes and `leaderboard.md`
+holds) and prints it (`show`).
 Every module here is imported on first use, so a new format is one file; a package outside adds one through the
 `howtobench.formats` entry points (howtobench.registry), and a test can call `register` too. The document model
-is report.document, which imports nothing of this package.
+is howtobench.document, which imports nothing of this package.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from howtobench.registry import Registry
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from howtobench.report.document import Document
+    from howtobench.document import Document
 
 
 class OutputFormat(Protocol):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import io
 
-from howtobench.report.document import Document, Table
+from howtobench.document import Document, Table
 from howtobench.report.formats import TextFormat, register
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.console import Console
 
-from howtobench.report.document import Cell, Document, Table
+from howtobench.document import Cell, Document, Table
 from howtobench.report.formats import Format, register
 
 

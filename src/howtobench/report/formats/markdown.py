@@ -3,7 +3,7 @@ heading, its tables as sections."""
 
 from __future__ import annotations
 
-from howtobench.report.document import Document, Paragraph, Table
+from howtobench.document import Document, Paragraph, Table
 from howtobench.report.formats import TextFormat, register
 
 

@@ -9,7 +9,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from howtobench.report.document import Document, Paragraph, Table, label_columns, numeric_column
+from howtobench.document import Document, Paragraph, Table, label_columns, numeric_column
 from howtobench.report.fit import Fitted, Grid, TableMaker
 from howtobench.report.formats import Format, register
 

@@ -1,5 +1,6 @@
 """One table model shared by every report, and the document the leaderboard is (rendered by report.formats,
-through report.tables).
+through report.tables). It imports nothing of the project, so the analyses that build tables (meta, robustness,
+rate) stand below report, which renders them.
 
 Analyses build a `Table` of plain values (str, int, float, None) and hand it to `render` or `print_tables`; the
 leaderboard builds a `Document` of Tables and lines (report.render). No analysis formats numbers itself and no

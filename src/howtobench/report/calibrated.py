@@ -16,7 +16,7 @@ from pathlib import Path
 from howtobench.calibration.apply import Mapper, mean_estimate
 from howtobench.calibration.labels import CALIBRATED, calibrated_metric
 from howtobench.calibration.paper import place
-from howtobench.calibration.record import ROOT, Calibration, check_matches
+from howtobench.calibration.record import ROOT, Calibration, check_matches, load_calibration
 from howtobench.data.models import Item
 from howtobench.judges.base import Judgment
 from howtobench.report.leaderboard import (
@@ -129,8 +129,6 @@ def calibrated(board: Leaderboard, judgments: Sequence[Judgment], path: Path | N
     """`board` with the calibrated cells of the calibration file at `path` (unchanged when None)."""
     if path is None:
         return board
-    from howtobench.calibration.record import load_calibration
-
     return with_calibration(board, judgments, load_calibration(path), path, items)
 
 
@@ -138,6 +136,6 @@ def calibrated_leaderboard(judgments: Sequence[Judgment], options: LeaderboardOp
                            calibration: Path | None) -> Leaderboard:
     """`build_leaderboard`, then the calibrated cells of the file at `calibration` beside the raw ones.
 
-    Commands call this rather than the leaderboard calling the calibration: the calibration reads the leaderboard's
-    matrix helpers, so the leaderboard must not import it back (no import cycle)."""
+    Commands call this rather than the leaderboard calling it: the calibrated cells read the leaderboard's matrix
+    helpers, so the leaderboard must not import this module back (no import cycle)."""
     return calibrated(build_leaderboard(judgments, options), judgments, calibration, options.items)

@@ -1,6 +1,6 @@
 """The paper's published Table 4 (ToW scores, GPT-4o judge) as reference values for leaderboards.
 
-The numbers are transcribed in `data/paper_table4.yaml`, whose header explains how the printed table was
+The numbers are transcribed in `paper_table4.yaml` (beside this module), whose header explains how the printed table was
 read (task and All rows have no AVG value; genre rows start with one). Models are keyed by the release's
 inference file names so a leaderboard of the shipped writings lines up with the paper column by column.
 """
@@ -37,7 +37,7 @@ class PaperTable:
 @lru_cache(maxsize=1)
 def paper_table4() -> PaperTable:
     """Load the transcribed Table 4 shipped with the package."""
-    text = resources.files("howtobench.report").joinpath("data/paper_table4.yaml").read_text("utf-8")
+    text = resources.files("howtobench.data").joinpath("paper_table4.yaml").read_text("utf-8")
     raw: dict[str, Any] = yaml.safe_load(text)
     models = tuple(m["key"] for m in raw["models"])
     values: dict[tuple[str, str], float] = {}
