@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -126,12 +126,17 @@ async def ascore(
         if judge is not None or base_url is not None or model is not None:
             raise ConfigError("give panel= or a judge (judge= / base_url= and model=), not both")
         spec = panel if isinstance(panel, PanelSpec) else load_panel(Path(panel))
-        async with AsyncExitStack() as stack:
+        from howtobench.steps.client import panel_clients
+        from howtobench.steps.settings import Execution
+
+        # the members' clients opened as the jobs and serve open them; no preflight (the call itself is the check)
+        async with panel_clients(spec, Execution(workspace=resolve_workspace(workspace)), run_id=None, items=1,
+                                 check=False) as steps:
             judges: dict[str, Judge] = {}
-            for member in spec.judges:
-                client = await stack.enter_async_context(_client(member.endpoint, workspace))
-                judges[member.name] = TreeOfWriting(client, tree=tree, with_reference=with_reference,
-                                                    prompt_language=prompt_language, **options)
+            for name, step in steps.items():
+                assert step.client is not None  # a ToW judge always calls a model
+                judges[name] = TreeOfWriting(step.client, tree=tree, with_reference=with_reference,
+                                             prompt_language=prompt_language, **options)
             return with_lengths(await guarded(PanelJudge(spec, judges), checks).judge(item, text), item, text)
     endpoint = judge_endpoint(judge, base_url, model, api_key_env, provider)
     async with _client(endpoint, workspace) as client:

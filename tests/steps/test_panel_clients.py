@@ -1,5 +1,6 @@
-"""One way to open a panel: the judge and run jobs (`steps.judge.open_panel_judge`) and `serve` (`serve.setup`) open the
-members' clients with `steps.client.panel_clients` and assemble the judge with `judges.panel.build_panel`."""
+"""One way to open a panel: the judge and run jobs (`steps.judge.open_panel_judge`), `serve` (`serve.setup`) and the
+`score` API open the members' clients with `steps.client.panel_clients`; the jobs and serve assemble the judge with
+`judges.panel.build_panel` (`score` builds its Tree-of-Writing judges with the tree it was given)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 
+import howtobench
 from fake_server import FakeServer
 from howtobench.config import EndpointConfig
 from howtobench.judges.panel import PanelJudge, PanelSpec
@@ -64,3 +66,8 @@ async def test_jobs_and_serve_open_a_panel_the_same_way(tmp_path: Path, bench_ro
             served = state.service.judges.for_reference(True)
             assert isinstance(served, PanelJudge) and list(served.judges) == ["a", "b"]
         assert opened == members  # each member's client named by its purpose, as the jobs name it
+        opened.clear()
+        judgment = await howtobench.ascore("写一篇短文", "# 标题\n\n山高水长。", panel=panel,
+                                           workspace=tmp_path / "api")
+        assert judgment.panel is not None and list(judgment.panel.members) == ["a", "b"]
+        assert opened == members
