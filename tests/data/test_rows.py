@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from howtobench.data.rows import read_appended_rows, read_model_rows
+from howtobench.data.rows import first_json_object, is_judgments_file, read_appended_rows, read_model_rows
 from howtobench.errors import DataError, RowError
 
 
@@ -95,3 +95,24 @@ def test_appended_rows_name_a_bad_line_that_is_not_the_last(tmp_path: Path) -> N
     path.write_bytes(b'{"a": 1}\nnot json\n{"a": 3}\n')
     with pytest.raises(RowError, match=r"out.jsonl:2: not JSON"):
         read_appended_rows(path, json.loads, "JSON", repair=True)
+
+
+def test_a_file_is_told_judgments_or_writings_by_its_first_row(tmp_path: Path) -> None:
+    """One rule for `guard` and `perturb`: method + item_id and no text is a judgment; a row with its text is a
+    writing even when it also names a method; no rows is neither (its reader says so); bad JSON names its line."""
+    cases = {
+        "judgments": ([{"method": "tow", "item_id": "i1", "model": "m", "score": 7.0}], True),
+        "writings": ([{"infer_id": "i1", "model": "m", "output": "文"}], False),
+        "labelled_writings": ([{"method": "tow", "item_id": "i1", "model": "m", "output": "文"}], False),
+    }
+    for name, (rows, judged) in cases.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("\n" + "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+        assert is_judgments_file(path) is judged, name
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n", encoding="utf-8")
+    assert first_json_object(empty) is None and is_judgments_file(empty) is False
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n{not json\n", encoding="utf-8")
+    with pytest.raises(RowError, match=r"broken\.jsonl:2: not valid JSON"):
+        is_judgments_file(broken)

@@ -17,9 +17,10 @@ from howtobench.cli.options import DataOpt, FormatOpt
 from howtobench.config import resolve_data_dir
 from howtobench.data.loader import load_items
 from howtobench.data.models import TASKS
+from howtobench.data.rows import is_judgments_file
 from howtobench.errors import DataError
 from howtobench.guard.guard import Guard
-from howtobench.meta.guard_survey import Survey, is_judgments_file, survey_judgments, survey_tables, survey_writings
+from howtobench.meta.guard_survey import Survey, survey_judgments, survey_tables, survey_writings
 from howtobench.report.tables import print_tables
 
 

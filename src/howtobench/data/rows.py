@@ -73,6 +73,31 @@ def iter_json_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield number, json_object(path, number, line)
 
 
+def first_json_object(path: Path) -> dict[str, Any] | None:
+    """The first non-blank line of a JSONL file as a JSON object (None when the file has no rows), read without
+    reading the rest: what kind of file it is (see `is_judgments_row`)."""
+    try:
+        with path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if line.strip():
+                    return json_object(path, number, line)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"cannot read {path}: {read_cause(exc)}") from exc
+    return None
+
+
+def is_judgments_row(row: dict[str, Any]) -> bool:
+    """A judgment carries `method` and `item_id`; a writing carries its text (`output` or `text`)."""
+    return "method" in row and "item_id" in row and "output" not in row and "text" not in row
+
+
+def is_judgments_file(path: Path) -> bool:
+    """Whether a JSONL file holds judgments (its first row decides); False for writings and for a file with no rows
+    (whose reader then says so)."""
+    row = first_json_object(path)
+    return row is not None and is_judgments_row(row)
+
+
 def json_object(path: Path, number: int, line: str, expected: str = "a JSON object") -> dict[str, Any]:
     """Line `number` of `path` as a JSON object; anything else is a RowError ("not valid JSON (...)", or
     "expected <expected>" for JSON that is not an object: callers name the fields they want)."""

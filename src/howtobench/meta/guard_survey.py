@@ -8,7 +8,6 @@ each rule's count per model and task - what a user needs to set thresholds on th
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -17,7 +16,6 @@ from pathlib import Path
 from howtobench.data.loader import load_writings_file
 from howtobench.data.models import Item
 from howtobench.document import Table
-from howtobench.errors import DataError
 from howtobench.guard.guard import Guard, guard_record
 from howtobench.guard.rules import Rule
 from howtobench.guard.signals import NAMES, Signals
@@ -61,20 +59,6 @@ def survey_judgments(path: Path, into: Survey) -> None:
             into.unguarded += 1
             continue
         into.add(judgment.model, judgment.task, Signals(**record["signals"]))
-
-
-def is_judgments_file(path: Path) -> bool:
-    """True when the file's first row is a judgment (has `method` and `item_id`), False for writings."""
-    try:
-        with path.open(encoding="utf-8") as f:
-            first = next((line for line in f if line.strip()), "")
-    except OSError as exc:
-        raise DataError(f"cannot read {path}: {exc}") from exc
-    try:
-        row = json.loads(first) if first else {}
-    except ValueError as exc:
-        raise DataError(f"{path}: the first line is not JSON: {exc}") from exc
-    return isinstance(row, dict) and "method" in row and "item_id" in row
 
 
 def rule_table(s: Survey) -> Table:

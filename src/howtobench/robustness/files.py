@@ -23,26 +23,6 @@ from howtobench.robustness.text_units import detect_language
 POOL_SIZE = 8  # references offered to `pad` per writing: enough text, cheap to build
 
 
-def _first_row(path: Path) -> dict[str, object]:
-    try:
-        with path.open(encoding="utf-8") as handle:
-            for line in handle:
-                if line.strip():
-                    row = json.loads(line)
-                    if not isinstance(row, dict):
-                        raise DataError(f"{path}: rows must be JSON objects")
-                    return row
-    except (OSError, json.JSONDecodeError) as exc:
-        raise DataError(f"cannot read {path}: {exc}") from exc
-    raise DataError(f"{path} holds no rows")
-
-
-def is_judgment_file(path: Path) -> bool:
-    """A judgment file's rows carry `method` and `item_id`; a writings file's carry the text."""
-    row = _first_row(path)
-    return "method" in row and "item_id" in row and "output" not in row and "text" not in row
-
-
 def writings_for_judgments(path: Path, release: Sequence[Writing]) -> list[Writing]:
     """The release writings a judgment file scored, in the file's order (each (item, model) once)."""
     from howtobench.judges.runner import read_judgments

@@ -19,15 +19,14 @@ from pathlib import Path
 from howtobench.config import EndpointConfig
 from howtobench.data.loader import LoadReport, load_items, load_release_writings, load_writings_file
 from howtobench.data.models import Item, Writing
-from howtobench.data.rows import read_appended_rows
-from howtobench.errors import ConfigError
+from howtobench.data.rows import first_json_object, is_judgments_row, read_appended_rows
+from howtobench.errors import ConfigError, DataError
 from howtobench.locks import output_lock
 from howtobench.outputs import output_file, writing
 from howtobench.robustness.apply import check_kinds, perturb_one
 from howtobench.robustness.files import (
     Contexts,
     failures_path,
-    is_judgment_file,
     writing_line,
     writings_for_judgments,
 )
@@ -60,7 +59,10 @@ class PerturbSummary:
 def load_sources(source: Path, data_root: Path | None, report: LoadReport) -> tuple[list[Writing], dict[str, Item]]:
     """The writings to perturb and the items known for them (empty without a benchmark)."""
     items = {it.id: it for it in load_items(data_root, report=report)} if data_root else {}
-    if is_judgment_file(source):
+    first = first_json_object(source)
+    if first is None:
+        raise DataError(f"{source} holds no rows")
+    if is_judgments_row(first):
         if data_root is None:
             raise ConfigError(f"{source} is a judgment file: pass --data so the judged texts can be found")
         release = load_release_writings(data_root, items=list(items.values()), report=report)
