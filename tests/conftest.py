@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fake_server import FakeServer
-from tiers import SLOW_BY_MARKER, slow_entries, whole_entries
+from tiers import SLOW_BY_MARKER, patching_tests_last, slow_entries, whole_entries
 
 
 @pytest.fixture
@@ -42,12 +42,15 @@ def paper_path() -> Path:
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects: it must see these marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark `slow` what slow_tests.txt lists and what carries a marker of the slow kinds, so `-m "not slow"`
-    (`./scripts/test --fast`) is the edit-test loop's tier (tests/test_tiers.py checks every entry names a test)."""
+    (`./scripts/test --fast`) is the edit-test loop's tier (tests/test_tiers.py checks every entry names a test);
+    and run the tests that patch the whole process last (`tiers.PATCHES_THE_PROCESS`)."""
     entries = slow_entries()
     for item in items:
         listed = any(item.nodeid == e or item.nodeid.startswith((e + "::", e + "[", e + "/")) for e in entries)
         if listed or any(item.get_closest_marker(name) for name in SLOW_BY_MARKER):
             item.add_marker(pytest.mark.slow)
+    order = patching_tests_last([item.nodeid for item in items])
+    items[:] = [items[k] for k in order]
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

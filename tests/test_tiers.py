@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tiers import SLOW_LIST, slow_entries
+from tiers import SLOW_LIST, patching_tests_last, slow_entries
 
 TESTS = SLOW_LIST.parent
 ROOT = TESTS.parent
@@ -38,3 +38,11 @@ def test_the_list_reads_node_ids_and_drops_comments(tmp_path: Path) -> None:
     listed = tmp_path / "slow.txt"
     listed.write_text("# heading\ntests/a.py::test_x  # 12 s\n\ntests/b.py\n", encoding="utf-8")
     assert slow_entries(listed) == ["tests/a.py::test_x", "tests/b.py"]
+
+
+def test_the_tests_that_patch_the_process_run_last_in_their_order() -> None:
+    ids = ["tests/a.py::t1", "tests/inspect_eval/test_parity.py::p1", "tests/b.py::t2",
+           "tests/inspect_eval/test_scorers.py::s1", "tests/c/test_inspect_eval_like.py::t3"]
+    assert [ids[k] for k in patching_tests_last(ids)] == [
+        "tests/a.py::t1", "tests/b.py::t2", "tests/c/test_inspect_eval_like.py::t3",
+        "tests/inspect_eval/test_parity.py::p1", "tests/inspect_eval/test_scorers.py::s1"]
