@@ -39,49 +39,20 @@ class ShrunkSlopes:
     shrunk: FloatArray
 
 
-def _own_slopes(obs: Observations) -> tuple[FloatArray, FloatArray]:
-    """Every model's slope and its variance σ̂² [(X'X)⁻¹]_mm from the within-item regression with a slope per model
-    (item effects shared, so a model's slope is not biased by the others' differing slopes); NaN where the data
-    cannot say (a model without spread of x)."""
-    k = obs.n_models
-    onehot = (obs.model[:, None] == np.arange(k)[None, :]).astype(float)
-    design = np.column_stack([onehot[:, 1:], onehot * obs.x[:, None]])
-    counts = np.bincount(obs.item, minlength=obs.n_items).astype(float)
-    safe = np.maximum(counts, 1.0)
-
-    def demean(v: FloatArray) -> FloatArray:
-        means = np.stack([np.bincount(obs.item, weights=c, minlength=obs.n_items) for c in np.atleast_2d(v.T)])
-        centred: FloatArray = v - (means / safe).T[obs.item].reshape(v.shape)
-        return centred
-
-    xd, yd = demean(design), demean(obs.y)
-    xtx = xd.T @ xd
-    inv = np.linalg.pinv(xtx, rcond=1e-10, hermitian=True)
-    theta = inv @ (xd.T @ yd)
-    resid = yd - xd @ theta
-    dof = obs.y.size - int((counts > 0).sum()) - np.linalg.matrix_rank(xtx)
-    sigma2 = float(resid @ resid) / dof if dof > 0 else float("nan")
-    var = sigma2 * np.diag(inv)[k - 1:]
-    spread = np.bincount(obs.model, weights=obs.x ** 2, minlength=k) > 0
-    own = np.where(spread, theta[k - 1:], np.nan)
-    return own, np.where(spread, var, np.nan)
-
-
 def shrunk_slopes(obs: Observations) -> ShrunkSlopes:
-    """The formula of the module docstring on one-feature observations; a model without its own slope keeps β."""
+    """The formula of the module docstring on one-feature observations, all items weighted once (`own_slopes` and
+    `shrink` with one replicate and no bend); a model without its own slope keeps β."""
     if obs.x.ndim != 1:
         raise ValueError("per-model slopes take one length feature")
     pooled = fit(obs)
-    own, var = _own_slopes(obs)
-    ok = np.isfinite(own) & np.isfinite(var)
-    tau2 = float(max(0.0, np.var(own[ok], ddof=1) - var[ok].mean())) if ok.sum() >= 2 else 0.0
-    weight = np.where(ok, tau2 / (tau2 + np.where(ok, var, 1.0)) if tau2 > 0 else 0.0, 0.0)
-    shrunk = np.where(ok, weight * np.nan_to_num(own) + (1 - weight) * pooled.beta, pooled.beta)
-    return ShrunkSlopes(own=own, own_var=var, pooled=pooled.beta, tau2=tau2, weight=weight, shrunk=shrunk)
+    own, var = own_slopes(obs, False, np.ones((1, obs.n_items)))
+    weight, shrunk, tau2 = shrink(own, var, np.array([pooled.beta]))
+    return ShrunkSlopes(own=own[0], own_var=var[0], pooled=pooled.beta, tau2=float(tau2[0]), weight=weight[0],
+                        shrunk=shrunk[0])
 
-
-# ---- the same, vectorised over bootstrap replicates (item weightings), with a bend shared by the models ---------
+# ---- vectorised over bootstrap replicates (item weightings), with a bend shared by the models when the fit bends --
 # (report.length_per_model: `--length-slopes per-model` in the leaderboard)
+
 
 def _own_design(obs: Observations, ref: int, bent: bool) -> FloatArray:
     """Model dummies (but the reference model's), x per model, and max(x, 0) shared when the fit bends."""
