@@ -243,8 +243,9 @@ def run(
         "execution.max_failed_rate": control.max_failed_rate, "execution.batch": batching.settings(),
         "execution.files": files})
     with_judge_options(method, settings.judge_options, parse_judge_options(judging.judge_option))  # said now
-    checked = preflight_plan(flags, _calls(settings), batch=batching.batch or bool(files))
-    pays = spends_money(_calls(settings), cache_mode=settings.execution.cache_mode, files=settings.execution.files)
+    calls = _calls(settings)
+    checked = preflight_plan(flags, calls, batch=batching.batch or bool(files))
+    pays = spends_money(calls, cache_mode=settings.execution.cache_mode, files=settings.execution.files)
     if not estimate_first("run", lambda: run_async(plan_run(settings, control.prices)), _in_flight(settings),
                           money, dry_run=control.dry_run, pays=pays,
                           preflight=checked, prices=control.prices, batch=batching.batch):

@@ -155,7 +155,7 @@ def subset(font: Font, codes: Iterable[int]) -> bytes:
         "loca": struct.pack(f">{len(offsets)}I", *offsets),
         "hmtx": b"".join(struct.pack(">Hh", *font.metrics(old)) for old in order),
         "cmap": build_cmap({code: new[gid] for code, gid in cmap.items()}),
-        "head": _patched(font.tables["head"], (8, ">I", 0), (50, ">h", 1)),  # long loca; checksum set in write_woff
+        "head": _patched(font.tables["head"], (50, ">h", 1)),  # long loca (its checksum is set by write_woff)
         "hhea": _patched(font.tables["hhea"], (34, ">H", len(order))),
         "maxp": _patched(font.tables["maxp"], (4, ">H", len(order))),
         "post": struct.pack(">I", 0x00030000) + font.tables["post"][4:32],
