@@ -65,7 +65,11 @@ class JudgeJob:
 def pairs_to_judge(job: JudgeJob) -> list[tuple[Item, Writing]]:
     """The (item, writing) pairs to judge (those of `job.shard`'s items with a shard), in item order then writing
     order."""
-    pairs = pairs_of_selection(job)
+    return shard_pairs(job, pairs_of_selection(job))
+
+
+def shard_pairs(job: JudgeJob, pairs: list[tuple[Item, Writing]]) -> list[tuple[Item, Writing]]:
+    """Of the selection's `pairs`, those of `job.shard`'s items (all of them without a shard)."""
     return pairs if job.shard is None else job.shard.pick(pairs, lambda pair: pair[0].id)
 
 
@@ -153,7 +157,7 @@ async def judge_job(job: JudgeJob) -> list[Judgment]:
     """Judge every selected pair not yet in `job.out_path`; returns all their judgments."""
     with output_lock(output_file(job.out_path)):  # before the file is read back: one process per output
         every = pairs_of_selection(job)
-        pairs = every if job.shard is None else job.shard.pick(every, lambda pair: pair[0].id)
+        pairs = shard_pairs(job, every)
         settings = shard_settings(job, every)
         if job.shard is not None:
             write_sidecar(job.out_path, job.shard, "judgments", settings, [i.id for i, _ in every],
