@@ -13,7 +13,8 @@ from importlib import resources
 
 import pytest
 
-from howtobench.report.font import ASSET, CSS_SLOT, NOTE_SLOT, cjk_characters, page_font, with_page_font
+from howtobench.fonts import CORE_CJK_FONT as ASSET
+from howtobench.report.font import CSS_SLOT, NOTE_SLOT, cjk_characters, page_font, with_page_font
 
 TTFont = pytest.importorskip("fontTools.ttLib", reason="the [dev] extra installs fontTools (the font checks)").TTFont
 

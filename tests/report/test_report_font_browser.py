@@ -22,8 +22,8 @@ import pytest
 pytest.importorskip("selenium", reason="the [dev] extra installs selenium (the browser tests)")
 
 from chromium import start_chromium
+from howtobench.fonts import CORE_CJK_FONT as ASSET
 from howtobench.judges.base import Judgment, LeafResult
-from howtobench.report.font import ASSET
 from howtobench.report.html import ReportOptions, build_report
 
 pytestmark = pytest.mark.browser

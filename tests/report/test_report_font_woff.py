@@ -17,7 +17,7 @@ from fontTools.ttLib import TTFont, newTable
 from fontTools.ttLib.sfnt import SFNTReader, SFNTWriter
 from fontTools.ttLib.tables._g_l_y_f import Glyph, GlyphComponent
 
-from howtobench.report.font import ASSET
+from howtobench.fonts import CORE_CJK_FONT as ASSET
 from howtobench.report.woff import Font, FontError, build_cmap, read_cmap, read_woff, subset
 
 POEM = "春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。"

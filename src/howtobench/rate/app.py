@@ -21,7 +21,6 @@ change another rater's ratings.
 from __future__ import annotations
 
 import json
-from importlib import resources
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -29,6 +28,7 @@ from urllib.parse import quote
 import jinja2
 from aiohttp import web
 
+from howtobench.fonts import core_cjk_font
 from howtobench.rate.assign import current_item, progress, take_next
 from howtobench.rate.protocol import RatingRefused
 from howtobench.rate.security import SESSION, Session, check_name, new_session, session_middleware, set_cookie
@@ -107,16 +107,12 @@ async def no_icon(request: web.Request) -> web.Response:
 
 
 FONT_URL = "/font/cjk.woff"
-CJK_FONT = "assets/cjk-sc-subset.woff"
-"""The core package's CJK font (Noto Sans CJK SC cut to GB2312 and the benchmark's characters, WOFF, 1.4 MiB; the
-HTML report embeds glyphs from the same file): a rater whose machine has no CJK font still reads Chinese, with no
-optional extra installed (the 16 MB font of the [plots] extra is for figures only)."""
 
 
 async def cjk_font(request: web.Request) -> web.StreamResponse:
-    """The CJK font the package ships, for a rater whose machine has none (app.css names it after the system's)."""
-    data = resources.files("howtobench").joinpath(CJK_FONT).read_bytes()
-    return web.Response(body=data, headers={"Content-Type": "font/woff", "Cache-Control": "max-age=86400"})
+    """The core package's CJK font (`howtobench.fonts.CORE_CJK_FONT`, the file the HTML report cuts its glyphs from),
+    for a rater whose machine has none (app.css names it after the system's), with no optional extra installed."""
+    return web.Response(body=core_cjk_font(), headers={"Content-Type": "font/woff", "Cache-Control": "max-age=86400"})
 
 
 async def signin_page(request: web.Request) -> web.Response:

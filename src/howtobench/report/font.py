@@ -18,12 +18,11 @@ import html
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
+from howtobench.fonts import core_cjk_font
 from howtobench.report.woff import Font, read_woff, subset
 
 FAMILY = "Howtobench CJK"
-ASSET = "assets/cjk-sc-subset.woff"
 SILENT = ("Cf", "Cs", "Cc")
 FIRST_CJK = 0x2E80  # CJK radicals; below it the system's fonts draw Latin, Greek, Cyrillic and punctuation
 
@@ -56,7 +55,7 @@ class PageFont:
 @lru_cache(maxsize=1)
 def _font() -> Font:
     """The shipped font, read once (a missing or broken asset is an error, not a page without a font)."""
-    return Font(read_woff(resources.files("howtobench").joinpath(ASSET).read_bytes()))
+    return Font(read_woff(core_cjk_font()))
 
 
 def cjk_characters(text: str) -> str:
