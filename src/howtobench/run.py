@@ -56,7 +56,7 @@ from howtobench.progress import step
 from howtobench.report.calibrated import calibrated_leaderboard
 from howtobench.report.html import ReportOptions, write_report
 from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions
-from howtobench.report.length_control import sources_from
+from howtobench.report.length_control import length_controlled, sources_from
 from howtobench.report.render import board_text
 from howtobench.robustness.anchor import anchor_file, anchor_sample, anchor_variants
 from howtobench.run_settings import RunSettings, run_config
@@ -420,17 +420,16 @@ def _leaderboard(settings: RunSettings, judgments: Sequence[Judgment], items: Se
         title=f"{'SMOKE · ' if smoke else ''}HoWToBench run {settings.name} ({len(items)} items)",
         notes=[SMOKE_NOTE] if smoke else [],
         empty=settings.empty,
-        length_controlled=_controlled(settings) or bool(anchor),
-        lengths=sources_from(items, writings) if _controlled(settings) or anchor else None,
+        length_controlled=_controlled(settings, bool(anchor)),
+        lengths=sources_from(items, writings) if _controlled(settings, bool(anchor)) else None,
         length_anchor=anchor,
         length_slopes=settings.length_slopes,
         under_test=under_test,
     ), settings.calibration)
 
 
-def _controlled(settings: RunSettings) -> bool:
-    """--length-control, or --length-slopes per-model (which implies it)."""
-    return settings.length_control or settings.length_slopes != "pooled"
+def _controlled(settings: RunSettings, anchored: bool) -> bool:
+    return length_controlled(settings.length_control, anchored, settings.length_slopes)
 
 
 def _write_outputs(settings: RunSettings, board: Leaderboard, manifest: dict[str, Any]) -> None:
@@ -440,7 +439,7 @@ def _write_outputs(settings: RunSettings, board: Leaderboard, manifest: dict[str
     write_text_atomic(d / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
     options = ReportOptions(empty=settings.empty, calibration=settings.calibration,
                             length_slopes=settings.length_slopes,
-                            length_control=_controlled(settings) or settings.length_anchor > 0)
+                            length_control=_controlled(settings, settings.length_anchor > 0))
     write_report([d], d / "report.html", options)  # as `howtobench report RUN_DIR`
 
 

@@ -30,6 +30,7 @@ from howtobench.progress import step
 from howtobench.report.calibrated import calibrated_leaderboard
 from howtobench.report.html_inputs import find_sources
 from howtobench.report.leaderboard import Leaderboard, LeaderboardOptions, load_judgments
+from howtobench.report.length_control import length_controlled
 from howtobench.report.render import board_document
 from howtobench.report.tables import render, show
 
@@ -118,7 +119,7 @@ class Board:
     def build(self, judgments: list[Judgment]) -> Leaderboard:
         """The leaderboard of `judgments` these flags ask for."""
         slopes = (self.length_slopes or LengthSlopes.pooled).value
-        controlled = self.length_control or self.length_anchor is not None or slopes != LengthSlopes.pooled
+        controlled = length_controlled(self.length_control, self.length_anchor is not None, slopes)
         lengths = length_sources(judgments, self.data, self.writings) if controlled else None
         anchor = load_judgments([self.length_anchor]) if self.length_anchor is not None else ()
         return calibrated_leaderboard(judgments, LeaderboardOptions(

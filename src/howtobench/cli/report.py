@@ -10,13 +10,14 @@ import typer
 from rich.console import Console
 
 from howtobench.cli.calibration_options import CalibrationOpt
-from howtobench.cli.length_options import LengthAnchorOpt, LengthControlOpt, LengthSlopes, LengthSlopesOpt
+from howtobench.cli.length_options import LengthAnchorOpt, LengthControlOpt, LengthSlopesOpt
 from howtobench.cli.options import EMPTY_HELP
 from howtobench.cli.params import bundled
 from howtobench.config import resolve_data_dir
 from howtobench.judges.base import EmptyConvention
 from howtobench.report.html import ReportOptions, default_report_path, write_report
 from howtobench.report.html_explorer import DEFAULT_LIMIT
+from howtobench.report.length_control import length_controlled
 
 SourcesArg = Annotated[
     list[Path],
@@ -95,13 +96,14 @@ class Page:
 
     def options(self) -> ReportOptions:
         """The report's options (the data folder resolved when --data is given)."""
+        slopes = self.length_slopes.value if self.length_slopes else None
         return ReportOptions(
             data_dir=resolve_data_dir(self.data) if self.data is not None else None, seed=self.seed,
             n_boot=self.bootstrap, paper=self.paper, explorer_limit=self.explorer, title=self.title,
-            empty=self.empty, length_control=self.length_control or self.length_anchor is not None
-            or self.length_slopes == LengthSlopes.per_model,
+            empty=self.empty,
+            length_control=length_controlled(self.length_control, self.length_anchor is not None, slopes),
             writings=tuple(self.writings or ()), calibration=self.calibration, length_anchor=self.length_anchor,
-            length_slopes=self.length_slopes.value if self.length_slopes else None)
+            length_slopes=slopes)
 
 
 AS_RECORDED = Page()

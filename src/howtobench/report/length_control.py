@@ -426,6 +426,12 @@ def _all_row(fits: Sequence[_TaskFit], adjusted: bool = False) -> tuple[FloatArr
     return point, np.where(void, np.nan, summed), n_obs
 
 
+def length_controlled(control: bool, anchored: bool, slopes: str | None) -> bool:
+    """Whether the length-controlled tables are asked for: --length-control, a length anchor, or --length-slopes
+    per-model (each implies them), the one rule for `leaderboard`, `report` and `run`."""
+    return control or anchored or slopes == "per-model"
+
+
 def length_control(values: Mapping[str, FloatArray], x: FloatArray, tasks: np.ndarray, columns: Sequence[str],
                    *, seed: int, n_boot: int, anchor: PairSlope | None = None, slopes: str = "pooled") -> LengthControl:
     """Item-adjusted and length-controlled cells for every metric in `values` (metric → columns × items, NaN = no
