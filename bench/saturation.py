@@ -23,6 +23,10 @@ capacity HTTP alone reaches at this load, and its CPU per call. The whole releas
 12,968 calls, the empty ones need none), no flag, the machine loaded (load average 3.3 on 2 cores): 67 s wall in
 all; judge 0.691 of capacity at 1.40 ms CPU per call while calling, bare aiohttp 0.931 at 0.362 ms: CPU-bound here,
 judge reaches 0.74 of what bare HTTP reaches. The figure of record is for an idle machine.
+
+Figure of record, idle machine (load average 0.2-0.3 on 2 cores), `--items 0` (all 13,020 release writings), no
+concurrency flag: judge 0.940 of capacity (602 calls/s), client CPU 1.301 ms/call while calling; bare aiohttp with
+the same 12,968 bodies 64 at once 0.969 at 0.331 ms/call (judge / bare = 0.97).
 """
 
 from __future__ import annotations

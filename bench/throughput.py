@@ -17,6 +17,10 @@ machine loaded (load average 6.1-6.4 on 2 cores, other agents' jobs): auto 0.669
 at 106 and 229 calls in flight: a client that is itself the bottleneck measures its own queue in its latency
 from the first window on, so the latency rule does not hold it near the server's 64 (the server's queue takes the
 rest; throughput is unchanged).
+
+Figures of record, idle machine (load average 0.4 on 2 cores), `--calls 3000 --concurrency auto --reference`:
+howtobench client 0.912 of capacity, 0.646 ms CPU/call (auto ended at 134 in flight); bare aiohttp 0.930, 0.292
+ms/call; minimal loop 0.964, 0.071 ms/call.
 """
 
 from __future__ import annotations
