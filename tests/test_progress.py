@@ -110,3 +110,20 @@ def test_at_eighty_columns_the_judge_bar_breaks_between_fields(width: int) -> No
     wide = Console(file=io.StringIO(), width=200, record=True)
     wide.print(bar.drawn(200))
     assert len(wide.export_text().strip().splitlines()) == 1  # room enough: one row, as before
+
+
+def test_without_a_terminal_the_line_breaks_between_fields(monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """`scripts/main`'s log at 80 columns showed "... · $0.0000 · failed" / "0 · 0:01:22 elapsed": the progress line
+    without a terminal wrapped between words, cutting a field in two; it now breaks only between fields."""
+    monkeypatch.setenv("COLUMNS", "80")
+    bar = stats_progress(True)
+    assert isinstance(bar, LineProgress)
+    with bar:
+        task = bar.add_task("judge · tow", total=1302, stats=JUDGE_STATS)
+        bar.update(task, completed=1302)  # the last item: always a line
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) > 1 and max(len(line) for line in lines) <= 80
+    for field in JUDGE_STATS.split(" · "):  # each field whole on one line
+        assert sum(field in line for line in lines) == 1, (field, lines)
+    assert all(line.endswith(" ·") for line in lines[:-1]) and "elapsed" in lines[-1]

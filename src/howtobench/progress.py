@@ -68,8 +68,8 @@ class LineProgress(Progress):
         now = clock()
         if done or now - self._last >= LINE_EVERY_S:
             self._last = now
-            # wrapped between words at the width of the log (80 columns, or $COLUMNS), like every other line
-            Console(stderr=True, highlight=False).print(progress_line(task, eta=self._eta), markup=False)
+            # at the width of the log (80 columns, or $COLUMNS), broken between fields as the bar's stats are
+            Console(stderr=True, highlight=False).print(Fields(progress_line(task, eta=self._eta)))
 
 
 def progress_line(task: Task, *, eta: bool = True) -> str:
