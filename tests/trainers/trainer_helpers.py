@@ -77,8 +77,8 @@ class Judge:
         def outage() -> None:
             while len(self.calls()) < start + after_calls:
                 time.sleep(0.005)
+            self.server.stop()  # stopped first: a call arriving between a harvest and the stop went unrecorded
             self.answered += [r for r in self.server.requests if r.get("response_format")]
-            self.server.stop()
             died = time.monotonic()
             time.sleep(seconds)
             self.server = FakeServer(server_handler(), port=self.port, reuse_port=True).start()
