@@ -45,3 +45,33 @@ async def test_samples_are_judged_as_many_at_once_as_the_step_layer_gives(
     assert status == 200
     assert len(answer["rewards"]) == 8 and all(isinstance(r, float) for r in answer["rewards"])
     assert peak == writings_in_flight(None, endpoint) == 2
+
+
+async def test_the_guard_checks_a_sample_once_it_is_let_in_not_on_arrival(
+        tmp_path: Path, bench_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trainer's batch checked on arrival was checked whole (~0.3 ms a writing) before its first judge call went
+    out; checked at the gate, the samples waiting their turn have not been checked while the first are judged."""
+    real_judge, real_check = judging.judge_or_fail, judging.Guard.check
+    checked_while_judging: list[int] = []
+    checks = 0
+
+    def counted_check(self: Any, *args: Any) -> Any:
+        nonlocal checks
+        checks += 1
+        return real_check(self, *args)
+
+    async def judged(*args: Any) -> Any:
+        judgment = await real_judge(*args)
+        checked_while_judging.append(checks)  # checks made by the time this judgment is done
+        return judgment
+
+    monkeypatch.setattr(judging.Guard, "check", counted_check)
+    monkeypatch.setattr(judging, "judge_or_fail", judged)
+    with FakeServer(server_handler()) as server:
+        endpoint = EndpointConfig(model="fake-judge", base_urls=(server.base_url,), concurrency=1)
+        settings = ServeSettings(endpoint=endpoint, workspace=tmp_path / "ws", data_dir=bench_root)
+        async with running(settings) as app:
+            status, answer, _ = await app.post("/get_reward", openrlhf_body(PROMPT, RESPONSES, GUIDE))
+    assert status == 200 and all(isinstance(r, float) for r in answer["rewards"])
+    assert checks == len(RESPONSES)
+    assert checked_while_judging[0] == writings_in_flight(None, endpoint) == 2  # not all 8 before the first

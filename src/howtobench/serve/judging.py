@@ -78,16 +78,22 @@ class JudgeSet:
     async def judge(self, item: Item, response: str, *, until: float | None = None,
                     on_retry: Callable[[], None] | None = None) -> Judgment:
         """The judgment of one response; a writing-level failure is a failed judgment, a run-level one raises (a
-        passing one after it was retried until `until`: module docstring). The guard looks first (guard/)."""
+        passing one after it was retried until `until`: module docstring). The guard looks first, once the sample
+        is let in at the gate (guard/): checked on arrival (~0.3 ms a writing), a trainer's whole batch was checked
+        before its first judge call went out — the judge idle for the first tenth of a second of every step
+        (bench/reward_server.py); a writing it skips leaves the gate at once."""
         writing = Writing(infer_id=item.id, model=POLICY, output=response)
-        verdict = self.guard.check(item, response) if self.guard is not None else None
-        if verdict is not None and verdict.skip is not None:  # no judge call, not even a turn at the gate
-            return self.guard.skipped(self.method, item, writing, verdict)  # type: ignore[union-attr]
         if self._gate is None:
-            judged = await self._judge_patiently(item, writing, until, on_retry)
-        else:
-            async with self._gate:
-                judged = await self._judge_patiently(item, writing, until, on_retry)
+            return await self._guarded(item, writing, until, on_retry)
+        async with self._gate:
+            return await self._guarded(item, writing, until, on_retry)
+
+    async def _guarded(self, item: Item, writing: Writing, until: float | None,
+                       on_retry: Callable[[], None] | None) -> Judgment:
+        verdict = self.guard.check(item, writing.output) if self.guard is not None else None
+        if verdict is not None and verdict.skip is not None:  # no judge call
+            return self.guard.skipped(self.method, item, writing, verdict)  # type: ignore[union-attr]
+        judged = await self._judge_patiently(item, writing, until, on_retry)
         return judged if verdict is None else self.guard.annotate(judged, verdict)  # type: ignore[union-attr]
 
     async def _judge_patiently(self, item: Item, writing: Writing, until: float | None,
