@@ -18,8 +18,13 @@ ToW replies) whose replies are timed by a step loop shaped like vLLM's continuou
 - each judge reply is `--completion-tokens` tokens long (its text is the fake's deterministic JSON).
 
 Counters (GET /stats, zeroed by POST /stats/reset): calls, prompt tokens, prompt tokens computed and reused, the
-window from the first call's arrival to the last reply, and the busy share: the mean share of the batch's
-sequences running over that window (a 64-slot fake judge's calls/window/capacity, generalized).
+window from the first call's arrival to the last reply on the emulated clock (`Engine.now`: a step counts its
+emulated seconds, idle time its wall time x the speedup, so the emulator's own Python time is not the judge's),
+the busy share: the mean share of the batch's sequences running over that window (a 64-slot fake judge's
+calls/window/capacity, generalized), and the capacity share: the window the same calls get when every one waits
+from the start (`ideal_window_s`: an ideal client) over the window they got. The busy share of a finite phase stays
+under 1 even for the ideal client (the batch fills at chunked prefill's pace and empties over the last decodes);
+the capacity share is 1 for it, so it says what the client itself cost.
 
 Calibration, for a 70B-class judge on one GPU node (Llama 3.1 70B, tensor parallel over 4 x H100 80GB, vLLM
 0.6.0 with multi-step scheduling, max-num-seqs 256): median time per output token 61.10 ms at 5,000 prompts sent
@@ -75,7 +80,7 @@ class Seq:
 
     blocks: list[str]  # the chained hashes of its full blocks
     tokens: int
-    done: asyncio.Future[None]
+    done: asyncio.Future[None] | None  # None in `ideal_window_s`'s replay: nobody waits
     computed: int = 0  # prompt tokens computed or reused so far
     reused: int = 0
     admitted: bool = False
@@ -88,8 +93,8 @@ class Counters:
     computed: int = 0
     reused: int = 0
     busy_s: float = 0.0  # sum over steps of (running / batch) x step time (emulated seconds)
-    first: float | None = None
-    last: float = 0.0
+    first: float | None = None  # emulated clock (`Engine.now`) at the first call's arrival
+    last: float = 0.0  # and at the last call's end
 
 
 def blocks_of(text: str) -> tuple[list[str], int]:
@@ -119,6 +124,9 @@ class Engine:
         self._prefill: deque[Seq] = deque()
         self._decoding: list[tuple[int, int, Seq]] = []  # (finish step, id, seq)
         self._step, self._ids = 0, 0
+        self.arrivals: list[tuple[list[str], int]] = []  # (blocks, tokens) of each call, in arrival order
+        self.clock = 0.0  # emulated seconds: see `now`
+        self._idle_from: float | None = time.perf_counter()  # wall time the engine went idle; None while it steps
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -126,15 +134,15 @@ class Engine:
         """Run one call to its end; (prompt tokens, reused prompt tokens)."""
         if self._task is None:
             self._task = asyncio.ensure_future(self._loop())
-        now = time.perf_counter()
         if self.counters.first is None:
-            self.counters.first = now
+            self.counters.first = self.now()
         blocks, tokens = blocks_of(prompt_text(body))
+        self.arrivals.append((blocks, tokens))
         seq = Seq(blocks, tokens, asyncio.get_running_loop().create_future())
         self._waiting.append(seq)
         self._wake.set()
         await seq.done
-        self.counters.last = time.perf_counter()
+        self.counters.last = self.now()
         return seq.tokens, seq.reused
 
     def _admit(self, seq: Seq) -> None:
@@ -186,35 +194,78 @@ class Engine:
             heapq.heappush(self._decoding, (self._step + self.rates.completion_tokens, self._ids, seq))
         return take
 
+    def now(self) -> float:
+        """The emulated clock: a step counts its emulated seconds, idle time its wall time x the speedup. Why not
+        the wall clock: the emulator's own Python time around each step (~1 ms) is no judge's time, and at 6 ms
+        steps it would lengthen every window by a sixth whatever the client does."""
+        idle = 0.0 if self._idle_from is None else (time.perf_counter() - self._idle_from) * self.rates.speedup
+        return self.clock + idle
+
     async def _loop(self) -> None:
-        rates = self.rates
         while True:
             if not (self._prefill or self._decoding or self._waiting):
                 self._wake.clear()
+                self._idle_from = time.perf_counter()
                 await self._wake.wait()
+                self.clock, self._idle_from = self.now(), None
                 continue
-            prefilled, touched = self._schedule()
-            running = len(self._prefill) + len(self._decoding)
-            step_s = rates.decode_step_s + prefilled / rates.prefill_rate
-            self.counters.busy_s += step_s * running / rates.batch
-            await asyncio.sleep(step_s / rates.speedup)
-            self._cache_computed(touched)
-            self._step += 1
-            while self._decoding and self._decoding[0][0] <= self._step:
-                _, _, seq = heapq.heappop(self._decoding)
-                if not seq.done.done():
+            if self._idle_from is not None:  # woken by a call while the clock was still counting idle time
+                self.clock, self._idle_from = self.now(), None
+            step_s, touched = self._run_step()
+            await asyncio.sleep(step_s / self.rates.speedup)
+            self.clock += step_s
+            for seq in self._end_step(touched):
+                if seq.done is not None and not seq.done.done():
                     seq.done.set_result(None)
+
+    def _run_step(self) -> tuple[float, list[Seq]]:
+        """Schedule one step: its emulated seconds, and the sequences that computed prompt tokens in it."""
+        prefilled, touched = self._schedule()
+        running = len(self._prefill) + len(self._decoding)
+        step_s = self.rates.decode_step_s + prefilled / self.rates.prefill_rate
+        self.counters.busy_s += step_s * running / self.rates.batch
+        return step_s, touched
+
+    def _end_step(self, touched: list[Seq]) -> list[Seq]:
+        """The step is done: its computed blocks cached; returns the sequences that finished decoding."""
+        self._cache_computed(touched)
+        self._step += 1
+        finished = []
+        while self._decoding and self._decoding[0][0] <= self._step:
+            finished.append(heapq.heappop(self._decoding)[2])
+        return finished
 
     def stats(self) -> dict[str, Any]:
         c = self.counters
-        window = (c.last - c.first) * self.rates.speedup if c.first is not None else 0.0
+        window = c.last - c.first if c.first is not None else 0.0
+        ideal = ideal_window_s(self.rates, self.arrivals)
         return {"calls": c.calls, "prompt_tokens": c.prompt_tokens, "computed": c.computed, "reused": c.reused,
-                "window_s": window, "busy_share": c.busy_s / window if window else 0.0}
+                "window_s": window, "busy_share": c.busy_s / window if window else 0.0,
+                "ideal_window_s": ideal, "capacity_share": ideal / window if window else 0.0}
 
     def reset(self) -> None:
         """Zero the counters and empty the prefix cache (the next side starts cold)."""
         self.counters = Counters()
         self.cache.clear()
+        self.arrivals = []
+
+
+def ideal_window_s(rates: Rates, arrivals: list[tuple[list[str], int]]) -> float:
+    """The emulated seconds the engine needs for these calls, in this order, when every one of them waits from the
+    start with the prefix cache cold: what an ideal client (all calls sent at once, no time of its own) gets.
+
+    Why: the busy share (the batch's occupancy) cannot reach 1 for a finite phase even so: the batch fills at the
+    pace of chunked prefill and empties over the last calls' decode (~0.85-0.88 for 2,280 ToW calls of 40 x 8
+    release writings). The reward phase's window against this one is the share of the judge's capacity a
+    client realised (`capacity_share`)."""
+    engine = Engine(rates)
+    engine._waiting.extend(Seq(blocks, tokens, None) for blocks, tokens in arrivals)
+    elapsed = 0.0
+    while engine._prefill or engine._decoding or engine._waiting:
+        step_s, touched = engine._run_step()
+        elapsed += step_s
+        engine._end_step(touched)
+    return elapsed
 
 
 class EmulatorServer(FakeServer):
