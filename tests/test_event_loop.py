@@ -6,7 +6,7 @@ import asyncio
 import gc
 
 from howtobench.concurrency import as_finished
-from howtobench.event_loop import loaded_data_frozen, run
+from howtobench.event_loop import YOUNG_THRESHOLD, loaded_data_frozen, run
 
 
 def test_loaded_objects_are_frozen_while_a_batch_runs_and_given_back_after() -> None:
@@ -20,6 +20,32 @@ def test_loaded_objects_are_frozen_while_a_batch_runs_and_given_back_after() -> 
             pass
         assert gc.get_freeze_count() >= len(loaded)
     assert gc.get_freeze_count() == 0
+
+
+def test_young_passes_are_rarer_while_a_batch_runs_and_the_thresholds_come_back_after() -> None:
+    """A batch runs with the young generation's threshold raised (a call's objects alive at a pass were walked and
+    promoted); nested blocks keep it; the process's own thresholds are back once the outermost block ends, even
+    when it raised."""
+    before = gc.get_threshold()
+    try:
+        with loaded_data_frozen():
+            assert gc.get_threshold() == (max(before[0], YOUNG_THRESHOLD), before[1], before[2])
+            with loaded_data_frozen():
+                pass
+            assert gc.get_threshold()[0] == max(before[0], YOUNG_THRESHOLD)
+            raise KeyError("a batch that fails")
+    except KeyError:
+        pass
+    assert gc.get_threshold() == before
+    collected: list[int] = []
+    gc.callbacks.append(lambda phase, info: collected.append(info["generation"]) if phase == "start" else None)
+    try:
+        with loaded_data_frozen():
+            junk = [[i] for i in range(YOUNG_THRESHOLD // 2)]  # half the threshold of containers: no young pass
+            assert 0 not in collected
+        del junk
+    finally:
+        gc.callbacks.pop()
 
 
 def test_every_batch_of_items_runs_with_the_loaded_data_frozen() -> None:
