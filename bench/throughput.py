@@ -32,13 +32,15 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from fake_server import FakeServerProcess  # noqa: E402
 from howtobench.config import EndpointConfig  # noqa: E402
-from howtobench.event_loop import run  # noqa: E402
+from howtobench.event_loop import loaded_data_frozen, run  # noqa: E402
 from howtobench.llm.client import CacheMode, open_client  # noqa: E402
 from howtobench.llm.types import ChatRequest  # noqa: E402
 
@@ -115,6 +117,12 @@ async def bare_aiohttp(base_url: str, calls: int, concurrency: int) -> tuple[flo
         return time.perf_counter() - wall, time.process_time() - cpu
 
 
+def batch(main: Coroutine[Any, Any, tuple[float, float]]) -> tuple[float, float]:
+    """Run one loop as the commands run a batch (`loaded_data_frozen`: the collector's setting), each side alike."""
+    with loaded_data_frozen():
+        return run(main)
+
+
 def report(label: str, calls: int, wall: float, cpu: float, server_cpu: float, capacity: float) -> None:
     rate = calls / wall
     print(f"{label}: {rate:.0f} calls/s  ratio to capacity: {rate / capacity:.3f}  "
@@ -139,15 +147,15 @@ def main() -> None:
     with FakeServerProcess(latency=args.latency, capacity=args.slots) as server, \
             tempfile.TemporaryDirectory(dir=args.workspace_dir) as tmp:
         server_cpu = process_cpu_s(server.pid)
-        wall, cpu = run(drive(server.base_url, args.calls, args.concurrency, args.cache, Path(tmp)))
+        wall, cpu = batch(drive(server.base_url, args.calls, args.concurrency, args.cache, Path(tmp)))
         report("howtobench client", args.calls, wall, cpu, process_cpu_s(server.pid) - server_cpu, capacity)
         if args.reference:
             server_cpu = process_cpu_s(server.pid)
             fixed = int(args.concurrency) if args.concurrency.isdigit() else args.slots
-            wall, cpu = run(bare_aiohttp(server.base_url, args.calls, fixed))
+            wall, cpu = batch(bare_aiohttp(server.base_url, args.calls, fixed))
             report("bare aiohttp     ", args.calls, wall, cpu, process_cpu_s(server.pid) - server_cpu, capacity)
             server_cpu = process_cpu_s(server.pid)
-            wall, cpu = run(reference(server.port, args.calls, fixed))
+            wall, cpu = batch(reference(server.port, args.calls, fixed))
             report("minimal loop     ", args.calls, wall, cpu, process_cpu_s(server.pid) - server_cpu, capacity)
     print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
