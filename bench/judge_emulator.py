@@ -22,7 +22,7 @@ window from the first call's arrival to the last reply on the emulated clock (`E
 emulated seconds, idle time its wall time x the speedup, so the emulator's own Python time is not the judge's),
 the busy share: the mean share of the batch's sequences running over that window (a 64-slot fake judge's
 calls/window/capacity, generalized), and the capacity share: the window the same calls get when every one waits
-from the start (`ideal_window_s`: an ideal client) over the window they got. The busy share of a finite phase stays
+from the start (`ideal_run`: an ideal client) over the window they got. The busy share of a finite phase stays
 under 1 even for the ideal client (the batch fills at chunked prefill's pace and empties over the last decodes);
 the capacity share is 1 for it, so it says what the client itself cost.
 
@@ -80,7 +80,7 @@ class Seq:
 
     blocks: list[str]  # the chained hashes of its full blocks
     tokens: int
-    done: asyncio.Future[None] | None  # None in `ideal_window_s`'s replay: nobody waits
+    done: asyncio.Future[None] | None  # None in `ideal_run`'s replay: nobody waits
     computed: int = 0  # prompt tokens computed or reused so far
     reused: int = 0
     admitted: bool = False
@@ -238,10 +238,11 @@ class Engine:
     def stats(self) -> dict[str, Any]:
         c = self.counters
         window = c.last - c.first if c.first is not None else 0.0
-        ideal = ideal_window_s(self.rates, self.arrivals)
+        ideal, ideal_busy = ideal_run(self.rates, self.arrivals)
         return {"calls": c.calls, "prompt_tokens": c.prompt_tokens, "computed": c.computed, "reused": c.reused,
                 "window_s": window, "busy_share": c.busy_s / window if window else 0.0,
-                "ideal_window_s": ideal, "capacity_share": ideal / window if window else 0.0}
+                "ideal_window_s": ideal, "ideal_busy_share": ideal_busy,
+                "capacity_share": ideal / window if window else 0.0}
 
     def reset(self) -> None:
         """Zero the counters and empty the prefix cache (the next side starts cold)."""
@@ -250,9 +251,10 @@ class Engine:
         self.arrivals = []
 
 
-def ideal_window_s(rates: Rates, arrivals: list[tuple[list[str], int]]) -> float:
+def ideal_run(rates: Rates, arrivals: list[tuple[list[str], int]]) -> tuple[float, float]:
     """The emulated seconds the engine needs for these calls, in this order, when every one of them waits from the
-    start with the prefix cache cold: what an ideal client (all calls sent at once, no time of its own) gets.
+    start with the prefix cache cold — what an ideal client (all calls sent at once, no time of its own) gets — and
+    the busy share over them.
 
     Why: the busy share (the batch's occupancy) cannot reach 1 for a finite phase even so: the batch fills at the
     pace of chunked prefill and empties over the last calls' decode (~0.85-0.88 for 2,280 ToW calls of 40 x 8
@@ -265,7 +267,7 @@ def ideal_window_s(rates: Rates, arrivals: list[tuple[list[str], int]]) -> float
         step_s, touched = engine._run_step()
         elapsed += step_s
         engine._end_step(touched)
-    return elapsed
+    return elapsed, engine.counters.busy_s / elapsed if elapsed else 0.0
 
 
 class EmulatorServer(FakeServer):

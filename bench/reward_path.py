@@ -249,8 +249,8 @@ def line(label: str, stats: dict[str, Any], samples: int, wall: float, speedup: 
     print(f"{label:<20}: {stats['calls'] / samples:5.2f} calls/sample; prompt tokens computed {computed:8,.0f}/sample "
           f"(reused from the prefix cache {reused:7,.0f}); reward phase {phase:7.1f} s emulated "
           f"({phase / samples:6.2f} s/sample; the judge saw {stats['window_s']:.1f} s); "
-          f"judge busy {stats['busy_share']:.3f}; of capacity {stats['capacity_share']:.3f} (ideal "
-          f"{stats['ideal_window_s']:.1f} s)")
+          f"judge busy {stats['busy_share']:.3f} (an ideal client {stats['ideal_busy_share']:.3f}); of capacity "
+          f"{stats['capacity_share']:.3f} (the ideal client's window {stats['ideal_window_s']:.1f} s)")
     return {"computed": computed, "phase": phase, "per_sample": phase / samples}
 
 

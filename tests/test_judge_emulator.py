@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
-from judge_emulator import Engine, Rates, blocks_of, ideal_window_s  # noqa: E402
+from judge_emulator import Engine, Rates, blocks_of, ideal_run  # noqa: E402
 
 # 4 calls of 40 tokens, none sharing a block; 2 run at once, each done 3 steps after its prefill: steps 1-3 run the
 # first two, steps 4-6 the other two — 6 steps of 1 s, the batch full in every one
@@ -20,9 +20,9 @@ TEXTS = [f"{k}" * 80 for k in range(4)]
 
 
 def test_the_ideal_window_of_crafted_calls_is_the_hand_count() -> None:
-    assert ideal_window_s(RATES, [blocks_of(t) for t in TEXTS]) == pytest.approx(6.0)
-    assert ideal_window_s(RATES, [blocks_of(t) for t in TEXTS[:3]]) == pytest.approx(6.0)  # the 3rd runs alone
-    assert ideal_window_s(RATES, [blocks_of(t) for t in TEXTS[:2]]) == pytest.approx(3.0)
+    assert ideal_run(RATES, [blocks_of(t) for t in TEXTS]) == pytest.approx((6.0, 1.0))
+    assert ideal_run(RATES, [blocks_of(t) for t in TEXTS[:3]]) == pytest.approx((6.0, 0.75))  # the 3rd runs alone
+    assert ideal_run(RATES, [blocks_of(t) for t in TEXTS[:2]]) == pytest.approx((3.0, 1.0))
 
 
 async def test_calls_sent_at_once_get_the_ideal_window_on_the_emulated_clock() -> None:
