@@ -51,7 +51,13 @@ RESPONSE_FORMATS: tuple[str, ...] = typing.get_args(ResponseFormat)
 """How a reply's structure is asked for (`--response-format`): a JSON schema, JSON mode, or the prompt alone."""
 
 
-DEFAULT_MAX_CONCURRENCY = 256  # auto's cap per base URL: above a GPU node's batch, below a file-descriptor limit
+# auto's cap per base URL: vLLM's own batch by default on a GPU of 70 GiB or more other than an A100 (max_num_seqs
+# 1,024; 256 elsewhere). A cap at the batch leaves it short whenever a reply is being read: against an emulated
+# batch of 256, serve kept it 0.86 full at a cap of 256 and 0.94 at 1,024 (bench/reward_path.py). The open files
+# that many connections need: llm/open_files.py.
+DEFAULT_MAX_CONCURRENCY = 1024
+# the calls per base URL that writings in flight are sized for under auto concurrency (steps/client.py)
+AUTO_WRITING_SLOTS = 256
 
 
 def parse_concurrency(value: str) -> dict[str, int | None]:

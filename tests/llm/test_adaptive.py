@@ -116,7 +116,7 @@ def test_the_setting_as_written() -> None:
         with pytest.raises(ValueError, match="auto, or auto:N"):
             parse_concurrency(bad)
     default = EndpointConfig(model="m", base_urls=("http://a/v1",))
-    assert default.concurrency is None and default.concurrency_text == "auto" and default.capacity == 256
+    assert default.concurrency is None and default.concurrency_text == "auto" and default.capacity == 1024
     capped = EndpointConfig.model_validate({"model": "m", "base_url": ["http://a/v1", "http://b/v1"],
                                             "concurrency": "auto:40"})  # as a config file gives it
     assert capped.concurrency is None and capped.max_concurrency == 40 and capped.capacity == 80

@@ -21,6 +21,14 @@ def test_default_follows_the_judge_capacity() -> None:
     assert writings_in_flight(None, None) == 8  # the local model / no model: the old default
 
 
+def test_under_auto_concurrency_writings_in_flight_are_sized_for_256_calls_per_url_not_the_cap() -> None:
+    """A writing in flight holds its prompts: sized for the cap of 1,024 a ToW run held ~620 MB more."""
+    auto = EndpointConfig(model="j", base_url=["http://a/v1", "http://b/v1"])
+    assert auto.max_concurrency == 1024 and writings_in_flight(None, auto) == 2 * 256 * 2
+    capped = EndpointConfig.model_validate({"model": "j", "base_url": "http://a/v1", "concurrency": "auto:40"})
+    assert writings_in_flight(None, capped) == 80  # a lower cap counts as it is
+
+
 def test_judge_concurrency_alone_fills_the_slots(tmp_path: Path, bench_root: Path) -> None:
     arrivals: list[float] = []
     delay_s = 1.0  # each reply's delay: no second-wave request can arrive before the first reply is back

@@ -202,7 +202,7 @@ _ENDPOINT_HELP = {
                    "without a key.",
     "concurrency": "Requests in flight at once per base URL of {whom}: auto (the default) finds the number while "
                    "running, backing off on 429/503/timeouts and growing latency; auto:N the same, at most N "
-                   "(default 256); N fixes it.",
+                   "(default 1024); N fixes it.",
     "rpm": "At most this many requests per minute to {whom} (default: no limit).",
     "timeout": "Seconds one HTTP attempt to {whom} may take before it is retried (default 300).",
 }

@@ -24,7 +24,8 @@ its round-trip time): a baseline that merely aged out would let a settled queue 
 and the level would creep up to the cap; one that never aged would hold a server that got slower (other
 tenants) down to one call.
 
-`auto:N` caps the limit at N (`EndpointConfig.max_concurrency`, default 256); a number fixes it (no limiter).
+`auto:N` caps the limit at N (`EndpointConfig.max_concurrency`, default 1,024, lowered where the open-file limit
+leaves less room: `open_files.py`); a number fixes it (no limiter).
 The level is shown in the progress line (`levels_text`) and as the `howtobench_judge_concurrency` gauge of
 `serve`'s /metrics. Small Python packages offering AIMD exist (ace-concurrency, adaptive-concurrency,
 aimd-limiter: each a 0.1 release) but none knows our per-URL slot pool and circuit breaker (`limits.py`), which
@@ -39,8 +40,9 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from howtobench.config import EndpointConfig
+from howtobench.config import DEFAULT_MAX_CONCURRENCY, EndpointConfig
 from howtobench.llm.limits import SlotPool
+from howtobench.llm.open_files import connections_that_fit
 
 START = 32  # calls in flight per URL before anything is known: slow start doubles it each round trip
 BACKOFF = 0.9  # the limit kept on an overload (Netflix's AIMD default): a 429 past K settles at 0.9 K .. K
@@ -75,7 +77,7 @@ class Sent:
 class UrlLimit:
     """The adaptive limit of one base URL (see the module docstring); `value` is what the slot pool applies."""
 
-    def __init__(self, start: int = START, cap: int = 256) -> None:
+    def __init__(self, start: int = START, cap: int = DEFAULT_MAX_CONCURRENCY) -> None:
         self.cap = max(1, cap)
         self.limit = float(min(start, self.cap))
         self.in_flight = 0
@@ -220,7 +222,8 @@ def slot_pool(endpoint: EndpointConfig, labels: tuple[str, ...]) -> tuple[SlotPo
     """The endpoint's slot pool, and with auto concurrency the levels that move its limits (None when fixed)."""
     if endpoint.concurrency is not None:
         return SlotPool(endpoint.base_urls, endpoint.concurrency, labels=labels), None
-    levels = Levels(labels, endpoint.max_concurrency, time.monotonic, name=endpoint.model)
+    per_url = connections_that_fit(endpoint.max_concurrency * len(labels)) // len(labels)
+    levels = Levels(labels, max(1, per_url), time.monotonic, name=endpoint.model)
     pool = SlotPool(endpoint.base_urls, levels.start, labels=labels)
     levels.attach(pool.resize)
     return pool, levels

@@ -17,7 +17,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from howtobench.config import EndpointConfig
+from howtobench.config import AUTO_WRITING_SLOTS, EndpointConfig
 from howtobench.errors import ConfigError
 from howtobench.judges.panel import PanelSpec
 from howtobench.llm.accounting import ModelPrice
@@ -46,10 +46,19 @@ def writings_in_flight(parallel: int | None, endpoint: EndpointConfig | None,
     idle for all of that (bench/saturation.py: ~0.63 of capacity on an idle machine); with a second writing
     waiting on every slot, a freed slot goes straight to a request that is ready. ToW (several calls per
     writing) keeps the slots busy either way; the client's slots, not this number, bound the calls in flight.
+
+    Under auto concurrency the level is found while running, so the slots counted are at most AUTO_WRITING_SLOTS
+    per URL, not the cap (1,024): a writing in flight holds its prompts (a ToW writing's 8, ~300 KB), and sized for
+    the cap a ToW run held ~620 MB more. 512 ToW writings are ~3,600 calls, enough for any level up to the cap;
+    512 one-call writings keep 512 calls busy, twice the old cap.
     """
     if parallel is not None:
         return parallel
-    return per_slot * endpoint.capacity if endpoint is not None else DEFAULT_IN_FLIGHT
+    if endpoint is None:
+        return DEFAULT_IN_FLIGHT
+    if endpoint.concurrency is not None:
+        return per_slot * endpoint.capacity
+    return per_slot * min(endpoint.max_concurrency, AUTO_WRITING_SLOTS) * len(endpoint.base_urls)
 
 
 @asynccontextmanager
