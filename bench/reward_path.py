@@ -55,7 +55,19 @@ serve's auto level ended at the cap of 256).
 Figures of record, idle machine (load average 0.3-0.7 on 2 cores), defaults: prompt tokens computed per sample
 serve writing-first 6,268, serve writing-last 4,902, naive 5,336, serial 7,046 (theory 6,049 / 4,896 / 5,336); judge
 busy 0.786 / 0.847 / 0.859; naive / serve: tokens 0.85x (writing-first), 1.09x (writing-last); reward phase 0.95x,
-1.13x.
+1.13x. Those busy shares were taken on the wall clock, which counted the emulator's own Python time around each
+step (~1 ms a 6-25 ms step) as the judge's, and no side could have reached 0.9: the busy share of a finite phase
+stays under 1 even for an ideal client (the batch fills at chunked prefill's pace and empties over the last decodes).
+
+The emulator now keeps an emulated clock and replays each side's own calls as an ideal client would send them (all
+at once, no time of its own): each line prints the side's busy share beside the ideal client's, and "of capacity",
+the ideal client's window over the side's. Figures of record at issue 37's end (auto's cap 1,024, the collector's
+young threshold raised while batches run), idle machine (load average 0.3-0.5), defaults, one run: serve
+writing-first judge busy 0.936 (ideal client 0.936), of capacity 0.999; serve writing-last 0.932 (0.932), 1.000;
+naive 0.943 (0.944), 1.000; prompt tokens computed per sample 6,316 / 4,912 / 5,336 (theory 6,049 / 4,896 /
+5,336), naive / serve 0.84x (writing-first) and 1.09x (writing-last); reward phase 1.00x and 1.13x. Under auto's
+old cap of 256 (= the emulated batch) serve reached 0.856 / 0.857 busy, 0.965 / 0.960 of capacity: a cap at the
+batch leaves the batch short whenever a reply is being read.
 """
 
 from __future__ import annotations
