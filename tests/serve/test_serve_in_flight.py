@@ -21,6 +21,16 @@ PROMPT = "<|im_start|>user\n写一篇文章<|im_end|>\n<|im_start|>assistant\n"
 RESPONSES = [f"# 标题\n\n第{k}段，{'文' * (10 + 7 * k)}。\n\n## 小节\n\n结尾。" for k in range(8)]
 
 
+async def one_request_of_8(tmp_path: Path, bench_root: Path) -> tuple[int, dict[str, Any], EndpointConfig]:
+    """One /get_reward of 8 rollouts to a server whose judge takes 1 call at once (2 samples in flight)."""
+    with FakeServer(server_handler()) as server:
+        endpoint = EndpointConfig(model="fake-judge", base_urls=(server.base_url,), concurrency=1)
+        settings = ServeSettings(endpoint=endpoint, workspace=tmp_path / "ws", data_dir=bench_root)
+        async with running(settings) as app:
+            status, answer, _ = await app.post("/get_reward", openrlhf_body(PROMPT, RESPONSES, GUIDE))
+    return status, answer, endpoint
+
+
 async def test_samples_are_judged_as_many_at_once_as_the_step_layer_gives(
         tmp_path: Path, bench_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     real = judging.judge_or_fail
@@ -37,11 +47,7 @@ async def test_samples_are_judged_as_many_at_once_as_the_step_layer_gives(
             active -= 1
 
     monkeypatch.setattr(judging, "judge_or_fail", counted)
-    with FakeServer(server_handler()) as server:
-        endpoint = EndpointConfig(model="fake-judge", base_urls=(server.base_url,), concurrency=1)
-        settings = ServeSettings(endpoint=endpoint, workspace=tmp_path / "ws", data_dir=bench_root)
-        async with running(settings) as app:
-            status, answer, _ = await app.post("/get_reward", openrlhf_body(PROMPT, RESPONSES, GUIDE))
+    status, answer, endpoint = await one_request_of_8(tmp_path, bench_root)
     assert status == 200
     assert len(answer["rewards"]) == 8 and all(isinstance(r, float) for r in answer["rewards"])
     assert peak == writings_in_flight(None, endpoint) == 2
@@ -67,11 +73,7 @@ async def test_the_guard_checks_a_sample_once_it_is_let_in_not_on_arrival(
 
     monkeypatch.setattr(judging.Guard, "check", counted_check)
     monkeypatch.setattr(judging, "judge_or_fail", judged)
-    with FakeServer(server_handler()) as server:
-        endpoint = EndpointConfig(model="fake-judge", base_urls=(server.base_url,), concurrency=1)
-        settings = ServeSettings(endpoint=endpoint, workspace=tmp_path / "ws", data_dir=bench_root)
-        async with running(settings) as app:
-            status, answer, _ = await app.post("/get_reward", openrlhf_body(PROMPT, RESPONSES, GUIDE))
+    status, answer, endpoint = await one_request_of_8(tmp_path, bench_root)
     assert status == 200 and all(isinstance(r, float) for r in answer["rewards"])
     assert checks == len(RESPONSES)
     assert checked_while_judging[0] == writings_in_flight(None, endpoint) == 2  # not all 8 before the first
