@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from howtobench.cli.main import app
+from howtobench.config import DEFAULT_MAX_CONCURRENCY
 from howtobench.data.loader import load_items, load_release_writings, select_items
 from howtobench.llm.accounting import load_prices, price_for
 from howtobench.llm.cache import CallRecord, CallStore, utc_now
@@ -58,8 +59,9 @@ def test_the_dry_run_shows_the_expected_cost_near_bench_cost(bench_root: Path, t
     expected = dollars(r"expected ~\$([\d.,]+) \(~[\d,]+ completion tokens: JSON replies with ~400-character", judge)
     bound = dollars(r"at most ~\$([\d.,]+), by purpose:", judge)
     assert bound > 3 * expected  # the bound stays beside it, the figure --confirm-above counts
-    # no concurrency flag: auto, whose time is given at its cap (256 per base URL; llm/adaptive.py)
-    assert re.search(r"\ntime: expected ~?[\w ]+, at most ~[\w ]+ with 256 writer / 256 judge calls at once", out), out
+    # no concurrency flag: auto, whose time is given at its cap (per base URL; config.DEFAULT_MAX_CONCURRENCY)
+    at_once = f"{DEFAULT_MAX_CONCURRENCY} writer / {DEFAULT_MAX_CONCURRENCY} judge calls at once"
+    assert re.search(rf"\ntime: expected ~?[\w ]+, at most ~[\w ]+ with {at_once}", out), out
     # bench/cost.py on the same items (the release's GPT-4o writings, replies of 200-character reasons, list price)
     cost = bench_cost()
     every = load_items(bench_root)
