@@ -134,6 +134,8 @@ class Engine:
         """Run one call to its end; (prompt tokens, reused prompt tokens)."""
         if self._task is None:
             self._task = asyncio.ensure_future(self._loop())
+        if self._idle_from is not None:  # idle until this arrival: the wake-up that follows is not the judge's time
+            self.clock, self._idle_from = self.now(), None
         if self.counters.first is None:
             self.counters.first = self.now()
         blocks, tokens = blocks_of(prompt_text(body))
@@ -142,7 +144,6 @@ class Engine:
         self._waiting.append(seq)
         self._wake.set()
         await seq.done
-        self.counters.last = self.now()
         return seq.tokens, seq.reused
 
     def _admit(self, seq: Seq) -> None:
@@ -215,6 +216,7 @@ class Engine:
             await asyncio.sleep(step_s / self.rates.speedup)
             self.clock += step_s
             for seq in self._end_step(touched):
+                self.counters.last = self.clock  # its reply is sent now (the caller's own wake-up is not the judge's)
                 if seq.done is not None and not seq.done.done():
                     seq.done.set_result(None)
 

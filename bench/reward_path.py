@@ -61,13 +61,16 @@ stays under 1 even for an ideal client (the batch fills at chunked prefill's pac
 
 The emulator now keeps an emulated clock and replays each side's own calls as an ideal client would send them (all
 at once, no time of its own): each line prints the side's busy share beside the ideal client's, and "of capacity",
-the ideal client's window over the side's. Figures of record at issue 37's end (auto's cap 1,024, the collector's
-young threshold raised while batches run), idle machine (load average 0.3-0.5), defaults, one run: serve
-writing-first judge busy 0.936 (ideal client 0.936), of capacity 0.999; serve writing-last 0.932 (0.932), 1.000;
-naive 0.943 (0.944), 1.000; prompt tokens computed per sample 6,316 / 4,912 / 5,336 (theory 6,049 / 4,896 /
-5,336), naive / serve 0.84x (writing-first) and 1.09x (writing-last); reward phase 1.00x and 1.13x. Under auto's
-old cap of 256 (= the emulated batch) serve reached 0.856 / 0.857 busy, 0.965 / 0.960 of capacity: a cap at the
-batch leaves the batch short whenever a reply is being read.
+the ideal client's window over the side's (1 when the client cost the judge nothing; a little over 1 can happen, as
+the calls sent as they came may meet the prefix cache a little better than all of them at once). Figures of record
+at issue 37's end (auto's cap 1,024, the collector's young threshold raised while batches run), idle machine (load
+average 0.3-0.5), defaults, one run: serve writing-first judge busy 0.936 (ideal client 0.936), of capacity 0.999;
+serve writing-last 0.932 (0.932), 1.000; naive 0.943 (0.944), 1.000; prompt tokens computed per sample 6,316 / 4,912
+/ 5,336 (theory 6,049 / 4,896 / 5,336), naive / serve 0.84x (writing-first) and 1.09x (writing-last); reward phase
+1.00x and 1.13x (a second run after the emulator's clock stopped counting its own wake-ups: 0.936 / 1.000, 0.932 /
+1.001, naive 0.943 / 1.000; reward phase 1.02x and 1.15x). Under auto's old cap of 256 (= the emulated batch) serve
+reached 0.856 / 0.857 busy, 0.965 / 0.960 of capacity: a cap at the batch leaves the batch short whenever a reply is
+being read.
 """
 
 from __future__ import annotations
