@@ -206,12 +206,9 @@ class Engine:
         while True:
             if not (self._prefill or self._decoding or self._waiting):
                 self._wake.clear()
-                self._idle_from = time.perf_counter()
+                self._idle_from = time.perf_counter()  # counted into the clock by the call that wakes it (`run`)
                 await self._wake.wait()
-                self.clock, self._idle_from = self.now(), None
                 continue
-            if self._idle_from is not None:  # woken by a call while the clock was still counting idle time
-                self.clock, self._idle_from = self.now(), None
             step_s, touched = self._run_step()
             await asyncio.sleep(step_s / self.rates.speedup)
             self.clock += step_s

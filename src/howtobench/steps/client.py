@@ -21,13 +21,13 @@ from howtobench.config import AUTO_WRITING_SLOTS, EndpointConfig
 from howtobench.errors import ConfigError
 from howtobench.judges.panel import PanelSpec
 from howtobench.llm.accounting import ModelPrice
-from howtobench.llm.batch import BatchSettings, BatchTransport, upper_bound_cost
+from howtobench.llm.batch import BatchSettings, BatchTransport
 from howtobench.llm.client import CacheMode, open_client
 from howtobench.llm.preflight import preflight_endpoints
 from howtobench.llm.retry import RetryPolicy
 from howtobench.llm.types import LLMClient
 from howtobench.progress import without_eta
-from howtobench.steps.batch_files import file_client
+from howtobench.steps.batch_files import file_client, price_of_calls
 from howtobench.steps.settings import Execution
 
 DEFAULT_IN_FLIGHT = 8  # writings at once without an endpoint (the local model, or metrics that call none)
@@ -104,9 +104,7 @@ async def batch_client(
     wide = endpoint.model_copy(update={"concurrency": settings.max_requests, "rpm": None,
                                        "base_urls": endpoint.base_urls[:1]})
     price = ModelPrice.look_up(endpoint.model, prices)  # once: the batches' bound and the client's accounts
-    billed = price.billed(batch_rates=True)
-    transport = BatchTransport(workspace, settings, report,
-                               cost_of=None if billed is None else upper_bound_cost(billed))
+    transport = BatchTransport(workspace, settings, report, cost_of=price_of_calls(price))
     no_backoff = RetryPolicy(base_s=0.0, max_s=0.0)  # a retried call waits for the next batch, not a backoff
     async with open_client(wide, workspace=workspace, cache_mode=cache_mode, transport=transport,
                            retry=no_backoff, batch_rates=True, price=price, run_id=run_id) as client:
